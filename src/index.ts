@@ -1,0 +1,2 @@
+// The public entry of the seedline package.
+export * from "./generated.js";
