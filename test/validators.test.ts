@@ -212,6 +212,7 @@ describe("standalone validator code", () => {
       console.log(JSON.stringify([ok, bad]));`;
     return execFileSync(process.execPath, ["--input-type=module", "-e", script], {
       encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
     }).trim();
   }
 
