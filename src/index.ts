@@ -1,2 +1,24 @@
 // The public entry of the seedline package.
+export * from "./errors.js";
 export * from "./generated.js";
+export {
+  lastCompletedTurnBoundary,
+  lastTurnMarkerAt,
+  resolveForkBoundary,
+} from "./log/fork-rules.js";
+export type { TurnMarker } from "./log/invariants.js";
+export { isInterruptedResult } from "./log/invariants.js";
+export { copyJsonValue } from "./log/json-value.js";
+export { INTERRUPTED_RESULT_TEXT, interruptedTurnClosers } from "./log/repair.js";
+export { type PreparedBatch, SessionLog } from "./log/session-log.js";
+export { deriveMessages, isSurfaceEligibleType, messageOf, Surface } from "./log/surface.js";
+export type { EventOf, SurfaceEvent } from "./log/types.js";
+export type * from "./store/backend.js";
+export { MemoryBackend } from "./store/memory-backend.js";
+export {
+  DEFAULT_LIST_LIMIT,
+  type ForkOptions,
+  Session,
+  SessionStore,
+  type SessionStoreOptions,
+} from "./store/session-store.js";

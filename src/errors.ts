@@ -1,0 +1,88 @@
+// The SDK's typed errors: one class per concern, each with a literal `code` and structured details.
+import type { RpcErrorCode, RpcErrorData } from "./generated.js";
+
+/** A code thrown only in-process: a `Session` object that is not the store's current one. */
+export type LocalErrorCode = "SESSION_NOT_LIVE";
+
+/** Every code an SDK error can carry: the wire codes of the error table plus the local ones. */
+export type SeedlineErrorCode = RpcErrorCode | LocalErrorCode;
+
+/** The structured details of an error: the error table's `data` without `code`. */
+export type ErrorDetails<C extends SeedlineErrorCode> = C extends RpcErrorCode
+  ? Omit<RpcErrorData[C], "code">
+  : { readonly sessionId: string };
+
+/** The name of a log invariant, as `INVALID_EVENT` reports it. */
+export type InvariantRule = RpcErrorData["INVALID_EVENT"]["rule"];
+
+/**
+ * Base of every error the SDK throws on purpose. Match on `code`, never on the message: messages
+ * say what was expected and what was found, for people.
+ */
+export class SeedlineError<C extends SeedlineErrorCode = SeedlineErrorCode> extends Error {
+  readonly code: C;
+  readonly details: ErrorDetails<C>;
+
+  constructor(code: C, message: string, details: ErrorDetails<C>, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** An event breaks the schema or a log invariant (append, seed, import). */
+export class InvalidEventError extends SeedlineError<"INVALID_EVENT"> {
+  get rule(): InvariantRule {
+    return this.details.rule;
+  }
+  get seq(): number {
+    return this.details.seq;
+  }
+  get index(): number {
+    return this.details.index;
+  }
+}
+
+/** The codes of `SessionForkError`, in the order the checks run. */
+export type ForkErrorCode =
+  | "SESSION_ALREADY_EXISTS"
+  | "SESSION_NOT_FOUND"
+  | "SESSION_NOT_LIVE"
+  | "INVALID_BOUNDARY"
+  | "OPEN_TURN";
+
+/** A fork was refused; `code` says which check failed. */
+export class SessionForkError<C extends ForkErrorCode = ForkErrorCode> extends SeedlineError<C> {}
+
+/** The codes of `StorageError`. */
+export type StorageErrorCode =
+  | "FORMAT_UNSUPPORTED"
+  | "CORRUPT_LOG"
+  | "SEQ_CONFLICT"
+  | "SESSION_BUSY"
+  | "SESSION_NOT_FOUND"
+  | "SESSION_ALREADY_EXISTS"
+  | "INVALID_PARAMS";
+
+/** A store or backend refused an operation, or found its data unreadable. */
+export class StorageError<C extends StorageErrorCode = StorageErrorCode> extends SeedlineError<C> {}
+
+/** Whether `error` is a seedline error with the given code. */
+export function hasCode<C extends SeedlineErrorCode>(
+  error: unknown,
+  code: C,
+): error is SeedlineError<C> {
+  return error instanceof SeedlineError && error.code === code;
+}
+
+/** A short, bounded rendering of a value for error messages. */
+export function show(value: unknown): string {
+  let text: string;
+  try {
+    text = typeof value === "bigint" ? `${value}n` : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = Object.prototype.toString.call(value);
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

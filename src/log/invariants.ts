@@ -1,0 +1,299 @@
+// The log invariants of log.md as pure "validate, then apply" steps over a small running state.
+
+import { InvalidEventError, type InvariantRule, StorageError, show } from "../errors.js";
+import {
+  EVENT_TYPES,
+  SESSION_FORMAT_VERSION,
+  type SessionEvent,
+  validateSessionEvent,
+} from "../generated.js";
+import { copyJsonValue, freezeParsed } from "./json-value.js";
+import { isSurfaceEligibleType, isSurfaceEvent, Surface } from "./surface.js";
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
+
+/** Where a turn marker stands: the last `turn/start` or `turn/end` seen. */
+export interface TurnMarker {
+  readonly seq: number;
+  readonly type: "turn/start" | "turn/end";
+  readonly turn: number;
+}
+
+/** The running state that the invariants need; everything else is derived from the events. */
+export class LogState {
+  /** The next seq (the number of events). */
+  length = 0;
+  /** The highest turn number started so far (0 before the first turn). */
+  lastTurn = 0;
+  openTurn: number | undefined;
+  /** The highest step number started in the open turn. */
+  lastStep = 0;
+  openStep: number | undefined;
+  /** Unanswered tool calls of the open step: callId → seq of the `tool/call`, in call order. */
+  openCalls = new Map<string, number>();
+  lastTurnMarker: TurnMarker | undefined;
+  surface = new Surface();
+
+  /** A copy that evolves independently. */
+  clone(): LogState {
+    const copy = new LogState();
+    copy.length = this.length;
+    copy.lastTurn = this.lastTurn;
+    copy.openTurn = this.openTurn;
+    copy.lastStep = this.lastStep;
+    copy.openStep = this.openStep;
+    copy.openCalls = new Map(this.openCalls);
+    copy.lastTurnMarker = this.lastTurnMarker;
+    copy.surface = this.surface.clone();
+    return copy;
+  }
+
+  /**
+   * Checks one event against the state (which it does not change).
+   * @throws InvalidEventError naming the rule, the seq and the batch index.
+   */
+  check(event: SessionEvent, index: number): void {
+    const fail = (rule: InvariantRule, expected: string, got: string): never => {
+      throw invalidEvent(event, index, event.seq, rule, `expected ${expected}, got ${got}`);
+    };
+    const d = event.data as { turn?: number; step?: number };
+    const needTurn = (rule: InvariantRule) => {
+      if (this.openTurn === undefined) fail(rule, "an open turn", `no open turn for ${event.type}`);
+      if (d.turn !== this.openTurn) fail(rule, `turn ${this.openTurn}`, `turn ${d.turn}`);
+    };
+    const needStep = () => {
+      needTurn("step-order");
+      if (this.openStep === undefined)
+        fail("step-order", "an open step", `no open step for ${event.type}`);
+      if (d.step !== this.openStep) fail("step-order", `step ${this.openStep}`, `step ${d.step}`);
+    };
+
+    switch (event.type) {
+      case "turn/start":
+        if (this.openTurn !== undefined) {
+          fail("turn-order", "no open turn", `turn/start while turn ${this.openTurn} is open`);
+        }
+        if (event.data.turn !== this.lastTurn + 1) {
+          fail("turn-order", `turn ${this.lastTurn + 1}`, `turn ${event.data.turn}`);
+        }
+        break;
+      case "turn/end":
+        needTurn("turn-order");
+        if (this.openStep !== undefined) {
+          fail("turn-order", "no open step at turn/end", `step ${this.openStep} open`);
+        }
+        break;
+      case "step/start":
+        needTurn("step-order");
+        if (this.openStep !== undefined) {
+          fail("step-order", "no open step", `step/start while step ${this.openStep} is open`);
+        }
+        if (event.data.step !== this.lastStep + 1) {
+          fail("step-order", `step ${this.lastStep + 1}`, `step ${event.data.step}`);
+        }
+        break;
+      case "step/end":
+      case "assistant/chunk":
+      case "assistant/message":
+      case "tool/call":
+        needStep();
+        break;
+      case "tool/result":
+        needStep();
+        if (!this.openCalls.has(event.data.callId) && !isInterruptedResult(event)) {
+          fail(
+            "tool-pairing",
+            `a tool/call with callId ${show(event.data.callId)} unanswered in step ${this.openStep}`,
+            "none",
+          );
+        }
+        break;
+      case "steering/message":
+      case "compact/start":
+      case "compact/end":
+      case "hook/invoked":
+      case "hook/result":
+        needTurn("turn-scope");
+        break;
+      default:
+        // user/message, context/message, prompt/blocked, todo/write and compact/summary may stand anywhere.
+        break;
+    }
+
+    if (isSurfaceEvent(event)) {
+      const sources = event.sourceEventSeqs ?? [];
+      const seen = new Set<number>();
+      for (const s of sources) {
+        if (s >= event.seq) fail("provenance", `source seqs lower than ${event.seq}`, `${s}`);
+        if (seen.has(s)) fail("provenance", "no duplicate source seqs", `${s} twice`);
+        seen.add(s);
+      }
+      const op = event.surfaceOp;
+      if (op !== "append") {
+        const from = this.surface.positionOf(op.start);
+        const to = this.surface.positionOf(op.end);
+        if (from < 0)
+          fail("replace", `start ${op.start} on the surface`, "a seq not on the surface");
+        if (to < 0) fail("replace", `end ${op.end} on the surface`, "a seq not on the surface");
+        if (from > to)
+          fail(
+            "replace",
+            `start ${op.start} not after end ${op.end} in surface order`,
+            "start after end",
+          );
+        const missing = this.surface.range(from, to).filter((s) => !seen.has(s));
+        if (missing.length > 0) {
+          fail(
+            "replace",
+            "sourceEventSeqs to include every node it removes",
+            `missing ${missing.join(", ")}`,
+          );
+        }
+      }
+    }
+  }
+
+  /** Applies a checked event. */
+  apply(event: SessionEvent): void {
+    this.length = event.seq + 1;
+    switch (event.type) {
+      case "turn/start":
+        this.openTurn = event.data.turn;
+        this.lastTurn = event.data.turn;
+        this.lastStep = 0;
+        this.lastTurnMarker = { seq: event.seq, type: event.type, turn: event.data.turn };
+        break;
+      case "turn/end":
+        this.openTurn = undefined;
+        this.lastTurnMarker = { seq: event.seq, type: event.type, turn: event.data.turn };
+        break;
+      case "step/start":
+        this.openStep = event.data.step;
+        this.lastStep = event.data.step;
+        this.openCalls.clear();
+        break;
+      case "step/end":
+        this.openStep = undefined;
+        this.openCalls.clear();
+        break;
+      case "tool/call":
+        this.openCalls.set(event.data.callId, event.seq);
+        break;
+      case "tool/result":
+        this.openCalls.delete(event.data.callId);
+        break;
+      default:
+        break;
+    }
+    if (isSurfaceEvent(event)) this.surface.apply(event);
+  }
+}
+
+/** A synthetic result that answers no call: `isError` with `error.code` "interrupted". */
+export function isInterruptedResult(event: SessionEvent): boolean {
+  return (
+    event.type === "tool/result" && event.data.isError && event.data.error?.code === "interrupted"
+  );
+}
+
+/** How an incoming event is to be taken in. */
+export type Ownership =
+  /** A caller's value: checked for lossless JSON, then copied and frozen. */
+  | "copy"
+  /** Fresh from `JSON.parse`: lossless by construction, frozen in place. */
+  | "parsed";
+
+/**
+ * Admits one raw value as the event at `seq`: envelope rules that come before the schema
+ * (seq-contiguous, json-value, a known type, the surface marker), then the generated validator.
+ * Returns the frozen event.
+ * @throws InvalidEventError for a rule, StorageError FORMAT_UNSUPPORTED for an unknown type.
+ */
+export function admitEvent(
+  raw: unknown,
+  seq: number,
+  index: number,
+  ownership: Ownership,
+): SessionEvent {
+  const envelope = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+  const ownSeq = Number.isSafeInteger(envelope.seq) ? (envelope.seq as number) : seq;
+  const fail = (rule: InvariantRule, message: string, instancePath?: string): never => {
+    throw invalidEvent(raw, index, ownSeq, rule, message, instancePath);
+  };
+  if (Number.isSafeInteger(envelope.seq) && envelope.seq !== seq) {
+    fail(
+      "seq-contiguous",
+      `expected seq ${seq} (the index in the log), got ${envelope.seq}`,
+      "/seq",
+    );
+  }
+  let event: unknown = raw;
+  if (ownership === "copy") {
+    const copied = copyJsonValue(raw);
+    if ("problem" in copied) {
+      fail(
+        "json-value",
+        `expected lossless JSON, got ${copied.problem.found} at ${copied.problem.path || "/"}`,
+        copied.problem.path,
+      );
+    } else {
+      event = copied.value;
+    }
+  } else {
+    freezeParsed(raw);
+  }
+  const type = envelope.type;
+  if (typeof type === "string" && !KNOWN_TYPES.has(type)) {
+    throw new StorageError(
+      "FORMAT_UNSUPPORTED",
+      `expected an event type of session format version ${SESSION_FORMAT_VERSION}, got ${show(type)} at seq ${ownSeq}`,
+      { found: type, supported: SESSION_FORMAT_VERSION },
+    );
+  }
+  if (typeof type === "string") {
+    if (isSurfaceEligibleType(type) && !("surfaceOp" in envelope)) {
+      fail(
+        "surface-marker",
+        `expected surfaceOp on ${type} (a surface-eligible type), got none`,
+        "",
+      );
+    }
+    if (!isSurfaceEligibleType(type)) {
+      for (const key of ["surfaceOp", "sourceEventSeqs"]) {
+        if (key in envelope)
+          fail("surface-marker-forbidden", `expected no ${key} on ${type}, got one`, `/${key}`);
+      }
+    }
+  }
+  if (!validateSessionEvent(event)) {
+    const error = validateSessionEvent.errors?.[0];
+    const path = error?.instancePath ?? "";
+    const extra =
+      error?.params && "additionalProperty" in error.params
+        ? ` (${error.params.additionalProperty})`
+        : "";
+    fail(
+      "schema",
+      `expected a valid ${show(type)} event, got: ${path || "/"} ${error?.message ?? "invalid"}${extra}`,
+      path,
+    );
+  }
+  return event as SessionEvent;
+}
+
+function invalidEvent(
+  raw: unknown,
+  index: number,
+  seq: number,
+  rule: InvariantRule,
+  message: string,
+  instancePath?: string,
+): InvalidEventError {
+  const type = (raw as { type?: unknown } | null)?.type;
+  const what = typeof type === "string" ? type : "event";
+  return new InvalidEventError(
+    "INVALID_EVENT",
+    `${what} at seq ${seq} (index ${index}) breaks ${rule}: ${message}`,
+    { seq, index, rule, ...(instancePath === undefined ? {} : { instancePath }) },
+  );
+}

@@ -1,0 +1,178 @@
+// A session's log in memory: validated on the way in (all-or-nothing per batch), immutable on the way out.
+
+import { InvalidEventError, StorageError, show } from "../errors.js";
+import type { DerivedMessage, SessionEvent, SessionHeader } from "../generated.js";
+import { admitEvent, LogState, type Ownership, type TurnMarker } from "./invariants.js";
+import { deriveMessages } from "./surface.js";
+
+/** A batch that passed every check against a given log state, ready to commit. */
+export interface PreparedBatch {
+  /** The new events, frozen (empty when the whole batch repeated stored events). */
+  readonly events: readonly SessionEvent[];
+  /** The seq the batch starts at (the log's length when it was prepared). */
+  readonly fromSeq: number;
+  /** The log's next seq once committed. */
+  readonly nextSeq: number;
+  /** The log the batch was prepared against. */
+  readonly log: SessionLog;
+  /** The state after the batch. */
+  readonly state: LogState;
+}
+
+/**
+ * The ordered events of one session, with the running state the invariants need. Every event is
+ * checked where it enters (seed or append); stored events are frozen and never change.
+ */
+export class SessionLog {
+  readonly header: SessionHeader;
+  #events: SessionEvent[] = [];
+  #state = new LogState();
+  #snapshot: readonly SessionEvent[] | undefined;
+
+  private constructor(header: SessionHeader) {
+    this.header = Object.freeze({ ...header });
+  }
+
+  /**
+   * A log holding `seed`, checked as one batch from seq 0.
+   * @throws InvalidEventError or StorageError FORMAT_UNSUPPORTED, as `append` does.
+   */
+  static fromSeed(
+    header: SessionHeader,
+    seed: readonly unknown[],
+    ownership: Ownership = "copy",
+  ): SessionLog {
+    const log = new SessionLog(header);
+    log.commit(log.prepare(seed, ownership));
+    return log;
+  }
+
+  /**
+   * A log holding events already checked as a valid log (a prefix of another `SessionLog`): the
+   * running state is rebuilt without checking them again.
+   */
+  static fromValidEvents(header: SessionHeader, events: readonly SessionEvent[]): SessionLog {
+    const log = new SessionLog(header);
+    for (const event of events) {
+      log.#state.apply(event);
+      log.#events.push(event);
+    }
+    return log;
+  }
+
+  /** The number of events, which is also the next seq. */
+  get length(): number {
+    return this.#events.length;
+  }
+
+  /** The events, frozen; the same array until the log changes. */
+  get events(): readonly SessionEvent[] {
+    this.#snapshot ??= Object.freeze(this.#events.slice());
+    return this.#snapshot;
+  }
+
+  /** The event at `seq`, or undefined. */
+  at(seq: number): SessionEvent | undefined {
+    return this.#events[seq];
+  }
+
+  /** The last `turn/start` or `turn/end`. */
+  get lastTurnMarker(): TurnMarker | undefined {
+    return this.#state.lastTurnMarker;
+  }
+
+  /** The turn left open at the end of the log, if any. */
+  get openTurn(): number | undefined {
+    return this.#state.openTurn;
+  }
+
+  /** A copy of the running state, for crash repair. */
+  stateCopy(): LogState {
+    return this.#state.clone();
+  }
+
+  /**
+   * Checks a batch against the current log without changing it. A batch whose first events
+   * repeat stored ones exactly (a retry after a lost acknowledgement) skips those.
+   * @throws StorageError SEQ_CONFLICT when the first seq is not the next seq and the batch is not
+   *   such a retry; InvalidEventError for a broken rule; StorageError FORMAT_UNSUPPORTED for an
+   *   unknown event type.
+   */
+  prepare(batch: readonly unknown[], ownership: Ownership = "copy"): PreparedBatch {
+    const fromSeq = this.length;
+    const skip = this.#repeatedPrefix(batch);
+    const state = this.#state.clone();
+    const events: SessionEvent[] = [];
+    for (let i = skip; i < batch.length; i++) {
+      const event = admitEvent(batch[i], fromSeq + events.length, i, ownership);
+      state.check(event, i);
+      state.apply(event);
+      events.push(event);
+    }
+    return { events, fromSeq, nextSeq: fromSeq + events.length, log: this, state };
+  }
+
+  /**
+   * Makes a prepared batch part of the log.
+   * @throws StorageError SEQ_CONFLICT when the log changed since the batch was prepared.
+   */
+  commit(batch: PreparedBatch): void {
+    if (batch.log !== this || batch.fromSeq !== this.length) {
+      throw new StorageError(
+        "SEQ_CONFLICT",
+        `expected a batch prepared at seq ${this.length} of session ${show(this.header.id)}, got one prepared at ${batch.fromSeq}`,
+        { expectedSeq: this.length },
+      );
+    }
+    if (batch.events.length === 0) return;
+    for (const event of batch.events) this.#events.push(event);
+    this.#state = batch.state;
+    this.#snapshot = undefined;
+  }
+
+  /** Checks and commits a batch; returns the next seq. Same errors as `prepare`. */
+  append(batch: readonly unknown[], ownership: Ownership = "copy"): number {
+    const prepared = this.prepare(batch, ownership);
+    this.commit(prepared);
+    return prepared.nextSeq;
+  }
+
+  /**
+   * The messages derived from the surface, frozen: of the whole log (maintained incrementally),
+   * or of the log as it stood at `throughSeq`.
+   */
+  deriveMessages(throughSeq?: number): readonly DerivedMessage[] {
+    if (throughSeq === undefined || throughSeq >= this.length - 1)
+      return this.#state.surface.messages();
+    return deriveMessages(this.#events.slice(0, throughSeq + 1));
+  }
+
+  /** How many leading events of `batch` repeat stored events exactly; throws on a conflicting one. */
+  #repeatedPrefix(batch: readonly unknown[]): number {
+    const first = (batch[0] as { seq?: unknown } | undefined)?.seq;
+    if (batch.length === 0 || !Number.isSafeInteger(first) || first === this.length) return 0;
+    const conflict = () =>
+      new StorageError(
+        "SEQ_CONFLICT",
+        `expected the batch to start at seq ${this.length} of session ${show(this.header.id)}, got ${first}`,
+        { expectedSeq: this.length },
+      );
+    if ((first as number) > this.length || (first as number) < 0) throw conflict();
+    let i = 0;
+    for (; i < batch.length && (first as number) + i < this.length; i++) {
+      const stored = this.#events[(first as number) + i];
+      if (JSON.stringify(batch[i]) !== JSON.stringify(stored)) throw conflict();
+    }
+    return i;
+  }
+}
+
+/** Whether an error is one a caller's bad input causes (as opposed to storage trouble). */
+export function isEventError(
+  error: unknown,
+): error is InvalidEventError | StorageError<"FORMAT_UNSUPPORTED"> {
+  return (
+    error instanceof InvalidEventError ||
+    (error instanceof StorageError && error.code === "FORMAT_UNSUPPORTED")
+  );
+}

@@ -1,0 +1,157 @@
+// The surface: the ordered list of message-producing events, and the messages derived from it.
+import {
+  type ContentBlock,
+  type DerivedMessage,
+  type SessionEvent,
+  SURFACE_ELIGIBLE_TYPES,
+  type SurfaceEligibleType,
+} from "../generated.js";
+import type { SurfaceEvent } from "./types.js";
+
+const SURFACE_TYPES: ReadonlySet<string> = new Set(SURFACE_ELIGIBLE_TYPES);
+
+/** Whether events of this type carry `surfaceOp` and appear on the surface. */
+export function isSurfaceEligibleType(type: string): type is SurfaceEligibleType {
+  return SURFACE_TYPES.has(type);
+}
+
+/** Whether the event is one of the surface-eligible types. */
+export function isSurfaceEvent(event: SessionEvent): event is SurfaceEvent {
+  return SURFACE_TYPES.has(event.type);
+}
+
+interface SurfaceNode {
+  readonly seq: number;
+  /** The node's message; absent when it produces none (an assistant message with empty content). */
+  readonly message: DerivedMessage | undefined;
+}
+
+/**
+ * The surface, maintained incrementally: appending costs the new node; a replace (compaction)
+ * costs the surface once, and only then are the messages rebuilt on the next read.
+ * Assumes its events were validated (the `replace` rule): it does not check them again.
+ */
+export class Surface {
+  #nodes: SurfaceNode[] = [];
+  #members = new Set<number>();
+  #messages: DerivedMessage[] = [];
+  #messagesStale = false;
+  #snapshot: readonly DerivedMessage[] | undefined;
+
+  /** The seqs on the surface, in surface order. */
+  seqs(): number[] {
+    return this.#nodes.map((n) => n.seq);
+  }
+
+  /** Whether `seq` is currently on the surface. */
+  has(seq: number): boolean {
+    return this.#members.has(seq);
+  }
+
+  /** The position of `seq` in surface order, or -1. */
+  positionOf(seq: number): number {
+    if (!this.#members.has(seq)) return -1;
+    return this.#nodes.findIndex((n) => n.seq === seq);
+  }
+
+  /** The seqs from position `from` through `to`, inclusive. */
+  range(from: number, to: number): number[] {
+    return this.#nodes.slice(from, to + 1).map((n) => n.seq);
+  }
+
+  /** Applies the event's `surfaceOp`. */
+  apply(event: SurfaceEvent): void {
+    const node: SurfaceNode = { seq: event.seq, message: messageOf(event) };
+    const op = event.surfaceOp;
+    this.#snapshot = undefined;
+    if (op === "append") {
+      this.#nodes.push(node);
+      this.#members.add(event.seq);
+      if (node.message && !this.#messagesStale) this.#messages.push(node.message);
+      return;
+    }
+    const from = this.positionOf(op.start);
+    const to = this.positionOf(op.end);
+    for (const removed of this.#nodes.splice(from, to - from + 1, node))
+      this.#members.delete(removed.seq);
+    this.#members.add(event.seq);
+    this.#messagesStale = true;
+  }
+
+  /** The derived messages, frozen; the same array until the surface changes. */
+  messages(): readonly DerivedMessage[] {
+    if (this.#messagesStale) {
+      this.#messages = this.#nodes.flatMap((n) => (n.message ? [n.message] : []));
+      this.#messagesStale = false;
+    }
+    this.#snapshot ??= Object.freeze(this.#messages.slice());
+    return this.#snapshot;
+  }
+
+  /** A copy that evolves independently. */
+  clone(): Surface {
+    const copy = new Surface();
+    copy.#nodes = this.#nodes.slice();
+    copy.#members = new Set(this.#members);
+    copy.#messages = this.#messages.slice();
+    copy.#messagesStale = this.#messagesStale;
+    return copy;
+  }
+}
+
+/**
+ * The provider message one surface event produces (log.md, derived messages), frozen. Content is
+ * shared with the (frozen) event, so nothing done to a message can change the log.
+ */
+export function messageOf(event: SurfaceEvent): DerivedMessage | undefined {
+  switch (event.type) {
+    case "user/message":
+      return freezeMessage("user", event.data.content);
+    case "assistant/message":
+      return event.data.content.length === 0
+        ? undefined
+        : freezeMessage("assistant", event.data.content);
+    case "tool/result": {
+      const { callId, content, isError } = event.data;
+      const block: ContentBlock = Object.freeze({
+        type: "tool-result",
+        toolCallId: callId,
+        content,
+        isError,
+      });
+      return freezeMessage("user", [block]);
+    }
+    case "context/message":
+      return freezeMessage("user", wrap("context", event.data.source.kind, event.data.content));
+    case "steering/message":
+      return freezeMessage("user", wrap("steering", event.data.source.kind, event.data.content));
+  }
+}
+
+function wrap(tag: string, kind: string, content: readonly ContentBlock[]): ContentBlock[] {
+  return [
+    Object.freeze({ type: "text", text: `<${tag} source=${JSON.stringify(kind)}>` }),
+    ...content,
+    Object.freeze({ type: "text", text: `</${tag}>` }),
+  ];
+}
+
+function freezeMessage(
+  role: DerivedMessage["role"],
+  content: readonly ContentBlock[],
+): DerivedMessage {
+  return Object.freeze({
+    role,
+    content: Object.isFrozen(content) ? content : Object.freeze(content),
+  });
+}
+
+/**
+ * Derives the messages of a log from scratch (one pass over its surface events). A `SessionLog`
+ * keeps the same result incrementally; this is for logs held as plain arrays.
+ */
+export function deriveMessages(events: readonly SessionEvent[]): readonly DerivedMessage[] {
+  const surface = new Surface();
+  for (const event of events) if (isSurfaceEvent(event)) surface.apply(event);
+  return surface.messages();
+}

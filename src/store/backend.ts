@@ -1,0 +1,119 @@
+// The narrow interface every persistence backend implements; everything above it is written once.
+import type { SessionEvent, SessionHeader } from "../generated.js";
+import type { TurnMarker } from "../log/invariants.js";
+
+/** A stored log as a backend reads it. */
+export interface StoredLog {
+  readonly header: SessionHeader;
+  /**
+   * The intact events, fresh from `JSON.parse` (the store freezes them in place), with `seq`
+   * equal to the index. The backend has checked framing only (JSON, seq, a known tail): the
+   * store checks the invariants.
+   */
+  readonly events: unknown[];
+  /** Whether a torn tail (a partial or unreadable trailing line or row) follows the intact events. */
+  readonly tornTail: boolean;
+}
+
+/** What `forkPoint` reports: enough for the boundary checks without loading the whole log. */
+export interface StoredForkPoint {
+  readonly header: SessionHeader;
+  /** The number of intact events. */
+  readonly length: number;
+  /** The last `turn/start` or `turn/end` at or before the boundary (or the last event when the boundary is absent). */
+  readonly marker: TurnMarker | undefined;
+}
+
+/** A `list` query: filters, page size and the opaque cursor of the previous page. */
+export interface ListQuery {
+  readonly cwd?: string;
+  readonly parentSession?: string;
+  readonly cursor?: string;
+  readonly limit: number;
+}
+
+/** One listed session: its header and what one indexed lookup of its last event tells. */
+export interface ListedSession {
+  readonly header: SessionHeader;
+  readonly eventCount: number;
+  /** The `time` of the last event, when there is one. */
+  readonly updatedAt?: number;
+}
+
+/** One page of `list`, newest first (`createdAt` descending, then id descending). */
+export interface ListPage {
+  readonly sessions: readonly ListedSession[];
+  readonly nextCursor?: string;
+}
+
+/** Releases a writer lock; idempotent. */
+export type ReleaseLock = () => Promise<void>;
+
+/**
+ * A persistence backend. Every method is asynchronous; a write resolves only once it is durable
+ * (in the store's durability mode). Ids reach the backend already validated.
+ */
+export interface SessionBackend {
+  /** What kind of store this is, for diagnostics and the handshake ("memory", "jsonl", "sqlite"). */
+  readonly kind: string;
+
+  /**
+   * Stores a new session with its first events, all or nothing (a first append, a seeded
+   * create, an import).
+   * @throws StorageError SESSION_ALREADY_EXISTS when the id is taken.
+   */
+  create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void>;
+
+  /**
+   * Appends events that start at `fromSeq`, all or nothing.
+   * @throws StorageError SEQ_CONFLICT when the stored log does not end at `fromSeq`;
+   *   SESSION_NOT_FOUND when there is no such session.
+   */
+  append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void>;
+
+  /**
+   * Reads a session: the header, the intact events, and whether a torn tail follows them.
+   * Returns undefined when there is no such session.
+   * @throws StorageError FORMAT_UNSUPPORTED (another format version), CORRUPT_LOG (damage before
+   *   the last `turn/end`, or a missing/invalid header).
+   */
+  load(id: string): Promise<StoredLog | undefined>;
+
+  /** Whether a session is stored, without reading its events. */
+  has(id: string): Promise<boolean>;
+
+  /**
+   * The header and length of a stored session and its last turn marker at or before `boundary`, reading
+   * only what that needs. Returns undefined when there is no such session.
+   */
+  forkPoint(id: string, boundary: number | undefined): Promise<StoredForkPoint | undefined>;
+
+  /**
+   * Stores a new session `header` whose events are a copy of `sourceId`'s events 0…`boundary`
+   * (none when `boundary` is -1), copied inside the storage.
+   * @throws StorageError SESSION_ALREADY_EXISTS, SESSION_NOT_FOUND.
+   */
+  fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void>;
+
+  /**
+   * Cuts everything after the first `keep` events (a torn tail) and appends `closers`, in one
+   * durable step.
+   */
+  repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void>;
+
+  /** One page of stored sessions, newest first; never reads a whole log. */
+  list(query: ListQuery): Promise<ListPage>;
+
+  /** Removes a session; returns whether there was one. Other sessions keep their own copies. */
+  delete(id: string): Promise<boolean>;
+
+  /**
+   * Takes the writer lock of a session for this process (one writer per session across
+   * processes). Taking a lock this process already holds returns another release of it.
+   * @throws StorageError SESSION_BUSY when another live process holds it.
+   */
+  lock(id: string): Promise<ReleaseLock>;
+
+  /** Releases every lock and closes files or connections; the backend is unusable afterwards. */
+  close(): Promise<void>;
+}

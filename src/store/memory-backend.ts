@@ -1,0 +1,153 @@
+// A backend that keeps sessions in this process's memory, as JSON text (so nothing is shared with callers).
+
+import { StorageError, show } from "../errors.js";
+import type { SessionEvent, SessionHeader } from "../generated.js";
+import { lastTurnMarkerAt } from "../log/fork-rules.js";
+import type {
+  ListPage,
+  ListQuery,
+  ReleaseLock,
+  SessionBackend,
+  StoredForkPoint,
+  StoredLog,
+} from "./backend.js";
+import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "./list-cursor.js";
+
+interface Entry {
+  readonly header: string;
+  readonly events: string[];
+  readonly lastTime: number | undefined;
+}
+
+/** Sessions in memory: for tests, and for the SDK used without persistence. Gone with the process. */
+export class MemoryBackend implements SessionBackend {
+  readonly kind = "memory";
+  #sessions = new Map<string, Entry>();
+
+  async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
+    if (this.#sessions.has(header.id)) throw alreadyExists(header.id);
+    this.#sessions.set(header.id, {
+      header: JSON.stringify(header),
+      events: events.map((e) => JSON.stringify(e)),
+      lastTime: events.at(-1)?.time,
+    });
+  }
+
+  async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
+    const entry = this.#get(id);
+    if (entry.events.length !== fromSeq) {
+      throw new StorageError(
+        "SEQ_CONFLICT",
+        `expected the batch to start at seq ${entry.events.length} of session ${show(id)}, got ${fromSeq}`,
+        { expectedSeq: entry.events.length },
+      );
+    }
+    const lines = events.map((e) => JSON.stringify(e));
+    this.#sessions.set(id, {
+      ...entry,
+      events: entry.events.concat(lines),
+      lastTime: events.at(-1)?.time ?? entry.lastTime,
+    });
+  }
+
+  async load(id: string): Promise<StoredLog | undefined> {
+    const entry = this.#sessions.get(id);
+    if (entry === undefined) return undefined;
+    return {
+      header: JSON.parse(entry.header),
+      events: entry.events.map((line) => JSON.parse(line)),
+      tornTail: false,
+    };
+  }
+
+  async has(id: string): Promise<boolean> {
+    return this.#sessions.has(id);
+  }
+
+  async forkPoint(id: string, boundary: number | undefined): Promise<StoredForkPoint | undefined> {
+    const log = await this.load(id);
+    if (log === undefined) return undefined;
+    const events = log.events as SessionEvent[];
+    return {
+      header: log.header,
+      length: events.length,
+      marker: lastTurnMarkerAt(events, boundary ?? events.length - 1),
+    };
+  }
+
+  async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
+    const source = this.#get(sourceId);
+    if (this.#sessions.has(header.id)) throw alreadyExists(header.id);
+    const events = source.events.slice(0, boundary + 1);
+    const last = events.at(-1);
+    this.#sessions.set(header.id, {
+      header: JSON.stringify(header),
+      events,
+      lastTime: last === undefined ? undefined : (JSON.parse(last) as SessionEvent).time,
+    });
+  }
+
+  async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
+    const entry = this.#get(id);
+    const events = entry.events.slice(0, keep).concat(closers.map((e) => JSON.stringify(e)));
+    this.#sessions.set(id, { ...entry, events, lastTime: closers.at(-1)?.time ?? entry.lastTime });
+  }
+
+  async list(query: ListQuery): Promise<ListPage> {
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const headers = [...this.#sessions.values()]
+      .map((entry) => ({ entry, header: JSON.parse(entry.header) as SessionHeader }))
+      .filter(({ header }) => query.cwd === undefined || header.cwd === query.cwd)
+      .filter(
+        ({ header }) =>
+          query.parentSession === undefined || header.parentSession === query.parentSession,
+      )
+      .filter(({ header }) => after === undefined || isAfter(header, after))
+      .sort((a, b) => compareNewestFirst(a.header, b.header));
+    const page = headers.slice(0, query.limit);
+    const last = page.at(-1);
+    return {
+      sessions: page.map(({ entry, header }) => ({
+        header,
+        eventCount: entry.events.length,
+        ...(entry.lastTime === undefined ? {} : { updatedAt: entry.lastTime }),
+      })),
+      ...(headers.length > query.limit && last ? { nextCursor: encodeCursor(last.header) } : {}),
+    };
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.#sessions.delete(id);
+  }
+
+  async lock(_id: string): Promise<ReleaseLock> {
+    // One process owns this memory: there is no other writer to keep out.
+    return async () => {};
+  }
+
+  async close(): Promise<void> {
+    this.#sessions.clear();
+  }
+
+  #get(id: string): Entry {
+    const entry = this.#sessions.get(id);
+    if (entry === undefined) {
+      throw new StorageError(
+        "SESSION_NOT_FOUND",
+        `expected a stored session ${show(id)}, found none`,
+        { sessionId: id },
+      );
+    }
+    return entry;
+  }
+}
+
+function alreadyExists(id: string): StorageError {
+  return new StorageError(
+    "SESSION_ALREADY_EXISTS",
+    `expected a new session id, got ${show(id)} which is taken`,
+    {
+      sessionId: id,
+    },
+  );
+}

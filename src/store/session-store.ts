@@ -1,0 +1,562 @@
+// SessionStore: sessions over a backend — create, load (with crash repair), append, fork, list, delete.
+import { randomUUID } from "node:crypto";
+import {
+  hasCode,
+  InvalidEventError,
+  SeedlineError,
+  SessionForkError,
+  StorageError,
+  show,
+} from "../errors.js";
+import {
+  type CreateSessionOptions,
+  type DerivedMessage,
+  SESSION_FORMAT_VERSION,
+  type SessionEvent,
+  type SessionHeader,
+  validateAbsolutePath,
+  validateCreateSessionOptions,
+  validateSessionHeader,
+  validateSessionId,
+} from "../generated.js";
+import { lastTurnMarkerAt, resolveForkBoundary } from "../log/fork-rules.js";
+import { closersFor } from "../log/repair.js";
+import { SessionLog } from "../log/session-log.js";
+import type { ListPage, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
+import { MemoryBackend } from "./memory-backend.js";
+
+/** How a store is set up. */
+export interface SessionStoreOptions {
+  /** Where sessions are kept; defaults to a new in-memory backend. */
+  readonly backend?: SessionBackend;
+  /** The clock for `createdAt` (epoch ms); defaults to `Date.now`. */
+  readonly now?: () => number;
+  /** Makes ids for sessions created without one; defaults to random UUID v4. */
+  readonly newId?: () => string;
+}
+
+/** Options of a fork beyond source and boundary. */
+export interface ForkOptions {
+  /** The child's working directory (absolute); defaults to the source's. */
+  readonly cwd?: string;
+}
+
+/** The default page size of `list`. */
+export const DEFAULT_LIST_LIMIT = 100;
+
+interface LiveState {
+  readonly log: SessionLog;
+  /** Whether the backend holds the session (false for a session created without a seed, until its first append). */
+  stored: boolean;
+  /** The writer lock; absent when another live process writes the session (a read-only view). */
+  release: ReleaseLock | undefined;
+}
+
+/**
+ * A session as the store holds it. Its events are frozen; it changes only through `append`.
+ * A `Session` stays the store's current instance for its id until the session is deleted or
+ * unloaded; after that, store operations given this object fail with `SESSION_NOT_LIVE`.
+ */
+export class Session {
+  readonly store: SessionStore;
+  readonly #log: SessionLog;
+
+  /** @internal Sessions are made by a `SessionStore`. */
+  constructor(store: SessionStore, log: SessionLog) {
+    this.store = store;
+    this.#log = log;
+  }
+
+  get id(): string {
+    return this.#log.header.id;
+  }
+
+  get header(): SessionHeader {
+    return this.#log.header;
+  }
+
+  /** Every event, frozen, inherited ones included. */
+  get events(): readonly SessionEvent[] {
+    return this.#log.events;
+  }
+
+  /** The number of events: the seq the next append must start at. */
+  get nextSeq(): number {
+    return this.#log.length;
+  }
+
+  /** How many leading events were inherited (the header's `seedLength`, 0 when absent). */
+  get seedLength(): number {
+    return this.#log.header.seedLength ?? 0;
+  }
+
+  /** The session's own events: those after the inherited prefix. */
+  ownEvents(): readonly SessionEvent[] {
+    return this.#log.events.slice(this.seedLength);
+  }
+
+  /** The model-facing messages derived from the surface (of the whole log, or through `throughSeq`). */
+  deriveMessages(throughSeq?: number): readonly DerivedMessage[] {
+    return this.#log.deriveMessages(throughSeq);
+  }
+
+  /** Appends a batch through the store; see {@link SessionStore.append}. */
+  append(events: readonly unknown[]): Promise<number> {
+    return this.store.append(this, events);
+  }
+
+  /** @internal */
+  get log(): SessionLog {
+    return this.#log;
+  }
+}
+
+/**
+ * Sessions over a backend. Writes resolve once durable. Operations on one session run in call
+ * order; different sessions proceed concurrently.
+ */
+export class SessionStore {
+  readonly backend: SessionBackend;
+  readonly #now: () => number;
+  readonly #newId: () => string;
+  readonly #live = new Map<string, Session>();
+  readonly #state = new WeakMap<Session, LiveState>();
+  readonly #queues = new Map<string, Promise<unknown>>();
+  /** Ids being created right now (by create or fork), so that two creators cannot both take one. */
+  readonly #reserved = new Set<string>();
+
+  constructor(options: SessionStoreOptions = {}) {
+    this.backend = options.backend ?? new MemoryBackend();
+    this.#now = options.now ?? Date.now;
+    this.#newId = options.newId ?? randomUUID;
+  }
+
+  /**
+   * Creates a session. Without a seed nothing is stored until the first append (an abandoned
+   * session leaves nothing behind); with a seed (even an empty one) it is stored at once.
+   * `meta.seedLength` is taken as given — never computed from the seed — and may not exceed it.
+   * @throws StorageError INVALID_PARAMS (id, options, cwd not absolute, seedLength), SESSION_ALREADY_EXISTS;
+   *   InvalidEventError for a seed event that breaks a rule; StorageError FORMAT_UNSUPPORTED for an unknown type.
+   */
+  async create(id?: string, options: CreateSessionOptions = {}): Promise<Session> {
+    const sessionId = id ?? this.#newId();
+    checkSessionId(sessionId, "/sessionId");
+    const { seed, ...rest } = options as { seed?: unknown };
+    if (seed !== undefined && !Array.isArray(seed)) {
+      throw invalidParams("/seed", `expected an array of events, got ${show(seed)}`);
+    }
+    if (!validateCreateSessionOptions(rest)) {
+      const e = validateCreateSessionOptions.errors?.[0];
+      throw invalidParams(
+        e?.instancePath ?? "",
+        `expected valid create options, got ${e?.message ?? "invalid"}`,
+      );
+    }
+    const meta = options.meta ?? {};
+    if (meta.cwd !== undefined && !validateAbsolutePath(meta.cwd)) {
+      throw invalidParams("/meta/cwd", `expected an absolute cwd, got ${show(meta.cwd)}`);
+    }
+    const seedLength = meta.seedLength ?? 0;
+    const seedCount = seed?.length ?? 0;
+    if (seedLength > seedCount) {
+      throw invalidParams(
+        "/meta/seedLength",
+        `expected a seedLength of at most ${seedCount} (the seed's length), got ${seedLength}`,
+      );
+    }
+    const header = makeHeader({
+      id: sessionId,
+      createdAt: meta.createdAt ?? this.#now(),
+      cwd: meta.cwd,
+      parentSession: meta.parentSession,
+      seedLength,
+    });
+    return this.#serial(sessionId, async () => {
+      await this.#assertFree(sessionId);
+      const log = SessionLog.fromSeed(header, seed ?? [], "copy");
+      const release = await this.backend.lock(sessionId);
+      try {
+        if (seed !== undefined) await this.backend.create(header, log.events);
+      } catch (error) {
+        await release();
+        throw error;
+      }
+      return this.#register(log, { stored: seed !== undefined, release });
+    });
+  }
+
+  /**
+   * The session with this id, loaded from the backend when it is not live, or undefined. A stored
+   * log that ends inside a turn is repaired first (closers appended and stored) when this process
+   * can take its writer lock; when another live process writes it, it is returned as it stands,
+   * read-only.
+   * @throws StorageError FORMAT_UNSUPPORTED, CORRUPT_LOG.
+   */
+  async get(id: string): Promise<Session | undefined> {
+    checkSessionId(id, "/sessionId");
+    const live = this.#live.get(id);
+    if (live) return live;
+    return this.#serial(id, () => this.#load(id));
+  }
+
+  /** Like {@link get}, but a missing session is an error. @throws StorageError SESSION_NOT_FOUND. */
+  async load(id: string): Promise<Session> {
+    const session = await this.get(id);
+    if (session === undefined) throw notFound(id);
+    return session;
+  }
+
+  /**
+   * Appends a batch, all or nothing; resolves with the next seq once the batch is durable. A batch
+   * that repeats stored events exactly (a retry) is acknowledged and changes nothing.
+   * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND, SESSION_BUSY, FORMAT_UNSUPPORTED;
+   *   InvalidEventError; SessionForkError SESSION_NOT_LIVE for a stale `Session` object.
+   */
+  async append(target: Session | string, events: readonly unknown[]): Promise<number> {
+    if (!Array.isArray(events))
+      throw invalidParams("/events", `expected an array of events, got ${show(events)}`);
+    const session =
+      typeof target === "string" ? await this.load(target) : this.#requireLive(target);
+    return this.#serial(session.id, async () => {
+      const state = this.#requireState(session);
+      if (state.release === undefined) throw busy(session.id);
+      const prepared = state.log.prepare(events, "copy");
+      if (prepared.events.length > 0) {
+        if (state.stored) await this.backend.append(session.id, prepared.fromSeq, prepared.events);
+        else await this.backend.create(state.log.header, prepared.events);
+        state.stored = true;
+        state.log.commit(prepared);
+      }
+      return prepared.nextSeq;
+    });
+  }
+
+  /**
+   * Forks `source` at `boundary` (inclusive; defaults to its last event) into a new session whose
+   * seed is a copy of events 0…boundary, durable before this resolves. Checks, in order:
+   * SESSION_ALREADY_EXISTS (the child id), SESSION_NOT_FOUND (the source), SESSION_NOT_LIVE
+   * (a stale `Session`), INVALID_BOUNDARY, OPEN_TURN. A stored source that is not loaded is forked
+   * without loading it.
+   * @returns the child's header (`parentSession` the source, `seedLength` the copied count).
+   * @throws SessionForkError with those codes; StorageError INVALID_PARAMS for a bad id or cwd.
+   */
+  async fork(
+    source: Session | string,
+    boundary?: number,
+    childSessionId?: string,
+    options: ForkOptions = {},
+  ): Promise<SessionHeader> {
+    const childId = childSessionId ?? this.#newId();
+    checkSessionId(childId, "/childSessionId");
+    if (options.cwd !== undefined && !validateAbsolutePath(options.cwd)) {
+      throw invalidParams("/cwd", `expected an absolute cwd, got ${show(options.cwd)}`);
+    }
+    const sourceId = typeof source === "string" ? source : source.id;
+    checkSessionId(sourceId, "/sessionId");
+    if (this.#reserved.has(childId)) throw forkChildTaken(childId);
+    this.#reserved.add(childId);
+    try {
+      return await this.#serial(sourceId, async () => {
+        if (this.#live.has(childId) || (await this.backend.has(childId)))
+          throw forkChildTaken(childId);
+        const live = this.#live.get(sourceId);
+        const stored = live === undefined ? await this.backend.has(sourceId) : true;
+        if (live === undefined && !stored) {
+          throw new SessionForkError(
+            "SESSION_NOT_FOUND",
+            `expected a session ${show(sourceId)} to fork, found none`,
+            {
+              sessionId: sourceId,
+            },
+          );
+        }
+        if (typeof source !== "string" && live !== source) {
+          throw new SessionForkError(
+            "SESSION_NOT_LIVE",
+            `expected the store's current Session for ${show(sourceId)}, got a stale or detached one`,
+            { sessionId: sourceId },
+          );
+        }
+        const liveLog = live === undefined ? undefined : this.#requireState(live).log;
+        let at: number;
+        let sourceHeader: SessionHeader;
+        if (liveLog) {
+          at = resolveForkBoundary(liveLog.length, boundary, (b) =>
+            lastTurnMarkerAt(liveLog.events, b),
+          );
+          sourceHeader = liveLog.header;
+        } else {
+          const asked =
+            typeof boundary === "number" && Number.isSafeInteger(boundary) && boundary >= 0
+              ? boundary
+              : undefined;
+          const point = await this.backend.forkPoint(sourceId, asked);
+          if (point === undefined) {
+            throw new SessionForkError(
+              "SESSION_NOT_FOUND",
+              `expected a session ${show(sourceId)} to fork, found none`,
+              {
+                sessionId: sourceId,
+              },
+            );
+          }
+          at = resolveForkBoundary(point.length, boundary, () => point.marker);
+          sourceHeader = point.header;
+        }
+        const header = makeHeader({
+          id: childId,
+          createdAt: this.#now(),
+          cwd: options.cwd ?? sourceHeader.cwd,
+          parentSession: sourceId,
+          seedLength: at + 1,
+        });
+        const release = await this.backend.lock(childId);
+        try {
+          if (live && !this.#requireState(live).stored) await this.backend.create(header, []);
+          else await this.backend.fork(sourceId, at, header);
+        } catch (error) {
+          await release();
+          throw error;
+        }
+        if (liveLog) {
+          this.#register(SessionLog.fromValidEvents(header, liveLog.events.slice(0, at + 1)), {
+            stored: true,
+            release,
+          });
+        } else {
+          await release();
+        }
+        return header;
+      });
+    } finally {
+      this.#reserved.delete(childId);
+    }
+  }
+
+  /** One page of stored sessions, newest first; sessions not yet stored are not listed. */
+  async list(query: Partial<ListQuery> = {}): Promise<ListPage> {
+    return this.backend.list({ ...query, limit: query.limit ?? DEFAULT_LIST_LIMIT });
+  }
+
+  /**
+   * Deletes a session. Its children keep their own copies of the inherited prefix.
+   * @throws StorageError SESSION_NOT_FOUND; SESSION_BUSY when another live process writes it.
+   */
+  async delete(id: string): Promise<void> {
+    checkSessionId(id, "/sessionId");
+    await this.#serial(id, async () => {
+      const live = this.#live.get(id);
+      const state = live && this.#state.get(live);
+      if (state && !state.stored) {
+        await this.#unregister(id);
+        return;
+      }
+      if (state?.release === undefined && !(await this.backend.has(id))) throw notFound(id);
+      const release = state?.release ?? (await this.backend.lock(id));
+      try {
+        if (!(await this.backend.delete(id))) throw notFound(id);
+      } finally {
+        await release();
+        this.#live.delete(id);
+      }
+    });
+  }
+
+  /** Forgets a live session and releases its writer lock; its `Session` objects become stale. */
+  async unload(id: string): Promise<void> {
+    await this.#serial(id, () => this.#unregister(id));
+  }
+
+  /** The ids of the sessions this store holds live. */
+  liveIds(): string[] {
+    return [...this.#live.keys()];
+  }
+
+  /** Releases every lock and closes the backend. */
+  async close(): Promise<void> {
+    for (const id of [...this.#live.keys()]) await this.unload(id);
+    await this.backend.close();
+  }
+
+  async #load(id: string): Promise<Session | undefined> {
+    const live = this.#live.get(id);
+    if (live) return live;
+    const stored = await this.backend.load(id);
+    if (stored === undefined) return undefined;
+    const location = `session ${show(id)} (${this.backend.kind})`;
+    if (!validateSessionHeader(stored.header)) {
+      throw new StorageError(
+        "CORRUPT_LOG",
+        `expected a valid header in ${location}, got ${show(stored.header)}`,
+        {
+          location,
+        },
+      );
+    }
+    if ((stored.header.seedLength ?? 0) > stored.events.length) {
+      throw new StorageError(
+        "CORRUPT_LOG",
+        `expected at least seedLength ${stored.header.seedLength} events in ${location}, got ${stored.events.length}`,
+        { location },
+      );
+    }
+    let log: SessionLog;
+    try {
+      log = SessionLog.fromSeed(stored.header, stored.events, "parsed");
+    } catch (error) {
+      if (error instanceof InvalidEventError) {
+        throw new StorageError(
+          "CORRUPT_LOG",
+          `expected a valid stored log in ${location}: ${error.message}`,
+          {
+            location,
+            seq: error.seq,
+            rule: error.rule,
+          },
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+    let release: ReleaseLock | undefined;
+    try {
+      release = await this.backend.lock(id);
+    } catch (error) {
+      if (!hasCode(error, "SESSION_BUSY")) throw error;
+      // Another live process writes this session: read it as it stands, and never repair it.
+      return this.#register(log, { stored: true, release: undefined });
+    }
+    const closers = closersFor(log.stateCopy(), log.at(log.length - 1)?.time ?? 0);
+    if (closers.length > 0 || stored.tornTail) {
+      try {
+        await this.backend.repair(id, log.length, closers);
+      } catch (error) {
+        await release();
+        throw error;
+      }
+      log.append(closers, "parsed");
+    }
+    return this.#register(log, { stored: true, release });
+  }
+
+  #register(log: SessionLog, state: Omit<LiveState, "log">): Session {
+    const session = new Session(this, log);
+    this.#live.set(log.header.id, session);
+    this.#state.set(session, { log, ...state });
+    return session;
+  }
+
+  async #unregister(id: string): Promise<void> {
+    const live = this.#live.get(id);
+    if (live === undefined) return;
+    this.#live.delete(id);
+    await this.#state.get(live)?.release?.();
+  }
+
+  async #assertFree(id: string): Promise<void> {
+    if (this.#live.has(id) || this.#reserved.has(id) || (await this.backend.has(id))) {
+      throw new StorageError(
+        "SESSION_ALREADY_EXISTS",
+        `expected a new session id, got ${show(id)} which is taken`,
+        {
+          sessionId: id,
+        },
+      );
+    }
+  }
+
+  #requireLive(session: Session): Session {
+    if (session.store !== this || this.#live.get(session.id) !== session) {
+      throw new SeedlineError(
+        "SESSION_NOT_LIVE",
+        `expected the store's current Session for ${show(session.id)}, got a stale or detached one`,
+        { sessionId: session.id },
+      );
+    }
+    return session;
+  }
+
+  #requireState(session: Session): LiveState {
+    const state = this.#state.get(this.#requireLive(session));
+    if (state === undefined) throw new Error(`no state for live session ${show(session.id)}`);
+    return state;
+  }
+
+  /** Runs `task` after every earlier task of the same id. */
+  #serial<T>(id: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.#queues.get(id) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#queues.set(id, settled);
+    void settled.then(() => {
+      if (this.#queues.get(id) === settled) this.#queues.delete(id);
+    });
+    return run;
+  }
+}
+
+/** The header of a new session, in the schema's member order; `seedLength` only when above 0. */
+function makeHeader(fields: {
+  id: string;
+  createdAt: number;
+  cwd?: string | undefined;
+  parentSession?: string | undefined;
+  seedLength?: number | undefined;
+}): SessionHeader {
+  if (!Number.isSafeInteger(fields.createdAt) || fields.createdAt < 0) {
+    throw invalidParams(
+      "/meta/createdAt",
+      `expected a non-negative safe integer createdAt, got ${show(fields.createdAt)}`,
+    );
+  }
+  return {
+    version: SESSION_FORMAT_VERSION,
+    id: fields.id,
+    createdAt: fields.createdAt,
+    ...(fields.cwd === undefined ? {} : { cwd: fields.cwd }),
+    ...(fields.parentSession === undefined ? {} : { parentSession: fields.parentSession }),
+    ...(fields.seedLength ? { seedLength: fields.seedLength } : {}),
+  };
+}
+
+function checkSessionId(id: unknown, instancePath: string): asserts id is string {
+  if (!validateSessionId(id)) {
+    throw invalidParams(
+      instancePath,
+      `expected a session id (1 to 256 UTF-16 units, no control characters), got ${show(id)}`,
+    );
+  }
+}
+
+function invalidParams(instancePath: string, message: string): StorageError<"INVALID_PARAMS"> {
+  return new StorageError("INVALID_PARAMS", message, { errors: [{ instancePath, message }] });
+}
+
+function forkChildTaken(id: string): SessionForkError<"SESSION_ALREADY_EXISTS"> {
+  return new SessionForkError(
+    "SESSION_ALREADY_EXISTS",
+    `expected a new child id, got ${show(id)} which is taken`,
+    {
+      sessionId: id,
+    },
+  );
+}
+
+function notFound(id: string): StorageError<"SESSION_NOT_FOUND"> {
+  return new StorageError("SESSION_NOT_FOUND", `expected a session ${show(id)}, found none`, {
+    sessionId: id,
+  });
+}
+
+function busy(id: string): StorageError<"SESSION_BUSY"> {
+  return new StorageError(
+    "SESSION_BUSY",
+    `expected to hold the writer lock of ${show(id)}, but another live process writes it`,
+    {
+      sessionId: id,
+    },
+  );
+}
