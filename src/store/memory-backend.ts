@@ -126,7 +126,8 @@ export class MemoryBackend implements SessionBackend {
   }
 
   async close(): Promise<void> {
-    this.#sessions.clear();
+    // The sessions live as long as this object: a store closed and opened again over the same
+    // backend sees them, as it would see files or a database.
   }
 
   #get(id: string): Entry {

@@ -23,6 +23,8 @@ import { lastTurnMarkerAt, resolveForkBoundary } from "../log/fork-rules.js";
 import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
 import type { ListPage, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
+import { checkFormatVersion } from "./format-version.js";
+import { formatEventLine, formatHeaderLine, parseLogText } from "./jsonl/format.js";
 import { MemoryBackend } from "./memory-backend.js";
 
 /** How a store is set up. */
@@ -333,6 +335,56 @@ export class SessionStore {
     }
   }
 
+  /**
+   * The session as JSONL text: the header line, then one line per event. For logs in canonical
+   * form (what `JSON.stringify` writes) this is byte-identical to what was imported.
+   * @throws StorageError SESSION_NOT_FOUND, FORMAT_UNSUPPORTED, CORRUPT_LOG.
+   */
+  async exportLog(id: string): Promise<string> {
+    const session = await this.load(id);
+    return formatHeaderLine(session.header) + session.events.map(formatEventLine).join("");
+  }
+
+  /**
+   * Stores a session from JSONL text (header line + events) at once, a header-only log too, with
+   * its header as written (lineage and `seedLength` kept), or under `sessionId` when given.
+   * @returns the stored header.
+   * @throws StorageError CORRUPT_LOG (a missing or bad header, a bad line: nothing is dropped on
+   *   import), FORMAT_UNSUPPORTED, SESSION_ALREADY_EXISTS, INVALID_PARAMS; InvalidEventError.
+   */
+  async importLog(text: string, options: { sessionId?: string } = {}): Promise<SessionHeader> {
+    const location =
+      options.sessionId === undefined
+        ? "imported log"
+        : `imported log for ${show(options.sessionId)}`;
+    const parsed = parseLogText(text.endsWith("\n") ? text : `${text}\n`, location);
+    if (parsed.tornTail) {
+      throw new StorageError(
+        "CORRUPT_LOG",
+        `expected every line of the ${location} to be an event, got a bad line after line ${parsed.events.length + 1}`,
+        {
+          location,
+          line: parsed.events.length + 2,
+        },
+      );
+    }
+    const header: SessionHeader =
+      options.sessionId === undefined ? parsed.header : { ...parsed.header, id: options.sessionId };
+    checkSessionId(header.id, options.sessionId === undefined ? "/log" : "/sessionId");
+    if ((header.seedLength ?? 0) > parsed.events.length) {
+      throw invalidParams(
+        "/log",
+        `expected a seedLength of at most ${parsed.events.length} (the log's length), got ${header.seedLength}`,
+      );
+    }
+    return this.#serial(header.id, async () => {
+      await this.#assertFree(header.id);
+      const log = SessionLog.fromSeed(header, parsed.events, "parsed");
+      await this.backend.create(log.header, log.events);
+      return log.header;
+    });
+  }
+
   /** One page of stored sessions, newest first; sessions not yet stored are not listed. */
   async list(query: Partial<ListQuery> = {}): Promise<ListPage> {
     return this.backend.list({ ...query, limit: query.limit ?? DEFAULT_LIST_LIMIT });
@@ -384,6 +436,7 @@ export class SessionStore {
     const stored = await this.backend.load(id);
     if (stored === undefined) return undefined;
     const location = `session ${show(id)} (${this.backend.kind})`;
+    checkFormatVersion(stored.header, location);
     if (!validateSessionHeader(stored.header)) {
       throw new StorageError(
         "CORRUPT_LOG",
