@@ -227,6 +227,30 @@ export function admitEvent(
       "/seq",
     );
   }
+  const type = envelope.type;
+  if (typeof type === "string" && !KNOWN_TYPES.has(type)) {
+    throw new StorageError(
+      "FORMAT_UNSUPPORTED",
+      `expected an event type of session format version ${SESSION_FORMAT_VERSION}, got ${show(type)} at seq ${ownSeq}`,
+      { found: type, supported: SESSION_FORMAT_VERSION },
+    );
+  }
+  if (typeof type === "string") {
+    // A marker present as `undefined` is no marker: JSON drops it, so it would be stored without one.
+    if (isSurfaceEligibleType(type) && envelope.surfaceOp === undefined) {
+      fail(
+        "surface-marker",
+        `expected surfaceOp on ${type} (a surface-eligible type), got none`,
+        "",
+      );
+    }
+    if (!isSurfaceEligibleType(type)) {
+      for (const key of ["surfaceOp", "sourceEventSeqs"]) {
+        if (envelope[key] !== undefined)
+          fail("surface-marker-forbidden", `expected no ${key} on ${type}, got one`, `/${key}`);
+      }
+    }
+  }
   let event: unknown = raw;
   if (ownership === "copy") {
     const copied = copyJsonValue(raw);
@@ -241,29 +265,6 @@ export function admitEvent(
     }
   } else {
     freezeParsed(raw);
-  }
-  const type = envelope.type;
-  if (typeof type === "string" && !KNOWN_TYPES.has(type)) {
-    throw new StorageError(
-      "FORMAT_UNSUPPORTED",
-      `expected an event type of session format version ${SESSION_FORMAT_VERSION}, got ${show(type)} at seq ${ownSeq}`,
-      { found: type, supported: SESSION_FORMAT_VERSION },
-    );
-  }
-  if (typeof type === "string") {
-    if (isSurfaceEligibleType(type) && !("surfaceOp" in envelope)) {
-      fail(
-        "surface-marker",
-        `expected surfaceOp on ${type} (a surface-eligible type), got none`,
-        "",
-      );
-    }
-    if (!isSurfaceEligibleType(type)) {
-      for (const key of ["surfaceOp", "sourceEventSeqs"]) {
-        if (key in envelope)
-          fail("surface-marker-forbidden", `expected no ${key} on ${type}, got one`, `/${key}`);
-      }
-    }
   }
   if (!validateSessionEvent(event)) {
     const error = validateSessionEvent.errors?.[0];

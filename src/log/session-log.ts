@@ -1,8 +1,10 @@
 // A session's log in memory: validated on the way in (all-or-nothing per batch), immutable on the way out.
 
+import { isDeepStrictEqual } from "node:util";
 import { InvalidEventError, StorageError, show } from "../errors.js";
 import type { DerivedMessage, SessionEvent, SessionHeader } from "../generated.js";
 import { admitEvent, LogState, type Ownership, type TurnMarker } from "./invariants.js";
+import { copyJsonValue } from "./json-value.js";
 import { deriveMessages } from "./surface.js";
 
 /** A batch that passed every check against a given log state, ready to commit. */
@@ -160,8 +162,13 @@ export class SessionLog {
     if ((first as number) > this.length || (first as number) < 0) throw conflict();
     let i = 0;
     for (; i < batch.length && (first as number) + i < this.length; i++) {
-      const stored = this.#events[(first as number) + i];
-      if (JSON.stringify(batch[i]) !== JSON.stringify(stored)) throw conflict();
+      const copied = copyJsonValue(batch[i]);
+      if (
+        !("value" in copied) ||
+        !isDeepStrictEqual(copied.value, this.#events[(first as number) + i])
+      ) {
+        throw conflict();
+      }
     }
     return i;
   }

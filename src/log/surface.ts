@@ -6,6 +6,7 @@ import {
   SURFACE_ELIGIBLE_TYPES,
   type SurfaceEligibleType,
 } from "../generated.js";
+import { copyJsonValue } from "./json-value.js";
 import type { SurfaceEvent } from "./types.js";
 
 const SURFACE_TYPES: ReadonlySet<string> = new Set(SURFACE_ELIGIBLE_TYPES);
@@ -148,10 +149,19 @@ function freezeMessage(
 
 /**
  * Derives the messages of a log from scratch (one pass over its surface events). A `SessionLog`
- * keeps the same result incrementally; this is for logs held as plain arrays.
+ * keeps the same result incrementally; this is for logs held as plain arrays. The result is
+ * frozen throughout and shares content only with frozen events: a caller's unfrozen event is
+ * copied first, so that the result cannot alias it and the caller's objects are left unfrozen.
  */
 export function deriveMessages(events: readonly SessionEvent[]): readonly DerivedMessage[] {
   const surface = new Surface();
-  for (const event of events) if (isSurfaceEvent(event)) surface.apply(event);
+  for (const event of events) if (isSurfaceEvent(event)) surface.apply(frozenEvent(event));
   return surface.messages();
+}
+
+/** The event itself when it is frozen (admitted events are frozen throughout), else a frozen copy. */
+function frozenEvent(event: SurfaceEvent): SurfaceEvent {
+  if (Object.isFrozen(event)) return event;
+  const copied = copyJsonValue(event);
+  return "value" in copied ? (copied.value as SurfaceEvent) : event;
 }

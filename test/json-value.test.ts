@@ -1,0 +1,125 @@
+// Lossless JSON: copyJsonValue's deep frozen copies and JSON Pointer problem paths, and freezeParsed.
+import { describe, expect, it } from "vitest";
+import { copyJsonValue, freezeParsed } from "../src/log/json-value.js";
+
+function expectDeepFrozen(value: unknown, path = ""): void {
+  if (typeof value !== "object" || value === null) return;
+  expect(Object.isFrozen(value), `frozen at ${path || "/"}`).toBe(true);
+  for (const [key, child] of Object.entries(value)) expectDeepFrozen(child, `${path}/${key}`);
+}
+
+/** The copied value; fails the test when a problem is reported instead. */
+function copied(value: unknown): unknown {
+  const result = copyJsonValue(value);
+  if (!("value" in result))
+    return expect.unreachable(`expected a copy, got ${result.problem.found}`);
+  return result.value;
+}
+
+describe("copyJsonValue", () => {
+  it("copies lossless JSON deeply: equal, frozen, sharing nothing with the input", () => {
+    const input = {
+      n: null,
+      t: true,
+      f: false,
+      i: 42,
+      x: -1.5e-7,
+      s: "text ✓",
+      a: [1, "two", [3], { four: 4 }],
+      o: { nested: { deeper: [] as unknown[] } },
+    };
+    const copy = copied(input) as typeof input;
+    expect(copy).toEqual(input);
+    expect(copy).not.toBe(input);
+    expect(copy.a).not.toBe(input.a);
+    expect(copy.a[3]).not.toBe(input.a[3]);
+    expect(copy.o.nested).not.toBe(input.o.nested);
+    expectDeepFrozen(copy);
+    expect(Object.isFrozen(input)).toBe(false);
+    expect(Object.isFrozen(input.o.nested)).toBe(false);
+  });
+
+  it("returns primitives as they are", () => {
+    for (const value of [null, true, false, 0, -3.25, "", "s"]) {
+      expect(copied(value)).toBe(value);
+    }
+  });
+
+  it("keeps key order", () => {
+    expect(Object.keys(copied({ z: 1, a: 2, m: 3 }) as object)).toEqual(["z", "a", "m"]);
+  });
+
+  it("accepts the same object twice when it is no cycle", () => {
+    const shared = { v: 1 };
+    expect(copied({ left: shared, right: [shared, shared] })).toEqual({
+      left: { v: 1 },
+      right: [{ v: 1 }, { v: 1 }],
+    });
+  });
+
+  it("accepts an object without a prototype as a plain object", () => {
+    const bare = Object.assign(Object.create(null) as object, { k: "v" });
+    expect(copied({ bare })).toEqual({ bare: { k: "v" } });
+  });
+
+  class Point {
+    x = 1;
+  }
+  const sparse: number[] = [0];
+  sparse[2] = 2;
+  const cycle: Record<string, unknown> = { list: [] };
+  (cycle.list as unknown[]).push(cycle);
+
+  const problems: readonly [string, unknown, string, string][] = [
+    ["NaN", { a: { b: Number.NaN } }, "/a/b", "NaN"],
+    ["Infinity", [0, Number.POSITIVE_INFINITY], "/1", "Infinity"],
+    ["-Infinity", { x: [Number.NEGATIVE_INFINITY] }, "/x/0", "-Infinity"],
+    ["undefined", { keep: 1, gone: undefined }, "/gone", "undefined"],
+    ["a BigInt", { n: [10n] }, "/n/0", "bigint"],
+    ["a function", { f() {} }, "/f", "function"],
+    ["a symbol", { s: Symbol.iterator }, "/s", "symbol"],
+    ["a Map", { m: new Map() }, "/m", "Map"],
+    ["a Set", { s: new Set() }, "/s", "Set"],
+    ["a Date", { d: new Date(0) }, "/d", "Date"],
+    ["a class instance", { p: new Point() }, "/p", "Point"],
+    ["a sparse array", { sparse }, "/sparse/1", "sparse"],
+    ["a cycle", cycle, "/list/0", "cycle"],
+  ];
+
+  it.each(problems)("reports %s with its JSON Pointer path", (_name, value, path, found) => {
+    const result = copyJsonValue(value);
+    expect("problem" in result && result.problem.path).toBe(path);
+    expect("problem" in result && result.problem.found).toContain(found);
+  });
+
+  it("reports a problem at the top with the empty pointer", () => {
+    expect(copyJsonValue(Number.NaN)).toEqual({ problem: { path: "", found: "NaN" } });
+    expect(copyJsonValue(undefined)).toMatchObject({ problem: { path: "" } });
+    expect(copyJsonValue(new Map())).toMatchObject({ problem: { path: "" } });
+  });
+
+  it("escapes '~' as ~0 and '/' as ~1 in the path", () => {
+    const value = { "a/b": { "~": { "~1": { "/~": { "": Number.NaN } } } } };
+    expect(copyJsonValue(value)).toMatchObject({ problem: { path: "/a~1b/~0/~01/~1~0/" } });
+  });
+
+  it("reports the first problem in key order", () => {
+    const result = copyJsonValue({ ok: [1], first: Number.NaN, second: undefined });
+    expect(result).toEqual({ problem: { path: "/first", found: "NaN" } });
+  });
+});
+
+describe("freezeParsed", () => {
+  it("freezes a parsed value deeply in place and returns it", () => {
+    const parsed: unknown = JSON.parse('{"a":[1,{"b":"c"}],"d":{"e":null}}');
+    expect(freezeParsed(parsed)).toBe(parsed);
+    expectDeepFrozen(parsed);
+    expect(parsed).toEqual({ a: [1, { b: "c" }], d: { e: null } });
+  });
+
+  it("passes primitives through", () => {
+    expect(freezeParsed(3)).toBe(3);
+    expect(freezeParsed(null)).toBe(null);
+    expect(freezeParsed("s")).toBe("s");
+  });
+});
