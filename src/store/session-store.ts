@@ -212,7 +212,7 @@ export class SessionStore {
    * Appends a batch, all or nothing; resolves with the next seq once the batch is durable. A batch
    * that repeats stored events exactly (a retry) is acknowledged and changes nothing.
    * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND, SESSION_BUSY, FORMAT_UNSUPPORTED;
-   *   InvalidEventError; SessionForkError SESSION_NOT_LIVE for a stale `Session` object.
+   *   InvalidEventError; SeedlineError SESSION_NOT_LIVE for a stale `Session` object.
    */
   async append(target: Session | string, events: readonly unknown[]): Promise<number> {
     if (!Array.isArray(events))
