@@ -68,6 +68,20 @@ export type StorageErrorCode =
 /** A store or backend refused an operation, or found its data unreadable. */
 export class StorageError<C extends StorageErrorCode = StorageErrorCode> extends SeedlineError<C> {}
 
+/**
+ * The codes of `ReplayError`: the replay codes, plus INVALID_PARAMS for overrides that name no
+ * session of the tree or do not parse.
+ */
+export type ReplayErrorCode =
+  | "REPLAY_INCOMPLETE"
+  | "REPLAY_EXHAUSTED"
+  | "REPLAY_UNEXPECTED_SESSION"
+  | "REPLAY_NOT_FOUND"
+  | "INVALID_PARAMS";
+
+/** Replay refused to derive or serve a script; `code` says why. */
+export class ReplayError<C extends ReplayErrorCode = ReplayErrorCode> extends SeedlineError<C> {}
+
 /** Whether `error` is a seedline error with the given code. */
 export function hasCode<C extends SeedlineErrorCode>(
   error: unknown,

@@ -13,6 +13,7 @@ export { INTERRUPTED_RESULT_TEXT, interruptedTurnClosers } from "./log/repair.js
 export { type PreparedBatch, SessionLog } from "./log/session-log.js";
 export { deriveMessages, isSurfaceEligibleType, messageOf, Surface } from "./log/surface.js";
 export type { EventOf, SurfaceEvent } from "./log/types.js";
+export * from "./replay/index.js";
 export type * from "./store/backend.js";
 export { MemoryBackend } from "./store/memory-backend.js";
 export {
