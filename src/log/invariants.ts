@@ -33,6 +33,37 @@ export class LogState {
   openCalls = new Map<string, number>();
   lastTurnMarker: TurnMarker | undefined;
   surface = new Surface();
+  /** While a batch is tried: how to return to the state before it. */
+  #journal: { readonly saved: LogState; readonly undo: (() => void)[] } | undefined;
+
+  /** Starts trying a batch: `rollback()` returns the state to this point in O(batch). */
+  begin(): void {
+    const saved = new LogState();
+    saved.length = this.length;
+    saved.lastTurn = this.lastTurn;
+    saved.openTurn = this.openTurn;
+    saved.lastStep = this.lastStep;
+    saved.openStep = this.openStep;
+    saved.openCalls = new Map(this.openCalls);
+    saved.lastTurnMarker = this.lastTurnMarker;
+    this.#journal = { saved, undo: [] };
+  }
+
+  /** Undoes everything applied since `begin()`. */
+  rollback(): void {
+    const journal = this.#journal;
+    if (journal === undefined) return;
+    this.#journal = undefined;
+    for (let i = journal.undo.length - 1; i >= 0; i--) (journal.undo[i] as () => void)();
+    const { saved } = journal;
+    this.length = saved.length;
+    this.lastTurn = saved.lastTurn;
+    this.openTurn = saved.openTurn;
+    this.lastStep = saved.lastStep;
+    this.openStep = saved.openStep;
+    this.openCalls = saved.openCalls;
+    this.lastTurnMarker = saved.lastTurnMarker;
+  }
 
   /** A copy that evolves independently. */
   clone(): LogState {
@@ -185,7 +216,10 @@ export class LogState {
       default:
         break;
     }
-    if (isSurfaceEvent(event)) this.surface.apply(event);
+    if (isSurfaceEvent(event)) {
+      const undo = this.surface.apply(event);
+      this.#journal?.undo.push(undo);
+    }
   }
 }
 

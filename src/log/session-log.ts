@@ -17,8 +17,6 @@ export interface PreparedBatch {
   readonly nextSeq: number;
   /** The log the batch was prepared against. */
   readonly log: SessionLog;
-  /** The state after the batch. */
-  readonly state: LogState;
 }
 
 /**
@@ -103,15 +101,21 @@ export class SessionLog {
   prepare(batch: readonly unknown[], ownership: Ownership = "copy"): PreparedBatch {
     const fromSeq = this.length;
     const skip = this.#repeatedPrefix(batch);
-    const state = this.#state.clone();
+    const state = this.#state;
     const events: SessionEvent[] = [];
-    for (let i = skip; i < batch.length; i++) {
-      const event = admitEvent(batch[i], fromSeq + events.length, i, ownership);
-      state.check(event, i);
-      state.apply(event);
-      events.push(event);
+    // Try the batch on the live state and undo it: the cost is the batch's, not the log's.
+    state.begin();
+    try {
+      for (let i = skip; i < batch.length; i++) {
+        const event = admitEvent(batch[i], fromSeq + events.length, i, ownership);
+        state.check(event, i);
+        state.apply(event);
+        events.push(event);
+      }
+    } finally {
+      state.rollback();
     }
-    return { events, fromSeq, nextSeq: fromSeq + events.length, log: this, state };
+    return { events, fromSeq, nextSeq: fromSeq + events.length, log: this };
   }
 
   /**
@@ -127,8 +131,10 @@ export class SessionLog {
       );
     }
     if (batch.events.length === 0) return;
-    for (const event of batch.events) this.#events.push(event);
-    this.#state = batch.state;
+    for (const event of batch.events) {
+      this.#state.apply(event);
+      this.#events.push(event);
+    }
     this.#snapshot = undefined;
   }
 

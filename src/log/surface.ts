@@ -60,23 +60,39 @@ export class Surface {
     return this.#nodes.slice(from, to + 1).map((n) => n.seq);
   }
 
-  /** Applies the event's `surfaceOp`. */
-  apply(event: SurfaceEvent): void {
+  /**
+   * Applies the event's `surfaceOp`; returns what undoes it. Undo in reverse order, before anything
+   * else reads the surface: an append costs O(1) either way, a replace O(surface).
+   */
+  apply(event: SurfaceEvent): () => void {
     const node: SurfaceNode = { seq: event.seq, message: messageOf(event) };
     const op = event.surfaceOp;
     this.#snapshot = undefined;
     if (op === "append") {
       this.#nodes.push(node);
       this.#members.add(event.seq);
-      if (node.message && !this.#messagesStale) this.#messages.push(node.message);
-      return;
+      const pushed = node.message !== undefined && !this.#messagesStale;
+      if (pushed) this.#messages.push(node.message as DerivedMessage);
+      return () => {
+        this.#nodes.pop();
+        this.#members.delete(event.seq);
+        if (pushed) this.#messages.pop();
+        this.#snapshot = undefined;
+      };
     }
     const from = this.positionOf(op.start);
     const to = this.positionOf(op.end);
-    for (const removed of this.#nodes.splice(from, to - from + 1, node))
-      this.#members.delete(removed.seq);
+    const removed = this.#nodes.splice(from, to - from + 1, node);
+    for (const r of removed) this.#members.delete(r.seq);
     this.#members.add(event.seq);
     this.#messagesStale = true;
+    return () => {
+      this.#nodes.splice(from, 1, ...removed);
+      this.#members.delete(event.seq);
+      for (const r of removed) this.#members.add(r.seq);
+      this.#messagesStale = true;
+      this.#snapshot = undefined;
+    };
   }
 
   /** The derived messages, frozen; the same array until the surface changes. */
