@@ -1,0 +1,141 @@
+// Durable file writes: publish a new file atomically (temp + fsync + link), append with truncate-back on failure.
+import { randomBytes } from "node:crypto";
+import { type FileHandle, link, open, rm } from "node:fs/promises";
+import { join } from "node:path";
+
+/** How far an acknowledged write survives: a power cut ("fsync") or only a killed process ("process"). */
+export type Durability = "fsync" | "process";
+
+/**
+ * The operations whose failure a write must survive. The backend takes them as an internal
+ * option, so tests can make a real write or fsync fail (say, half the bytes written, then EIO)
+ * and check what is left on disk.
+ */
+export interface FileOps {
+  /** Writes all of `data` at `position`. */
+  write(handle: FileHandle, data: Uint8Array, position: number): Promise<void>;
+  /** Flushes a file's (or a directory's) data and metadata to the disk. */
+  sync(handle: FileHandle): Promise<void>;
+}
+
+/** The file operations of `node:fs`. */
+export const NODE_FILE_OPS: FileOps = {
+  async write(handle, data, position) {
+    let done = 0;
+    while (done < data.length) {
+      const { bytesWritten } = await handle.write(data, done, data.length - done, position + done);
+      done += bytesWritten;
+    }
+  },
+  sync: (handle) => handle.sync(),
+};
+
+/** Where a published file landed: its identity (to recognise it later) and size. */
+export interface FileIdentity {
+  /** Device and inode, as one string. */
+  readonly key: string;
+  readonly size: number;
+}
+
+/** Writes files so that an acknowledged write is durable and a failed one leaves nothing behind. */
+export class DurableFiles {
+  readonly mode: Durability;
+  readonly ops: FileOps;
+
+  constructor(mode: Durability, ops: FileOps) {
+    this.mode = mode;
+    this.ops = ops;
+  }
+
+  /** Flushes a file, in mode "fsync". */
+  async syncFile(handle: FileHandle): Promise<void> {
+    if (this.mode === "fsync") await this.ops.sync(handle);
+  }
+
+  /** Flushes a directory's entries (a link, an unlink), in mode "fsync". */
+  async syncDir(dir: string): Promise<void> {
+    if (this.mode !== "fsync") return;
+    const handle = await open(dir, "r");
+    try {
+      await this.ops.sync(handle);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * Writes `data` at `position` (the end of what the file should keep) and flushes it. When the
+   * write or the flush fails, cuts the file back to `position` (flushed too) and rethrows, so
+   * nothing of an unacknowledged write stays to be duplicated by a retry.
+   */
+  async writeAt(handle: FileHandle, data: Uint8Array, position: number): Promise<void> {
+    try {
+      await this.ops.write(handle, data, position);
+      await this.syncFile(handle);
+    } catch (error) {
+      try {
+        await this.cut(handle, position);
+      } catch {
+        // The original failure is what the caller must see; a reader re-derives the length.
+      }
+      throw error;
+    }
+  }
+
+  /** Truncates a file to `size` and flushes the cut. */
+  async cut(handle: FileHandle, size: number): Promise<void> {
+    await handle.truncate(size);
+    await this.syncFile(handle);
+  }
+
+  /**
+   * Creates `dir/name` with the bytes `fill` writes, atomically: they go to a temp file in the
+   * same folder, which is flushed, then linked under `name` (`link` fails with EEXIST when the
+   * name is taken, so two creators cannot overwrite each other); the folder is flushed and the
+   * temp name removed. On any failure the temp file is removed and nothing appears under `name`.
+   * @throws the file system's error (EEXIST when `name` exists).
+   */
+  async publish(
+    dir: string,
+    name: string,
+    fill: (write: (bytes: Uint8Array) => Promise<void>) => Promise<void>,
+  ): Promise<FileIdentity> {
+    const temp = join(dir, `.${name}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+    const handle = await open(temp, "wx");
+    try {
+      let position = 0;
+      await fill(async (bytes) => {
+        await this.ops.write(handle, bytes, position);
+        position += bytes.length;
+      });
+      await this.syncFile(handle);
+      const stat = await handle.stat({ bigint: true });
+      await link(temp, join(dir, name));
+      await this.syncDir(dir);
+      return { key: `${stat.dev}:${stat.ino}`, size: Number(stat.size) };
+    } finally {
+      await handle.close();
+      // A leftover temp name after a crash is harmless: readers only look at `.jsonl` names.
+      await rm(temp, { force: true });
+    }
+  }
+}
+
+/** Copies bytes [from, to) of a file to `write`, a chunk at a time. */
+export async function copyRange(
+  handle: FileHandle,
+  from: number,
+  to: number,
+  write: (bytes: Uint8Array) => Promise<void>,
+  chunkBytes: number,
+): Promise<void> {
+  const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkBytes, to - from)));
+  for (let position = from; position < to; ) {
+    const length = Math.min(buffer.length, to - position);
+    const { bytesRead } = await handle.read(buffer, 0, length, position);
+    if (bytesRead === 0)
+      throw new Error(`expected bytes up to ${to} of a file, got its end at ${position}`);
+    await write(buffer.subarray(0, bytesRead));
+    position += bytesRead;
+  }
+}

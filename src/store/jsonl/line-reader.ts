@@ -1,0 +1,154 @@
+// Reads log files in chunks: whole logs line by line, or only the first line and the last event line.
+import type { FileHandle } from "node:fs/promises";
+import { type LogLine, LogReader, type LogScan } from "./format.js";
+
+/** How much of a file is read at a time. */
+export const CHUNK_BYTES = 1 << 20;
+
+const NEWLINE = 0x0a;
+
+/**
+ * Calls `onLine` for every line of a file, in order, reading `chunkBytes` at a time; a final
+ * fragment without `\n` comes last, unterminated. Only the line being assembled is held, so
+ * memory does not grow with the file. Returning "stop" ends the read.
+ */
+export async function readLines(
+  handle: FileHandle,
+  onLine: (line: LogLine) => "stop" | undefined,
+  chunkBytes: number = CHUNK_BYTES,
+): Promise<void> {
+  const chunk = Buffer.allocUnsafe(chunkBytes);
+  let pending: Buffer[] = [];
+  let position = 0;
+  let lineStart = 0;
+  let number = 1;
+  for (;;) {
+    const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position);
+    if (bytesRead === 0) break;
+    let from = 0;
+    for (;;) {
+      const newline = chunk.indexOf(NEWLINE, from);
+      if (newline === -1 || newline >= bytesRead) break;
+      let text: string;
+      if (pending.length === 0) {
+        text = chunk.toString("utf8", from, newline);
+      } else {
+        pending.push(chunk.subarray(from, newline));
+        text = Buffer.concat(pending).toString("utf8");
+        pending = [];
+      }
+      const end = position + newline + 1;
+      if (onLine({ text, number, start: lineStart, end, terminated: true }) === "stop") return;
+      number++;
+      lineStart = end;
+      from = newline + 1;
+    }
+    // The chunk buffer is reused by the next read, so a line's first part is copied.
+    if (from < bytesRead) pending.push(Buffer.from(chunk.subarray(from, bytesRead)));
+    position += bytesRead;
+  }
+  if (pending.length > 0) {
+    const text = Buffer.concat(pending).toString("utf8");
+    onLine({ text, number, start: lineStart, end: position, terminated: false });
+  }
+}
+
+/**
+ * Streams a log file through the read rules of {@link LogReader}, handing each intact event to
+ * `visit` and keeping nothing itself; `visit` returning "stop" ends the read early (the scan
+ * then describes the lines read).
+ * @throws StorageError CORRUPT_LOG, FORMAT_UNSUPPORTED, as {@link LogReader} does.
+ */
+export async function scanLogFile(
+  handle: FileHandle,
+  location: string,
+  visit?: (event: Record<string, unknown>, line: LogLine) => "stop" | undefined,
+  chunkBytes: number = CHUNK_BYTES,
+): Promise<LogScan> {
+  const reader = new LogReader(location);
+  await readLines(
+    handle,
+    (line) => {
+      const event = reader.accept(line);
+      return event === undefined || visit === undefined ? undefined : visit(event, line);
+    },
+    chunkBytes,
+  );
+  return reader.finish();
+}
+
+/** The first line of a file and where it ends, or undefined when it has no complete line. */
+export async function readFirstLine(
+  handle: FileHandle,
+): Promise<{ readonly text: string; readonly end: number } | undefined> {
+  let found: { text: string; end: number } | undefined;
+  await readLines(
+    handle,
+    (line) => {
+      if (line.terminated) found = { text: line.text, end: line.end };
+      return "stop";
+    },
+    4096,
+  );
+  return found;
+}
+
+/**
+ * The complete lines of a file from the end backwards, down to byte `floor`, reading a window
+ * from the end that doubles as needed. `visit` returns "stop" to end the walk; a trailing fragment
+ * without `\n` is skipped.
+ */
+export async function walkLinesBackwards(
+  handle: FileHandle,
+  size: number,
+  floor: number,
+  visit: (text: string) => "stop" | undefined,
+): Promise<void> {
+  let windowStart = size;
+  let window = Buffer.alloc(0);
+  let step = 4096;
+  // Grows the window until it holds byte `offset`; false when that would go below `floor`.
+  const reach = async (offset: number): Promise<boolean> => {
+    while (windowStart > offset) {
+      if (windowStart <= floor) return false;
+      const from = Math.max(floor, windowStart - step);
+      const more = Buffer.allocUnsafe(windowStart - from);
+      const { bytesRead } = await handle.read(more, 0, more.length, from);
+      if (bytesRead !== more.length) return false;
+      window = Buffer.concat([more, window]);
+      windowStart = from;
+      step *= 2;
+    }
+    return true;
+  };
+  // `end` is the offset just past the `\n` of the line looked at; the line is [start, end - 1).
+  let end = -1;
+  for (;;) {
+    const index = window.lastIndexOf(NEWLINE);
+    if (index !== -1) {
+      end = windowStart + index + 1;
+      break;
+    }
+    if (!(await reach(windowStart - 1))) return;
+  }
+  while (end > floor) {
+    let start: number;
+    for (;;) {
+      // A negative offset would make lastIndexOf count from the end of the buffer.
+      const searchFrom = end - 2 - windowStart;
+      const index = searchFrom < 0 ? -1 : window.lastIndexOf(NEWLINE, searchFrom);
+      if (index !== -1) {
+        start = windowStart + index + 1;
+        break;
+      }
+      if (windowStart <= floor) {
+        start = floor;
+        break;
+      }
+      if (!(await reach(windowStart - 1))) return;
+    }
+    const text = window.toString("utf8", start - windowStart, end - 1 - windowStart);
+    if (visit(text) === "stop") return;
+    end = start;
+  }
+}

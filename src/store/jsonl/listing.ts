@@ -1,0 +1,132 @@
+// Lists JSONL sessions from each file's header line and, for a page's sessions, its last line.
+import { type FileHandle, open, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { StorageError } from "../../errors.js";
+import type { SessionHeader } from "../../generated.js";
+import type { ListedSession, ListPage, ListQuery } from "../backend.js";
+import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "../list-cursor.js";
+import { parseHeaderLine } from "./format.js";
+import { LOG_SUFFIX, logFileName } from "./layout.js";
+import { readFirstLine, walkLinesBackwards } from "./line-reader.js";
+
+/** How many files are open at once while listing. */
+const PARALLELISM = 32;
+
+/**
+ * One page of the logs in `dir`, newest first. Every file's first line (the header) is read to
+ * filter and order; then, for the page's sessions only, the last complete line, found by reading
+ * backwards from the end: `eventCount` is its seq + 1 and `updatedAt` its time. A trailing line
+ * that does not parse (a torn tail) is passed over for the one before it; the middle of a log is
+ * never read. Files whose header is unreadable, of another format version, or names an id that
+ * does not map to the file's name are not listed (`load` reports what is wrong with them).
+ * @throws StorageError INVALID_PARAMS for a cursor this did not issue.
+ */
+export async function listLogs(dir: string, query: ListQuery): Promise<ListPage> {
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((name) => name.endsWith(LOG_SUFFIX));
+  } catch (error) {
+    if (!isErrno(error, "ENOENT")) throw error;
+    names = [];
+  }
+  const found: { header: SessionHeader; path: string; headerEnd: number }[] = [];
+  await forEachLimited(names, async (name) => {
+    const path = join(dir, name);
+    const head = await readHeader(path, name);
+    if (head === undefined) return;
+    const { header } = head;
+    if (query.cwd !== undefined && header.cwd !== query.cwd) return;
+    if (query.parentSession !== undefined && header.parentSession !== query.parentSession) return;
+    if (after !== undefined && !isAfter(header, after)) return;
+    found.push({ header, path, headerEnd: head.end });
+  });
+  found.sort((a, b) => compareNewestFirst(a.header, b.header));
+  const page = found.slice(0, query.limit);
+  const sessions: ListedSession[] = new Array(page.length);
+  await forEachLimited(
+    page.map((entry, index) => ({ entry, index })),
+    async ({ entry, index }) => {
+      sessions[index] = { header: entry.header, ...(await lastEvent(entry.path, entry.headerEnd)) };
+    },
+  );
+  const last = page.at(-1);
+  return {
+    sessions,
+    ...(found.length > query.limit && last ? { nextCursor: encodeCursor(last.header) } : {}),
+  };
+}
+
+/** The header of a log file from its first line, or undefined when it cannot be listed. */
+async function readHeader(
+  path: string,
+  name: string,
+): Promise<{ header: SessionHeader; end: number } | undefined> {
+  const handle = await openIfExists(path);
+  if (handle === undefined) return undefined;
+  try {
+    const first = await readFirstLine(handle);
+    if (first === undefined) return undefined;
+    const header = parseHeaderLine(first.text, path);
+    return logFileName(header.id) === name ? { header, end: first.end } : undefined;
+  } catch (error) {
+    if (error instanceof StorageError) return undefined;
+    throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `eventCount` and `updatedAt` from the last complete line that parses as an event. */
+async function lastEvent(
+  path: string,
+  headerEnd: number,
+): Promise<{ eventCount: number; updatedAt?: number }> {
+  let found: { eventCount: number; updatedAt?: number } = { eventCount: 0 };
+  const handle = await openIfExists(path);
+  if (handle === undefined) return found;
+  try {
+    const size = Number((await handle.stat({ bigint: true })).size);
+    await walkLinesBackwards(handle, size, headerEnd, (text) => {
+      let event: unknown;
+      try {
+        event = JSON.parse(text);
+      } catch {
+        return undefined;
+      }
+      const { seq, time } = (event ?? {}) as { seq?: unknown; time?: unknown };
+      if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0) return undefined;
+      found = { eventCount: seq + 1, ...(typeof time === "number" ? { updatedAt: time } : {}) };
+      return "stop";
+    });
+    return found;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function openIfExists(path: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(path, "r");
+  } catch (error) {
+    // Deleted between the folder read and now: not listed.
+    if (isErrno(error, "ENOENT")) return undefined;
+    throw error;
+  }
+}
+
+/** Runs `task` over `items` with at most {@link PARALLELISM} running at once. */
+async function forEachLimited<T>(
+  items: readonly T[],
+  task: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await task(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLELISM, items.length) }, worker));
+}
+
+function isErrno(error: unknown, code: string): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
+}

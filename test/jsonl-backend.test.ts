@@ -1,0 +1,843 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  lastTurnMarkerAt,
+  type SessionEvent,
+  type SessionHeader,
+  SessionStore,
+} from "../src/index.js";
+import type { FileOps } from "../src/store/jsonl/durable-file.js";
+import { formatEventLine, formatHeaderLine } from "../src/store/jsonl/format.js";
+import { JsonlBackend, type JsonlBackendOptions } from "../src/store/jsonl/jsonl-backend.js";
+import { logFileName } from "../src/store/jsonl/layout.js";
+import { balancedLog, simpleTurn, stepStart, TIME, turnStart, userMessage } from "./builders.js";
+import { type CorpusLog, corpusLogs } from "./corpus.js";
+
+const LOGS = corpusLogs();
+const MULTI_TURN = LOGS.find((log) => log.name === "multi-turn/session.jsonl") as CorpusLog;
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+const BACKEND_MODULE = new URL("../src/store/jsonl/jsonl-backend.ts", import.meta.url).href;
+
+const roots: string[] = [];
+const backends: JsonlBackend[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+  for (const backend of backends.splice(0)) await backend.close();
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "seedline-jsonl-"));
+  roots.push(dir);
+  return dir;
+}
+
+function open(root: string, options?: JsonlBackendOptions): JsonlBackend {
+  const backend = new JsonlBackend(root, options);
+  backends.push(backend);
+  return backend;
+}
+
+function logPath(root: string, id: string): string {
+  return join(root, "sessions", logFileName(id));
+}
+
+/** Every file under `dir`, as sorted paths relative to it. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+function sha256(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+function headerOf(log: CorpusLog): SessionHeader {
+  const { type: _type, ...header } = log.header as SessionHeader & { type: string };
+  return header;
+}
+
+function header(id: string, extra: Partial<SessionHeader> = {}): SessionHeader {
+  return { version: 0, id, createdAt: TIME, ...extra };
+}
+
+/** The byte offsets where each line starts, plus the total size at the end. */
+function lineStarts(bytes: Buffer): number[] {
+  const starts = [0];
+  for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) starts.push(i + 1);
+  if (starts.at(-1) !== bytes.length) starts.push(bytes.length);
+  return starts;
+}
+
+/** A copy of the file with line `line` (1-based) replaced by `text`. */
+function replaceLine(path: string, line: number, text: string): void {
+  const lines = readFileSync(path, "utf8").split("\n");
+  lines[line - 1] = text;
+  writeFileSync(path, lines.join("\n"));
+}
+
+async function createCorpus(root: string, log: CorpusLog): Promise<JsonlBackend> {
+  const backend = open(root);
+  await backend.create(headerOf(log), log.events as SessionEvent[]);
+  return backend;
+}
+
+describe("storing logs", () => {
+  it("stores every corpus log, each imported into its own root, byte-identical to the corpus file", async () => {
+    let headerOnly = 0;
+    for (const log of LOGS) {
+      const root = tempDir();
+      const backend = await createCorpus(root, log);
+      const path = logPath(root, headerOf(log).id);
+      expect(readFileSync(path).equals(Buffer.from(log.text, "utf8"))).toBe(true);
+      expect(filesUnder(root)).toEqual([`sessions/${logFileName(headerOf(log).id)}`]);
+      const loaded = await backend.load(headerOf(log).id);
+      expect(loaded).toEqual({ header: headerOf(log), events: log.events, tornTail: false });
+      if (log.events.length === 0) headerOnly++;
+    }
+    expect(LOGS.length).toBe(39);
+    expect(headerOnly).toBe(2);
+  });
+
+  it("stores the same bytes in process durability mode", async () => {
+    for (const log of LOGS.slice(0, 5)) {
+      const root = tempDir();
+      await open(root, { durability: "process" }).create(
+        headerOf(log),
+        log.events as SessionEvent[],
+      );
+      expect(readFileSync(logPath(root, headerOf(log).id), "utf8")).toBe(log.text);
+    }
+  });
+
+  it("refuses a second create of an id with SESSION_ALREADY_EXISTS, keeping the first file and no temp file", async () => {
+    const root = tempDir();
+    const backend = open(root);
+    await backend.create(header("s"), simpleTurn(0, 1));
+    const before = sha256(logPath(root, "s"));
+    await expect(backend.create(header("s"), [])).rejects.toMatchObject({
+      code: "SESSION_ALREADY_EXISTS",
+      details: { sessionId: "s" },
+    });
+    const other = open(root);
+    await expect(other.create(header("s", { createdAt: 1 }), [])).rejects.toMatchObject({
+      code: "SESSION_ALREADY_EXISTS",
+    });
+    expect(sha256(logPath(root, "s"))).toBe(before);
+    expect(filesUnder(root)).toEqual(["sessions/s.jsonl"]);
+  });
+
+  it("publishes nothing, and leaves no temp file, when writing the new file fails", async () => {
+    const root = tempDir();
+    const backend = open(root, {
+      fileOps: {
+        write: async () => {
+          throw Object.assign(new Error("EIO: simulated"), { code: "EIO" });
+        },
+      },
+    });
+    await expect(backend.create(header("s"), simpleTurn(0, 1))).rejects.toMatchObject({
+      code: "EIO",
+    });
+    expect(await backend.has("s")).toBe(false);
+    expect(filesUnder(root)).toEqual([]);
+  });
+
+  it("writes nothing for a session created without a seed; its first append publishes header and batch, leaving no temp file", async () => {
+    const root = tempDir();
+    const store = new SessionStore({ backend: open(root), now: () => 7 });
+    const session = await store.create("lazy");
+    expect(filesUnder(root)).toEqual(["sessions/lazy.lock"]);
+    await session.append(simpleTurn(0, 1));
+    expect(filesUnder(root)).toEqual(["sessions/lazy.jsonl", "sessions/lazy.lock"]);
+    expect(readFileSync(logPath(root, "lazy"), "utf8")).toBe(
+      formatHeaderLine(header("lazy", { createdAt: 7 })) +
+        simpleTurn(0, 1).map(formatEventLine).join(""),
+    );
+    await store.create("abandoned");
+    await store.close();
+    expect(filesUnder(root)).toEqual(["sessions/lazy.jsonl"]);
+  });
+});
+
+describe("appending", () => {
+  it("appends after what it wrote without reading the file again", async () => {
+    const root = tempDir();
+    const backend = open(root);
+    const events = balancedLog(2);
+    const half = simpleTurn(0, 1).length;
+    await backend.create(header("s"), events.slice(0, half));
+    // Damage a middle line in place (same size, same file): only a reader would notice.
+    const path = logPath(root, "s");
+    const bytes = readFileSync(path);
+    bytes[lineStarts(bytes)[2] as number] = "#".charCodeAt(0);
+    writeFileSync(path, bytes);
+    await backend.append("s", half, events.slice(half));
+    await expect(open(root).load("s")).rejects.toMatchObject({
+      code: "CORRUPT_LOG",
+      details: { line: 3 },
+    });
+    // A fresh instance has no remembered state, so it reads the file and finds the damage.
+    await expect(open(root).append("s", events.length, simpleTurn(0, 3))).rejects.toMatchObject({
+      code: "CORRUPT_LOG",
+    });
+  });
+
+  it("refuses a batch that does not start at the stored length (SEQ_CONFLICT) and an absent session (SESSION_NOT_FOUND)", async () => {
+    const root = tempDir();
+    const backend = open(root);
+    const turn = simpleTurn(0, 1);
+    await backend.create(header("s"), turn);
+    const before = sha256(logPath(root, "s"));
+    for (const fromSeq of [0, turn.length - 1, turn.length + 1]) {
+      await expect(backend.append("s", fromSeq, simpleTurn(fromSeq, 2))).rejects.toMatchObject({
+        code: "SEQ_CONFLICT",
+        details: { expectedSeq: turn.length },
+      });
+    }
+    expect(sha256(logPath(root, "s"))).toBe(before);
+    await expect(backend.append("nope", 0, turn)).rejects.toMatchObject({
+      code: "SESSION_NOT_FOUND",
+      details: { sessionId: "nope" },
+    });
+    expect(await backend.has("nope")).toBe(false);
+  });
+
+  it("cuts the file back to its size before the append when a write fails half way, so a retry stores each seq once", async () => {
+    const root = tempDir();
+    let failNext = false;
+    const backend = open(root, {
+      fileOps: {
+        // A real partial write: half the bytes reach the file, then the disk reports EIO.
+        write: async (handle: FileHandle, data: Uint8Array, position: number) => {
+          if (failNext) {
+            failNext = false;
+            await handle.write(data, 0, data.length >> 1, position);
+            throw Object.assign(new Error("EIO: simulated"), { code: "EIO" });
+          }
+          await handle.write(data, 0, data.length, position);
+        },
+      },
+    });
+    const first = simpleTurn(0, 1);
+    const second = simpleTurn(first.length, 2);
+    await backend.create(header("s"), first);
+    const path = logPath(root, "s");
+    const before = readFileSync(path);
+    failNext = true;
+    await expect(backend.append("s", first.length, second)).rejects.toMatchObject({
+      code: "EIO",
+    });
+    expect(readFileSync(path).equals(before)).toBe(true);
+    await backend.append("s", first.length, second);
+    expect((await open(root).load("s"))?.events).toEqual([...first, ...second]);
+  });
+
+  it("cuts a fully written batch back when the fsync fails", async () => {
+    const root = tempDir();
+    let failNext = false;
+    const backend = open(root, {
+      fileOps: {
+        sync: async (handle: FileHandle) => {
+          if (failNext) {
+            failNext = false;
+            throw Object.assign(new Error("EIO: simulated fsync"), { code: "EIO" });
+          }
+          await handle.sync();
+        },
+      },
+    });
+    const first = simpleTurn(0, 1);
+    const second = simpleTurn(first.length, 2);
+    await backend.create(header("s"), first);
+    const before = readFileSync(logPath(root, "s"));
+    failNext = true;
+    await expect(backend.append("s", first.length, second)).rejects.toMatchObject({
+      code: "EIO",
+    });
+    expect(readFileSync(logPath(root, "s")).equals(before)).toBe(true);
+    await expect(backend.append("s", first.length + 1, second)).rejects.toMatchObject({
+      code: "SEQ_CONFLICT",
+      details: { expectedSeq: first.length },
+    });
+    await backend.append("s", first.length, second);
+    expect((await backend.load("s"))?.events).toEqual([...first, ...second]);
+  });
+
+  it("notices another instance's append and recovers the length from the file", async () => {
+    const root = tempDir();
+    const [a, b] = [open(root), open(root)];
+    const turns = balancedLog(3);
+    const n = simpleTurn(0, 1).length;
+    await a.create(header("s"), turns.slice(0, n));
+    await b.append("s", n, turns.slice(n, 2 * n));
+    await expect(a.append("s", n, turns.slice(n, 2 * n))).rejects.toMatchObject({
+      code: "SEQ_CONFLICT",
+      details: { expectedSeq: 2 * n },
+    });
+    await a.append("s", 2 * n, turns.slice(2 * n));
+    expect((await b.load("s"))?.events).toEqual(turns);
+  });
+
+  it("keeps the complete lines a dead writer left and cuts its partial line before appending", async () => {
+    const root = tempDir();
+    const events = [turnStart(0, 1), userMessage(1, "go"), stepStart(2, 1, 1)];
+    await open(root).create(header("s"), events.slice(0, 1));
+    const path = logPath(root, "s");
+    appendFileSync(path, `${formatEventLine(events[1] as SessionEvent)}{"type":"step/st`);
+    const backend = open(root);
+    await backend.append("s", 2, events.slice(2));
+    expect(readFileSync(path, "utf8")).toBe(
+      formatHeaderLine(header("s")) + events.map(formatEventLine).join(""),
+    );
+  });
+});
+
+describe("reading logs", () => {
+  it("loads a log cut at every byte offset inside its last line as the intact prefix", async () => {
+    const root = tempDir();
+    const backend = await createCorpus(root, MULTI_TURN);
+    const id = headerOf(MULTI_TURN).id;
+    const path = logPath(root, id);
+    const bytes = Buffer.from(MULTI_TURN.text, "utf8");
+    const lastStart = lineStarts(bytes).at(-2) as number;
+    let offsets = 0;
+    for (let cut = lastStart; cut <= bytes.length; cut++) {
+      writeFileSync(path, bytes.subarray(0, cut));
+      const loaded = await open(root, { chunkBytes: 61 }).load(id);
+      const whole = cut === bytes.length;
+      expect(loaded?.events).toEqual(MULTI_TURN.events.slice(0, whole ? undefined : -1));
+      expect(loaded?.tornTail).toBe(cut > lastStart && !whole);
+      offsets++;
+    }
+    expect(offsets).toBe(bytes.length - lastStart + 1);
+    expect(await backend.has(id)).toBe(true);
+  });
+
+  it("loads every cut of each of the last three lines after the last turn/end as the intact prefix", async () => {
+    const root = tempDir();
+    const turn = simpleTurn(0, 1);
+    const n = turn.length;
+    const events = [...turn, turnStart(n, 2), userMessage(n + 1, "go"), stepStart(n + 2, 2, 1)];
+    await open(root).create(header("s"), events);
+    const path = logPath(root, "s");
+    const bytes = readFileSync(path);
+    const starts = lineStarts(bytes);
+    let offsets = 0;
+    for (let line = n + 1; line < n + 4; line++) {
+      const [start, end] = [starts[line] as number, starts[line + 1] as number];
+      for (let cut = start; cut <= end; cut++) {
+        writeFileSync(path, bytes.subarray(0, cut));
+        const loaded = await open(root).load("s");
+        expect(loaded?.events).toEqual(events.slice(0, cut === end ? line : line - 1));
+        expect(loaded?.tornTail).toBe(cut > start && cut < end);
+        offsets++;
+      }
+    }
+    expect(offsets).toBe(bytes.length - (starts[n + 1] as number) + 3);
+  });
+
+  it("reports CORRUPT_LOG naming the file, the line and the seq for a damaged line before the last turn/end", async () => {
+    const root = tempDir();
+    const backend = await createCorpus(root, MULTI_TURN);
+    const id = headerOf(MULTI_TURN).id;
+    const path = logPath(root, id);
+    for (const line of [2, 5, 9]) {
+      writeFileSync(path, MULTI_TURN.text);
+      replaceLine(path, line, "{garbled");
+      await expect(backend.load(id)).rejects.toMatchObject({
+        code: "CORRUPT_LOG",
+        details: { location: path, line, seq: line - 2 },
+      });
+    }
+  });
+
+  it("refuses format versions 1 and -1 (FORMAT_UNSUPPORTED) and leaves the file's bytes untouched", async () => {
+    const root = tempDir();
+    await open(root).create(header("s"), balancedLog(2));
+    const path = logPath(root, "s");
+    const original = readFileSync(path, "utf8");
+    for (const version of [1, -1]) {
+      writeFileSync(path, original.replace('"version":0', `"version":${version}`));
+      const before = sha256(path);
+      await expect(open(root).load("s")).rejects.toMatchObject({
+        code: "FORMAT_UNSUPPORTED",
+        details: { found: version, supported: 0, location: path },
+      });
+      const store = new SessionStore({ backend: open(root) });
+      await expect(store.get("s")).rejects.toMatchObject({ code: "FORMAT_UNSUPPORTED" });
+      await expect(open(root).append("s", 14, simpleTurn(14, 3))).rejects.toMatchObject({
+        code: "FORMAT_UNSUPPORTED",
+      });
+      await expect(open(root).forkPoint("s", undefined)).rejects.toMatchObject({
+        code: "FORMAT_UNSUPPORTED",
+      });
+      expect(sha256(path)).toBe(before);
+      expect(filesUnder(root)).toEqual(["sessions/s.jsonl"]);
+    }
+  });
+
+  it("refuses a version 1 log before parsing any event line: an unparsable line 2 is still FORMAT_UNSUPPORTED", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "sessions"));
+    const path = logPath(root, "s");
+    const turnEnd = formatEventLine(simpleTurn(0, 1).at(-1) as SessionEvent);
+    writeFileSync(path, `{"type":"session","version":1,"id":"s","createdAt":0}\n{{{\n${turnEnd}`);
+    const before = sha256(path);
+    await expect(open(root).load("s")).rejects.toMatchObject({
+      code: "FORMAT_UNSUPPORTED",
+      details: { found: 1, supported: 0 },
+    });
+    expect(sha256(path)).toBe(before);
+    writeFileSync(path, `{"type":"session","version":0,"id":"s","createdAt":0}\n{{{\n${turnEnd}`);
+    await expect(open(root).load("s")).rejects.toMatchObject({
+      code: "CORRUPT_LOG",
+      details: { line: 2 },
+    });
+  });
+
+  it("refuses a stored event of an unknown type (FORMAT_UNSUPPORTED)", async () => {
+    const root = tempDir();
+    await open(root).create(header("s"), simpleTurn(0, 1));
+    const path = logPath(root, "s");
+    replaceLine(path, 3, JSON.stringify({ type: "turn/pause", seq: 1, time: 0, data: {} }));
+    await expect(open(root).load("s")).rejects.toMatchObject({
+      code: "FORMAT_UNSUPPORTED",
+      details: { found: "turn/pause", supported: 0, location: path },
+    });
+  });
+
+  it("reports CORRUPT_LOG when the header names another session than the file's", async () => {
+    const root = tempDir();
+    await open(root).create(header("a"), simpleTurn(0, 1));
+    copyFileSync(logPath(root, "a"), logPath(root, "b"));
+    await expect(open(root).load("b")).rejects.toMatchObject({
+      code: "CORRUPT_LOG",
+      details: { location: logPath(root, "b"), line: 1 },
+    });
+  });
+
+  it("streams lines longer than the read chunk, and lists first and last lines longer than its window", async () => {
+    const root = tempDir();
+    const big = userMessage(0, "x".repeat(3 << 20));
+    const events = [big, userMessage(1, "é😀".repeat(1000))];
+    await open(root).create(header("s"), events);
+    for (const chunkBytes of [1000, 1 << 20]) {
+      expect((await open(root, { chunkBytes }).load("s"))?.events).toEqual(events);
+    }
+    // list reads a first line and a last line longer than its 4 KiB windows.
+    const cwd = `/${"d".repeat(10_000)}`;
+    const bigLast = [
+      userMessage(0, "é", { time: 1 }),
+      userMessage(1, "x".repeat(3 << 20), { time: 2 }),
+    ];
+    await open(root).create(header("t", { cwd, createdAt: 0 }), bigLast);
+    expect((await open(root).list({ limit: 10 })).sessions).toMatchObject([
+      { header: { id: "s" }, eventCount: 2 },
+      { header: { id: "t", cwd }, eventCount: 2, updatedAt: 2 },
+    ]);
+  });
+});
+
+describe("session ids", () => {
+  it("keeps every id inside <root>/sessions, one distinct file each, a long id shortened with its hash", async () => {
+    const base = tempDir();
+    const root = join(base, "store");
+    const long = "a".repeat(256);
+    const ids = ["../x", "a/b", "/etc/passwd", ".", "..", "~", "Ab", "ab", "é", "😀", long];
+    const backend = open(root);
+    for (const [i, id] of ids.entries()) {
+      await backend.create(header(id, { createdAt: i }), simpleTurn(0, 1));
+      await backend.lock(id);
+    }
+    const hash = createHash("sha256").update(long, "utf8").digest("hex").slice(0, 40);
+    const names = [
+      "..~002Fx",
+      "a~002Fb",
+      "~002Fetc~002Fpasswd",
+      "~002E",
+      "~002E~002E",
+      "~007E",
+      "~0041b",
+      "ab",
+      "~00E9",
+      "~D83D~DE00",
+      `${"a".repeat(150)}~${hash}`,
+    ];
+    const expected = names.flatMap((name) => [
+      `store/sessions/${name}.jsonl`,
+      `store/sessions/${name}.lock`,
+    ]);
+    expect(filesUnder(base)).toEqual(expected.sort());
+    for (const id of ids) expect((await backend.load(id))?.header.id).toBe(id);
+    const listed = (await backend.list({ limit: 100 })).sessions.map((s) => s.header.id);
+    expect(listed).toEqual([...ids].reverse());
+  });
+});
+
+describe("forking", () => {
+  it("writes the child's inherited lines byte for byte equal to the parent's, after its own header", async () => {
+    const root = tempDir();
+    const backend = await createCorpus(root, MULTI_TURN);
+    const parentId = headerOf(MULTI_TURN).id;
+    const bytes = Buffer.from(MULTI_TURN.text, "utf8");
+    const starts = lineStarts(bytes);
+    const last = MULTI_TURN.events.length - 1;
+    const boundaries = [-1, ...[...MULTI_TURN.events.keys()].filter((seq) => seq % 3 === 0), last];
+    for (const boundary of boundaries) {
+      const child = header(`child${boundary}`, {
+        parentSession: parentId,
+        ...(boundary >= 0 ? { seedLength: boundary + 1 } : {}),
+      });
+      await backend.fork(parentId, boundary, child);
+      const inherited = bytes.subarray(starts[1], starts[boundary + 2]);
+      const expected = Buffer.concat([Buffer.from(formatHeaderLine(child), "utf8"), inherited]);
+      expect(readFileSync(logPath(root, child.id)).equals(expected)).toBe(true);
+      expect((await backend.load(child.id))?.events).toEqual(
+        MULTI_TURN.events.slice(0, boundary + 1),
+      );
+    }
+  });
+
+  it("copies a parent's non-canonical lines verbatim, never re-serializing them", async () => {
+    const root = tempDir();
+    mkdirSync(join(root, "sessions"));
+    const turn = simpleTurn(0, 1);
+    const spaced = turn.map((e) => `${JSON.stringify(e, null, 1).replaceAll("\n", "")}\n`);
+    writeFileSync(logPath(root, "p"), formatHeaderLine(header("p")) + spaced.join(""));
+    const backend = open(root);
+    await backend.fork("p", turn.length - 1, header("c", { parentSession: "p" }));
+    expect(readFileSync(logPath(root, "c"), "utf8")).toBe(
+      formatHeaderLine(header("c", { parentSession: "p" })) + spaced.join(""),
+    );
+  });
+
+  it("answers forkPoint with the length and the last turn marker at or before each boundary", async () => {
+    const root = tempDir();
+    const backend = await createCorpus(root, MULTI_TURN);
+    const id = headerOf(MULTI_TURN).id;
+    const events = MULTI_TURN.events as SessionEvent[];
+    for (const boundary of [undefined, ...events.keys()]) {
+      const point = await backend.forkPoint(id, boundary);
+      expect(point).toEqual({
+        header: headerOf(MULTI_TURN),
+        length: events.length,
+        marker: lastTurnMarkerAt(events, boundary ?? events.length - 1),
+      });
+    }
+    expect(await backend.forkPoint("absent", 0)).toBeUndefined();
+  });
+
+  it("refuses a taken child id (SESSION_ALREADY_EXISTS) and an absent source (SESSION_NOT_FOUND), leaving no temp file", async () => {
+    const root = tempDir();
+    const backend = open(root);
+    await backend.create(header("p"), simpleTurn(0, 1));
+    await backend.create(header("c"), []);
+    await expect(backend.fork("p", 0, header("c"))).rejects.toMatchObject({
+      code: "SESSION_ALREADY_EXISTS",
+    });
+    await expect(backend.fork("absent", 0, header("d"))).rejects.toMatchObject({
+      code: "SESSION_NOT_FOUND",
+    });
+    expect(filesUnder(root)).toEqual(["sessions/c.jsonl", "sessions/p.jsonl"]);
+  });
+});
+
+describe("repairing", () => {
+  it("cuts a torn tail and appends the closers through the store, durably and once", async () => {
+    const root = tempDir();
+    const turn = simpleTurn(0, 1);
+    const n = turn.length;
+    const open1 = [...turn, turnStart(n, 2), userMessage(n + 1, "go"), stepStart(n + 2, 2, 1)];
+    await open(root).create(header("s"), open1);
+    const path = logPath(root, "s");
+    const intact = readFileSync(path, "utf8");
+    appendFileSync(path, '{"type":"assistant/ch');
+    const store = new SessionStore({ backend: open(root) });
+    const session = await store.load("s");
+    expect(session.events.slice(n + 3).map((e) => e.type)).toEqual(["step/end", "turn/end"]);
+    expect(readFileSync(path, "utf8")).toBe(
+      intact +
+        session.events
+          .slice(n + 3)
+          .map(formatEventLine)
+          .join(""),
+    );
+    await store.close();
+    expect((await open(root).load("s"))?.tornTail).toBe(false);
+  });
+
+  it("cuts the file to the end of the kept events, then appends the closers", async () => {
+    const root = tempDir();
+    const backend = open(root);
+    const turn = simpleTurn(0, 1);
+    await backend.create(header("s"), [...turn, turnStart(turn.length, 2)]);
+    await backend.repair("s", turn.length, []);
+    expect(readFileSync(logPath(root, "s"), "utf8")).toBe(
+      formatHeaderLine(header("s")) + turn.map(formatEventLine).join(""),
+    );
+    await open(root).repair("s", 2, turn.slice(2));
+    expect((await backend.load("s"))?.events).toEqual(turn);
+    await backend.append("s", turn.length, simpleTurn(turn.length, 2));
+    expect((await open(root).load("s"))?.events).toEqual(balancedLog(2));
+  });
+});
+
+describe("listing", () => {
+  it("reads only first and last lines: a log whose middle lines are garbage lists with its real eventCount and updatedAt", async () => {
+    const root = tempDir();
+    const backend = open(root);
+    const events = balancedLog(3).map((e, seq) => ({ ...e, time: TIME + seq }));
+    await backend.create(header("s"), events);
+    const path = logPath(root, "s");
+    const lines = readFileSync(path, "utf8").split("\n");
+    const garbled = [lines[0], ...lines.slice(1, -2).map(() => "garbage"), ...lines.slice(-2)];
+    writeFileSync(path, garbled.join("\n"));
+    const [listed] = (await backend.list({ limit: 10 })).sessions;
+    expect(listed).toEqual({
+      header: header("s"),
+      eventCount: events.length,
+      updatedAt: TIME + events.length - 1,
+    });
+    await expect(open(root).load("s")).rejects.toMatchObject({ code: "CORRUPT_LOG" });
+  });
+
+  it("passes over a torn last line for the complete line before it, and lists a header-only log with no events", async () => {
+    const root = tempDir();
+    const backend = open(root);
+    await backend.create(header("torn", { createdAt: 2 }), simpleTurn(0, 1, { time: 55 }));
+    appendFileSync(logPath(root, "torn"), `garbage line\n{"type":"turn/st`);
+    await backend.create(header("empty", { createdAt: 1 }), []);
+    expect((await backend.list({ limit: 10 })).sessions).toEqual([
+      {
+        header: header("torn", { createdAt: 2 }),
+        eventCount: simpleTurn(0, 1).length,
+        updatedAt: 55,
+      },
+      { header: header("empty", { createdAt: 1 }), eventCount: 0 },
+    ]);
+  });
+
+  it("lists only logs: not lock, temp or stray files, nor logs of another version or with a broken header", async () => {
+    const root = tempDir();
+    const backend = open(root);
+    await backend.create(header("good"), []);
+    await backend.create(header("newer"), []);
+    await backend.create(header("broken"), []);
+    await backend.lock("good");
+    writeFileSync(
+      logPath(root, "newer"),
+      '{"type":"session","version":1,"id":"newer","createdAt":0}\n',
+    );
+    writeFileSync(logPath(root, "broken"), "{not json\n");
+    writeFileSync(join(root, "sessions", ".good.jsonl.1.abc.tmp"), "half");
+    writeFileSync(join(root, "sessions", "notes.txt"), "hello");
+    const listed = await backend.list({ limit: 10 });
+    expect(listed.sessions.map((s) => s.header.id)).toEqual(["good"]);
+    expect(await open(root).list({ limit: 10 })).toEqual(listed);
+    expect(await open(tempDir()).list({ limit: 10 })).toEqual({ sessions: [] });
+  });
+
+  it("pages 25 sessions newest first by (createdAt, id), with cursors that continue where a page ended", async () => {
+    const root = tempDir();
+    const backend = open(root);
+    const ids: { id: string; createdAt: number }[] = [];
+    for (let i = 0; i < 25; i++) ids.push({ id: `s${(i * 7) % 25}`, createdAt: i % 4 });
+    for (const { id, createdAt } of ids) await backend.create(header(id, { createdAt }), []);
+    const expected = ids
+      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+      .map((x) => x.id);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await backend.list({ limit: 4, ...(cursor === undefined ? {} : { cursor }) });
+      seen.push(...page.sessions.map((s) => s.header.id));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== undefined);
+    expect(seen).toEqual(expected);
+    expect(pages).toBe(7);
+    await expect(backend.list({ limit: 4, cursor: "nonsense" })).rejects.toMatchObject({
+      code: "INVALID_PARAMS",
+    });
+  });
+});
+
+describe("writer locks", () => {
+  it("refuses lock, append, delete and repair while another instance holds the session (SESSION_BUSY)", async () => {
+    const root = tempDir();
+    const [a, b] = [open(root), open(root)];
+    await a.create(header("s"), simpleTurn(0, 1));
+    const release = await a.lock("s");
+    const n = simpleTurn(0, 1).length;
+    await expect(b.lock("s")).rejects.toMatchObject({
+      code: "SESSION_BUSY",
+      details: { sessionId: "s" },
+    });
+    await expect(b.append("s", n, simpleTurn(n, 2))).rejects.toMatchObject({
+      code: "SESSION_BUSY",
+    });
+    await expect(b.delete("s")).rejects.toMatchObject({ code: "SESSION_BUSY" });
+    await expect(b.repair("s", n, [])).rejects.toMatchObject({ code: "SESSION_BUSY" });
+    await a.append("s", n, simpleTurn(n, 2));
+    await release();
+    const releaseB = await b.lock("s");
+    expect(await b.delete("s")).toBe(true);
+    await releaseB();
+    expect(filesUnder(root)).toEqual([]);
+  });
+
+  it("refuses while a live child process holds the lock, and takes the lock over once that process is killed", async () => {
+    const root = tempDir();
+    const child = spawnScript(
+      root,
+      `const backend = new JsonlBackend(process.argv[2]);
+       await backend.lock("s");
+       console.log("locked");
+       setInterval(() => {}, 1000);`,
+    );
+    await nextLine(child);
+    const backend = open(root);
+    const lockFile = join(root, "sessions", "s.lock");
+    expect(readFileSync(lockFile, "utf8")).toBe(`${child.pid}\n`);
+    await expect(backend.lock("s")).rejects.toMatchObject({ code: "SESSION_BUSY" });
+    await expect(backend.create(header("s"), [])).rejects.toMatchObject({ code: "SESSION_BUSY" });
+    child.kill("SIGKILL");
+    await exited(child);
+    expect(existsSync(lockFile)).toBe(true);
+    const release = await backend.lock("s");
+    expect(readFileSync(lockFile, "utf8")).toBe(`${process.pid}\n`);
+    await release();
+    expect(existsSync(lockFile)).toBe(false);
+  });
+
+  it("takes over a lock file whose pid is no longer alive", async () => {
+    const root = tempDir();
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+    mkdirSync(join(root, "sessions"));
+    writeFileSync(join(root, "sessions", "s.lock"), `${dead}\n`);
+    const backend = open(root);
+    await backend.create(header("s"), []);
+    await backend.lock("s");
+    expect(readFileSync(join(root, "sessions", "s.lock"), "utf8")).toBe(`${process.pid}\n`);
+  });
+});
+
+describe("durability", () => {
+  it("flushes files and the folder in fsync mode, and never in process mode", async () => {
+    const counts: Record<string, number> = {};
+    for (const durability of ["fsync", "process"] as const) {
+      let syncs = 0;
+      const fileOps: Partial<FileOps> = {
+        sync: async (handle) => {
+          syncs++;
+          await handle.sync();
+        },
+      };
+      const root = tempDir();
+      const backend = open(root, { durability, fileOps });
+      const turn = simpleTurn(0, 1);
+      await backend.create(header("s"), turn.slice(0, 3));
+      const afterCreate = syncs;
+      await backend.append("s", 3, turn.slice(3));
+      const afterAppend = syncs;
+      await backend.fork("s", turn.length - 1, header("c"));
+      await backend.repair("c", 2, turn.slice(2));
+      await backend.delete("s");
+      counts[durability] = syncs;
+      if (durability === "fsync") {
+        // temp file + folder (+ the new folders' parents); then exactly one per append batch.
+        expect(afterCreate).toBeGreaterThanOrEqual(2);
+        expect(afterAppend - afterCreate).toBe(1);
+      }
+    }
+    expect(counts.fsync).toBeGreaterThanOrEqual(7);
+    expect(counts.process).toBe(0);
+  });
+
+  for (const durability of ["fsync", "process"] as const) {
+    it(`keeps every acknowledged batch of a writer killed with SIGKILL mid-stream (${durability})`, async () => {
+      const root = tempDir();
+      const child = spawnScript(
+        root,
+        `const backend = new JsonlBackend(process.argv[2], { durability: ${JSON.stringify(durability)} });
+         const event = (seq) => ({ type: "user/message", seq, time: seq,
+           data: { content: [{ type: "text", text: "m".repeat(seq % 300) }], source: { kind: "user" } },
+           surfaceOp: "append" });
+         await backend.lock("k");
+         await backend.create({ version: 0, id: "k", createdAt: 0 }, [event(0)]);
+         for (let next = 1; ; next += 3) {
+           await backend.append("k", next, [event(next), event(next + 1), event(next + 2)]);
+           console.log(next + 3);
+         }`,
+      );
+      let acked = 0;
+      while (acked < 120) acked = Number(await nextLine(child));
+      child.kill("SIGKILL");
+      await exited(child);
+      const backend = open(root);
+      const loaded = await backend.load("k");
+      expect(loaded?.events.length).toBeGreaterThanOrEqual(acked);
+      expect(loaded?.events.map((e) => (e as SessionEvent).seq)).toEqual([
+        ...(loaded?.events.keys() ?? []),
+      ]);
+      const release = await backend.lock("k");
+      const length = loaded?.events.length ?? 0;
+      await backend.repair("k", length, []);
+      await backend.append("k", length, [userMessage(length, "after the crash")]);
+      await release();
+      expect((await open(root).load("k"))?.events.length).toBe(length + 1);
+    });
+  }
+});
+
+/** Runs `body` in a child process (`node --import tsx`) with `JsonlBackend` imported and the root as argv[2]. */
+function spawnScript(root: string, body: string): ChildProcess & { lines: AsyncIterator<string> } {
+  const script = join(root, `child-${children.length}.mjs`);
+  writeFileSync(
+    script,
+    `import { JsonlBackend } from ${JSON.stringify(BACKEND_MODULE)};\n${body}\n`,
+  );
+  const child = spawn(process.execPath, ["--import", "tsx", script, root], {
+    cwd: REPO,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.push(child);
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })[
+    Symbol.asyncIterator
+  ]();
+  return Object.assign(child, { lines });
+}
+
+async function nextLine(child: { lines: AsyncIterator<string> }): Promise<string> {
+  const next = await child.lines.next();
+  if (next.done) throw new Error("expected a line from the child process, got its end");
+  return next.value;
+}
+
+async function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise((resolve) => child.once("exit", resolve));
+}
