@@ -1,6 +1,7 @@
-// Validates the SQLite layout document and renders it as DDL (.gen.sql) and as a TS module (.gen.ts).
+// Validates the SQLite layout document and its named queries, and renders the DDL (.gen.sql) and TS modules.
 import type { AnySchemaObject, ErrorObject, ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import Database from "better-sqlite3";
 import bundledLayoutSchema from "../schema/storage/sqlite-layout.schema.json" with { type: "json" };
 import { generatedHeader } from "./lib/header.js";
 import { type SchemaSet, schemaFile } from "./lib/schema-set.js";
@@ -348,19 +349,290 @@ export function renderSqliteModule(layout: SqliteLayout): string {
 }
 
 /**
- * Validates the layout document of `set` against the schema in the same set and renders both
- * files, with paths relative to generated/.
- * @throws SqliteLayoutError when the document is invalid; Error when a file is missing.
+ * Validates the layout document of `set` against the schema in the same set and renders its
+ * files, with paths relative to generated/: the DDL, the layout module and, when the schema
+ * folder has `storage/sqlite-queries.sql`, the queries module.
+ * @throws SqliteLayoutError when the document is invalid; SqliteQueryError when a query is;
+ *   Error when a file is missing.
  */
 export function renderSqliteFiles(set: SchemaSet): { path: string; content: string }[] {
   const layout = validateSqliteLayout(
     schemaFile(set, SQLITE_LAYOUT_PATH),
     schemaFile(set, SQLITE_LAYOUT_SCHEMA_PATH),
   );
-  return [
+  const files = [
     { path: "sqlite-layout.gen.sql", content: renderSqliteDdl(layout) },
     { path: "sqlite-layout.gen.ts", content: renderSqliteModule(layout) },
   ];
+  const queries = readSqliteQueries(set);
+  if (queries !== undefined) {
+    files.push({ path: "sqlite-queries.gen.ts", content: renderSqliteQueries(layout, queries) });
+  }
+  return files;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Named queries: schema/storage/sqlite-queries.sql → generated/sqlite-queries.gen.ts
+
+/** Where the named queries live, relative to the schema folder (beside the layout). */
+export const SQLITE_QUERIES_PATH = "storage/sqlite-queries.sql";
+
+/** One statement of the queries file, as parsed. */
+export interface SqliteQuery {
+  /** The camelCase name after `-- name:`. */
+  readonly name: string;
+  /** The `--` lines between the name and the statement, joined. */
+  readonly description: string;
+  /** The statement, trimmed, comment lines removed. */
+  readonly sql: string;
+  /** The 1-based line of its `-- name:` line. */
+  readonly line: number;
+}
+
+/** A query that is malformed or does not prepare on the layout; `query` names it. */
+export class SqliteQueryError extends Error {
+  readonly code = "INVALID_SQLITE_QUERY" as const;
+  readonly query: string;
+  readonly line: number;
+
+  constructor(query: string, line: number, expected: string, found: string) {
+    super(
+      `invalid SQLite query ${query} (schema/${SQLITE_QUERIES_PATH} line ${line}): expected ${expected}, found ${found}`,
+    );
+    this.name = "SqliteQueryError";
+    this.query = query;
+    this.line = line;
+  }
+}
+
+/** The queries file of a schema set (its text), or undefined when the folder has none. */
+export function readSqliteQueries(set: SchemaSet): string | undefined {
+  const text = set.files.get(SQLITE_QUERIES_PATH);
+  return typeof text === "string" ? text : undefined;
+}
+
+const NAME_LINE = /^--\s*name:\s*(\S*)\s*$/;
+const QUERY_NAME = /^[a-z][A-Za-z0-9]*$/;
+
+/**
+ * Splits the queries file into named statements. Text before the first `-- name:` line is the
+ * file's own commentary.
+ * @throws SqliteQueryError for a bad or repeated name, or a name without a statement.
+ */
+export function parseSqliteQueries(text: string): SqliteQuery[] {
+  const queries: SqliteQuery[] = [];
+  let current: { name: string; line: number; doc: string[]; body: string[] } | undefined;
+  const finish = (): void => {
+    if (current === undefined) return;
+    const sql = current.body.join("\n").trim();
+    if (sql === "") throw new SqliteQueryError(current.name, current.line, "a statement", "none");
+    queries.push({
+      name: current.name,
+      description: current.doc.join(" "),
+      sql,
+      line: current.line,
+    });
+  };
+  text.split("\n").forEach((raw, index) => {
+    const line = raw.trimEnd();
+    const named = NAME_LINE.exec(line);
+    if (named) {
+      finish();
+      const name = named[1] ?? "";
+      if (!QUERY_NAME.test(name)) {
+        throw new SqliteQueryError(name || "(unnamed)", index + 1, "a camelCase name", show(name));
+      }
+      if (queries.some((q) => q.name === name)) {
+        throw new SqliteQueryError(name, index + 1, "a name used once", "a second use");
+      }
+      current = { name, line: index + 1, doc: [], body: [] };
+      return;
+    }
+    if (current === undefined) return;
+    if (/^\s*--/.test(line)) {
+      // Comment lines before the statement document it; inside it they are dropped.
+      if (current.body.every((l) => l.trim() === ""))
+        current.doc.push(line.replace(/^\s*--\s?/, ""));
+      return;
+    }
+    current.body.push(line);
+  });
+  finish();
+  return queries;
+}
+
+/**
+ * The named parameters of a statement (without `@`), in order of first use, skipping string
+ * literals, quoted identifiers and comments.
+ * @throws SqliteQueryError for a positional (`?`) or `:`/`$` parameter: the backend binds by name.
+ */
+export function queryParameters(query: SqliteQuery): string[] {
+  const { sql } = query;
+  const names: string[] = [];
+  const closers: Record<string, string> = { "'": "'", '"': '"', "`": "`", "[": "]" };
+  for (let i = 0; i < sql.length; i++) {
+    const ch = sql[i] as string;
+    const closer = closers[ch];
+    if (closer !== undefined) {
+      const end = sql.indexOf(closer, i + 1);
+      i = end === -1 ? sql.length : end;
+      continue;
+    }
+    if (sql.startsWith("--", i)) {
+      const end = sql.indexOf("\n", i);
+      i = end === -1 ? sql.length : end;
+      continue;
+    }
+    if (sql.startsWith("/*", i)) {
+      const end = sql.indexOf("*/", i + 2);
+      i = end === -1 ? sql.length : end + 1;
+      continue;
+    }
+    if (ch === "?" || ch === ":" || ch === "$") {
+      throw new SqliteQueryError(
+        query.name,
+        query.line,
+        "named parameters (@name) only",
+        show(sql.slice(i, i + 12)),
+      );
+    }
+    if (ch === "@") {
+      const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(sql.slice(i + 1))?.[0];
+      if (name === undefined) {
+        throw new SqliteQueryError(query.name, query.line, "a parameter name after @", "none");
+      }
+      if (!names.includes(name)) names.push(name);
+      i += name.length;
+    }
+  }
+  return names;
+}
+
+/** What preparing a statement on the layout tells: whether it returns rows, and their columns. */
+interface PreparedQuery {
+  readonly query: SqliteQuery;
+  readonly params: readonly string[];
+  readonly columns: readonly { readonly name: string; readonly type: string }[] | undefined;
+}
+
+/**
+ * Prepares every query on an in-memory database made from the layout's DDL and derives the
+ * TypeScript type of each result column: a plain table column gets its layout type (nullable
+ * when the column is, or when an outer join may leave it NULL); an expression gets `SqliteScalar`.
+ * @throws SqliteQueryError naming the first query that does not prepare, binds other than by
+ *   name, or returns two columns of one name.
+ */
+export function checkSqliteQueries(
+  layout: SqliteLayout,
+  queries: readonly SqliteQuery[],
+): PreparedQuery[] {
+  const db = new Database(":memory:");
+  try {
+    db.exec(sqliteDdlBody(layout));
+    return queries.map((query) => {
+      const params = queryParameters(query);
+      let statement: Database.Statement;
+      try {
+        statement = db.prepare(query.sql);
+      } catch (error) {
+        throw new SqliteQueryError(
+          query.name,
+          query.line,
+          `one statement that prepares on layout ${layout.version}`,
+          show((error as Error).message),
+        );
+      }
+      if (!statement.reader) return { query, params, columns: undefined };
+      const outerJoin = /\b(LEFT|RIGHT|FULL)\b(\s+OUTER)?\s+JOIN\b/i.test(query.sql);
+      const seen = new Set<string>();
+      const columns = statement.columns().map((column) => {
+        if (seen.has(column.name) || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(column.name)) {
+          throw new SqliteQueryError(
+            query.name,
+            query.line,
+            "result columns with unique identifier names (alias expressions)",
+            show(column.name),
+          );
+        }
+        seen.add(column.name);
+        const source = layout.tables
+          .find((t) => t.name === column.table)
+          ?.columns.find((c) => c.name === column.column);
+        if (source === undefined) return { name: column.name, type: "SqliteScalar" };
+        const base = source.type === "TEXT" ? "string" : "number";
+        return {
+          name: column.name,
+          type: source.notNull && !outerJoin ? base : `${base} | null`,
+        };
+      });
+      return { query, params, columns };
+    });
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The text of generated/sqlite-queries.gen.ts: every statement by name, the named parameters of
+ * each, and the row type of each reading statement. Every statement is prepared on the layout
+ * first (see {@link checkSqliteQueries}).
+ * @throws SqliteQueryError naming the query that fails.
+ */
+export function renderSqliteQueries(layout: SqliteLayout, text: string): string {
+  const prepared = checkSqliteQueries(layout, parseSqliteQueries(text));
+  const out: string[] = [
+    "/** A value bound to or read from an expression column (STRICT tables store no BLOBs). */",
+    "export type SqliteScalar = string | number | null;",
+    "",
+    "/**",
+    ` * Every SQL statement of the SQLite backend, by name (schema/${SQLITE_QUERIES_PATH}). Each`,
+    ` * one prepared successfully on layout ${layout.version} when this file was generated.`,
+    " */",
+    "export const SQLITE_QUERIES = {",
+  ];
+  for (const { query } of prepared) {
+    // A bare `@name` at the start of a wrapped line would read as a JSDoc tag.
+    const doc = query.description.replace(/@(\w+)/g, "`@$1`");
+    if (doc !== "") out.push(...jsDoc(doc, "  "));
+    out.push(`  ${query.name}: ${JSON.stringify(query.sql)},`);
+  }
+  out.push(
+    "} as const;",
+    "",
+    "/** The name of one statement of {@link SQLITE_QUERIES}. */",
+    "export type SqliteQueryName = keyof typeof SQLITE_QUERIES;",
+    "",
+    "/** The named parameters of each statement (without `@`), in order of first use. */",
+    "export const SQLITE_QUERY_PARAMS = {",
+    ...prepared.map(({ query, params }) => `  ${query.name}: ${stringList(params)},`),
+    "} as const satisfies Record<SqliteQueryName, readonly string[]>;",
+    "",
+    "/** What a statement binds: every named parameter (better-sqlite3 refuses a missing one). */",
+    "export type SqliteQueryParams<Q extends SqliteQueryName> = {",
+    "  readonly [P in (typeof SQLITE_QUERY_PARAMS)[Q][number]]: SqliteScalar;",
+    "};",
+    "",
+    "/** The row each reading statement returns, one member per result column. */",
+    "export interface SqliteQueryRows {",
+  );
+  for (const { query, columns } of prepared) {
+    if (columns === undefined) continue;
+    const members = columns.map((c) => `readonly ${c.name}: ${c.type}`).join("; ");
+    const line = `  readonly ${query.name}: { ${members} };`;
+    if (line.length <= 100) out.push(line);
+    else {
+      out.push(`  readonly ${query.name}: {`);
+      for (const c of columns) out.push(`    readonly ${c.name}: ${c.type};`);
+      out.push("  };");
+    }
+  }
+  out.push("}");
+  const header = generatedHeader({
+    generator: GENERATOR,
+    sources: [`schema/${SQLITE_QUERIES_PATH}`, ...SOURCES],
+    comment: "//",
+  });
+  return `${header}${out.join("\n")}\n`;
 }
 
 function columnKey(column: SqliteColumn): string {

@@ -3,5 +3,6 @@ export * from "../generated/event-catalogue.gen.js";
 export * from "../generated/rpc-errors.gen.js";
 export * from "../generated/rpc-methods.gen.js";
 export * from "../generated/sqlite-layout.gen.js";
+export * from "../generated/sqlite-queries.gen.js";
 export type * from "../generated/types.gen.js";
 export * from "../generated/validators.gen.js";

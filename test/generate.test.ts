@@ -40,6 +40,7 @@ describe("the generation pipeline", () => {
       "rpc-methods.gen.ts",
       "sqlite-layout.gen.sql",
       "sqlite-layout.gen.ts",
+      "sqlite-queries.gen.ts",
       "types.gen.ts",
       "validators.gen.ts",
     ]);

@@ -15,10 +15,13 @@ import {
 } from "../generated/sqlite-layout.gen.js";
 import { loadSchemaSet, schemaFile } from "../scripts/lib/schema-set.js";
 import {
+  readSqliteQueries,
   renderSqliteDdl,
   renderSqliteFiles,
   renderSqliteModule,
+  renderSqliteQueries,
   SqliteLayoutError,
+  SqliteQueryError,
   validateSqliteLayout,
 } from "../scripts/render-sqlite.js";
 
@@ -301,6 +304,7 @@ describe("render-sqlite", () => {
     expect(files.map((file) => file.path)).toEqual([
       "sqlite-layout.gen.sql",
       "sqlite-layout.gen.ts",
+      "sqlite-queries.gen.ts",
     ]);
     for (const file of files) {
       expect(readFileSync(join(GENERATED_DIR, file.path), "utf8")).toBe(file.content);
@@ -397,5 +401,70 @@ describe("render-sqlite", () => {
       at(at(copy.tables, 0).columns, 0).notNull = false;
     });
     expect(error.path).toBe("/tables/0/primaryKey/0");
+  });
+});
+
+describe("render-sqlite queries", () => {
+  const set = loadSchemaSet(SCHEMA_DIR);
+  const layout = validateSqliteLayout(schemaFile(set, "storage/sqlite-layout.json"));
+  const text = readSqliteQueries(set) ?? "";
+
+  /** Renders `queries` and returns the error it is rejected with. */
+  function rejection(queries: string): SqliteQueryError {
+    try {
+      renderSqliteQueries(layout, queries);
+    } catch (error) {
+      if (error instanceof SqliteQueryError) return error;
+      throw error;
+    }
+    throw new Error("expected the queries to be rejected, and they were accepted");
+  }
+
+  it("renders the same bytes twice, every query prepared on the layout", async () => {
+    expect(text).toContain("-- name: insertEvent");
+    expect(renderSqliteQueries(layout, text)).toBe(renderSqliteQueries(layout, text));
+    const { SQLITE_QUERIES, SQLITE_QUERY_PARAMS } = await import(
+      "../generated/sqlite-queries.gen.js"
+    );
+    const db = layoutDb();
+    for (const sql of Object.values(SQLITE_QUERIES)) expect(() => db.prepare(sql)).not.toThrow();
+    expect(SQLITE_QUERY_PARAMS.insertEvent).toEqual([
+      "sessionId",
+      "seq",
+      "type",
+      "time",
+      "data",
+      "sourceEventSeqs",
+      "surfaceOp",
+    ]);
+  });
+
+  it("rejects a query that does not prepare on the layout, naming it", () => {
+    const error = rejection(`${text}\n-- name: brokenQuery\nSELECT nope FROM sessions;\n`);
+    expect(error.code).toBe("INVALID_SQLITE_QUERY");
+    expect(error.query).toBe("brokenQuery");
+    expect(error.message).toContain("brokenQuery");
+    expect(error.message).toContain("no such column");
+  });
+
+  it("rejects two statements under one name", () => {
+    const error = rejection("-- name: twoOfThem\nSELECT 1;\nSELECT 2;\n");
+    expect(error.query).toBe("twoOfThem");
+  });
+
+  it("rejects a positional parameter", () => {
+    const error = rejection("-- name: positional\nSELECT id FROM sessions WHERE id = ?;\n");
+    expect(error.query).toBe("positional");
+  });
+
+  it("rejects a repeated name and a name without a statement", () => {
+    expect(rejection("-- name: a\nSELECT 1;\n-- name: a\nSELECT 2;\n").line).toBe(3);
+    expect(rejection("-- name: empty\n-- just a comment\n").query).toBe("empty");
+  });
+
+  it("fails generation naming the bad query", () => {
+    const files = new Map(set.files);
+    files.set("storage/sqlite-queries.sql", "-- name: bad\nSELEC 1;\n");
+    expect(() => renderSqliteFiles({ ...set, files })).toThrow(/invalid SQLite query bad/);
   });
 });

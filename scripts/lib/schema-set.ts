@@ -2,22 +2,30 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
-/** Every `.json` file below a schema folder, parsed, keyed by its POSIX path relative to that folder. */
+/**
+ * Every file of a schema folder, keyed by its POSIX path relative to that folder: `.json` files
+ * parsed, `.sql` files (named queries) as text.
+ */
 export interface SchemaSet {
   readonly dir: string;
   readonly files: ReadonlyMap<string, unknown>;
 }
 
 /**
- * Reads every `.json` file below `schemaDir` (sorted by path, so iteration order is stable).
+ * Reads every `.json` and `.sql` file below `schemaDir` (sorted by path, so iteration order is stable).
  * @throws Error naming the file when one is not valid JSON.
  */
 export function loadSchemaSet(schemaDir: string): SchemaSet {
   const files = new Map<string, unknown>();
   for (const path of listJsonFiles(schemaDir)) {
     const key = relative(schemaDir, path).split(sep).join("/");
+    const text = readFileSync(path, "utf8");
+    if (key.endsWith(".sql")) {
+      files.set(key, text);
+      continue;
+    }
     try {
-      files.set(key, JSON.parse(readFileSync(path, "utf8")));
+      files.set(key, JSON.parse(text));
     } catch (cause) {
       throw new Error(`expected valid JSON in ${join(schemaDir, key)}, got a parse error`, {
         cause,
@@ -40,7 +48,7 @@ function listJsonFiles(dir: string): string[] {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) out.push(...listJsonFiles(path));
-    else if (entry.isFile() && entry.name.endsWith(".json")) out.push(path);
+    else if (entry.isFile() && /\.(json|sql)$/.test(entry.name)) out.push(path);
   }
   return out.sort();
 }

@@ -2,6 +2,13 @@
 import type { SessionEvent, SessionHeader } from "../generated.js";
 import type { TurnMarker } from "../log/invariants.js";
 
+/**
+ * How far an acknowledged write survives, one option for every durable backend: `fsync` (the
+ * default) survives a power cut (JSONL fsyncs each batch, SQLite runs `synchronous = FULL`);
+ * `process` survives a killed process but not a power cut (no fsync; `synchronous = NORMAL` in WAL).
+ */
+export type Durability = "fsync" | "process";
+
 /** A stored log as a backend reads it. */
 export interface StoredLog {
   readonly header: SessionHeader;

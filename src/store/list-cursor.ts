@@ -34,10 +34,13 @@ export function decodeCursor(cursor: string): ListKey {
   );
 }
 
-/** Newest first: `createdAt` descending, then id descending. */
+/**
+ * Newest first: `createdAt` descending, then id descending, ids compared as UTF-8 bytes (the
+ * order SQLite's BINARY collation gives), so every backend lists in the same order.
+ */
 export function compareNewestFirst(a: ListKey, b: ListKey): number {
   if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
-  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+  return Buffer.compare(Buffer.from(b.id, "utf8"), Buffer.from(a.id, "utf8"));
 }
 
 /** Whether `key` comes after the cursor's key in newest-first order. */

@@ -3,8 +3,9 @@ import { randomBytes } from "node:crypto";
 import { type FileHandle, link, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 
-/** How far an acknowledged write survives: a power cut ("fsync") or only a killed process ("process"). */
-export type Durability = "fsync" | "process";
+import type { Durability } from "../backend.js";
+
+export type { Durability };
 
 /**
  * The operations whose failure a write must survive. The backend takes them as an internal

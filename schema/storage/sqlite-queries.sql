@@ -1,0 +1,191 @@
+-- Every SQL statement of the SQLite backend (src/store/sqlite/), by name, over layout 4 of
+-- sqlite-layout.json. scripts/render-sqlite.ts prepares each one on a database made from the
+-- generated DDL (a statement that does not prepare fails generation, naming it) and renders
+-- generated/sqlite-queries.gen.ts. Format: a `-- name: <camelCase>` line, optional `--` lines that
+-- document the statement, then exactly one statement. Parameters are named: `@name`.
+-- Result columns are aliased to the camelCase member they fill, so src/ never names a column.
+
+-- name: sessionExists
+-- One row when the session is stored.
+SELECT 1 AS found FROM sessions WHERE id = @sessionId;
+
+-- name: sessionHeader
+-- The header in SessionHeader member order; the backend drops the NULL members (absent, never null).
+SELECT
+  version,
+  id,
+  created_at AS createdAt,
+  cwd,
+  parent_session AS parentSession,
+  seed_length AS seedLength
+FROM sessions
+WHERE id = @sessionId;
+
+-- name: appendPoint
+-- One row when the session is stored, with the seq of its last event row (NULL when it has none):
+-- an O(log n) probe of the primary key, never a scan of the log.
+SELECT (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id) AS lastSeq
+FROM sessions AS s
+WHERE s.id = @sessionId;
+
+-- name: lastEvent
+-- The last event row of a session, for list()'s eventCount and updatedAt: one indexed lookup.
+SELECT seq, time FROM events WHERE session_id = @sessionId ORDER BY seq DESC LIMIT 1;
+
+-- name: lastTurnMarker
+-- The last turn/start or turn/end at or before @boundary, walking the primary key backwards from
+-- it. `turn` is NULL when the row's data is not valid JSON (a damaged row).
+SELECT
+  seq,
+  type,
+  CASE WHEN json_valid(data) THEN json_extract(data, '$.turn') END AS turn
+FROM events
+WHERE session_id = @sessionId AND seq <= @boundary AND type IN ('turn/start', 'turn/end')
+ORDER BY seq DESC
+LIMIT 1;
+
+-- name: eventLines
+-- Every event row of a session in seq order, each rebuilt as its JSONL line in envelope member
+-- order (type, seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one
+-- JSON.parse per row gives the event with the key order an export must write. A line that does
+-- not parse is a damaged row.
+SELECT
+  seq,
+  type,
+  '{"type":' || json_quote(type)
+    || ',"seq":' || seq
+    || ',"time":' || time
+    || ',"data":' || data
+    || coalesce(',"sourceEventSeqs":' || source_event_seqs, '')
+    || coalesce(',"surfaceOp":' || surface_op, '')
+    || '}' AS line
+FROM events
+WHERE session_id = @sessionId
+ORDER BY seq;
+
+-- name: insertSession
+INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)
+VALUES (@id, @version, @createdAt, @cwd, @parentSession, @seedLength);
+
+-- name: insertEvent
+-- data, sourceEventSeqs and surfaceOp are bound as JSON text ("append" is the JSON string).
+INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)
+VALUES (@sessionId, @seq, @type, @time, @data, @sourceEventSeqs, @surfaceOp);
+
+-- name: copyEventPrefix
+-- A fork's inherited prefix, copied inside the database: events 0…@boundary of @sourceId.
+INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)
+SELECT @childId, seq, type, time, data, source_event_seqs, surface_op
+FROM events
+WHERE session_id = @sourceId AND seq <= @boundary
+ORDER BY seq;
+
+-- name: deleteEventsFrom
+-- Repair: cuts a torn tail (every row from @keep on) before the closers are inserted.
+DELETE FROM events WHERE session_id = @sessionId AND seq >= @keep;
+
+-- name: deleteSession
+-- The session's events go with it (ON DELETE CASCADE); its children keep their own copies.
+DELETE FROM sessions WHERE id = @sessionId;
+
+-- name: listSessions
+-- One page, newest first, strictly after the cursor (@afterCreatedAt, @afterId); the first page
+-- passes a cursor above every stored session. Walks sessions_by_created without sorting.
+SELECT
+  version,
+  id,
+  created_at AS createdAt,
+  cwd,
+  parent_session AS parentSession,
+  seed_length AS seedLength
+FROM sessions
+WHERE (created_at, id) < (@afterCreatedAt, @afterId)
+ORDER BY created_at DESC, id DESC
+LIMIT @limit;
+
+-- name: listSessionsInCwd
+-- listSessions filtered by cwd, through sessions_by_cwd.
+SELECT
+  version,
+  id,
+  created_at AS createdAt,
+  cwd,
+  parent_session AS parentSession,
+  seed_length AS seedLength
+FROM sessions
+WHERE cwd = @cwd AND (created_at, id) < (@afterCreatedAt, @afterId)
+ORDER BY created_at DESC, id DESC
+LIMIT @limit;
+
+-- name: listChildSessions
+-- listSessions filtered by parent session, through sessions_by_parent_session.
+SELECT
+  version,
+  id,
+  created_at AS createdAt,
+  cwd,
+  parent_session AS parentSession,
+  seed_length AS seedLength
+FROM sessions
+WHERE parent_session = @parentSession AND (created_at, id) < (@afterCreatedAt, @afterId)
+ORDER BY created_at DESC, id DESC
+LIMIT @limit;
+
+-- name: listChildSessionsInCwd
+-- listSessions filtered by parent session and cwd: the children index, then the cwd filter.
+SELECT
+  version,
+  id,
+  created_at AS createdAt,
+  cwd,
+  parent_session AS parentSession,
+  seed_length AS seedLength
+FROM sessions INDEXED BY sessions_by_parent_session
+WHERE parent_session = @parentSession AND cwd = @cwd
+  AND (created_at, id) < (@afterCreatedAt, @afterId)
+ORDER BY created_at DESC, id DESC
+LIMIT @limit;
+
+-- name: layoutVersion
+-- The layout version stamped in the file header (PRAGMA user_version), read before anything else.
+SELECT user_version AS userVersion FROM pragma_user_version();
+
+-- name: schemaObjects
+-- Every table, index and trigger of the database: empty for a new one, the generated layout's for
+-- a database of ours.
+SELECT type, name, tbl_name AS tableName, sql FROM sqlite_master ORDER BY type, name;
+
+-- name: connectionSettings
+-- The pragmas in force on this connection (synchronous: 1 NORMAL, 2 FULL, 3 EXTRA), for diagnostics.
+SELECT
+  s.synchronous AS synchronous,
+  j.journal_mode AS journalMode,
+  f.foreign_keys AS foreignKeys,
+  b.timeout AS busyTimeoutMs
+FROM pragma_synchronous() AS s, pragma_journal_mode() AS j, pragma_foreign_keys() AS f,
+  pragma_busy_timeout() AS b;
+
+-- name: beginWrite
+-- A write transaction takes the write lock at once (waiting up to busy_timeout), so it never has
+-- to upgrade a read lock, which fails with SQLITE_BUSY instead of waiting.
+BEGIN IMMEDIATE;
+
+-- name: beginRead
+-- A read transaction, so that a read of several statements sees one snapshot.
+BEGIN DEFERRED;
+
+-- name: commit
+COMMIT;
+
+-- name: rollback
+ROLLBACK;
+
+-- name: savepoint
+-- One batch of a group commit: checked and all-or-nothing on its own inside the shared transaction.
+SAVEPOINT batch;
+
+-- name: releaseSavepoint
+RELEASE batch;
+
+-- name: rollbackToSavepoint
+ROLLBACK TO batch;

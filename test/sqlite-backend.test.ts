@@ -1,0 +1,518 @@
+// The SQLite backend beyond the shared contract: byte-identical corpus, group commit, in-database fork, damage, two processes.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { type SessionEvent, type SessionHeader, SQLITE_PRAGMAS } from "../src/generated.js";
+import { SessionStore } from "../src/store/session-store.js";
+import { SqliteBackend } from "../src/store/sqlite/sqlite-backend.js";
+import { balancedLog, simpleTurn, TIME, turnStart, userMessage } from "./builders.js";
+import { corpusLogs } from "./corpus.js";
+
+const ROOT = join(import.meta.dirname, "..");
+const TURN = simpleTurn(0, 1).length;
+
+const temps: string[] = [];
+const backends: SqliteBackend[] = [];
+afterEach(async () => {
+  for (const backend of backends.splice(0)) await backend.close();
+  for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "seedline-sqlite-backend-"));
+  temps.push(dir);
+  return dir;
+}
+
+async function openAt(path: string): Promise<SqliteBackend> {
+  const backend = await SqliteBackend.open(path);
+  backends.push(backend);
+  return backend;
+}
+
+/** A fresh database file and a backend over it. */
+async function fresh(): Promise<{ path: string; backend: SqliteBackend }> {
+  const path = join(tempDir(), "store.db");
+  return { path, backend: await openAt(path) };
+}
+
+function header(id: string, extra: Partial<SessionHeader> = {}): SessionHeader {
+  return { version: 0, id, createdAt: TIME, ...extra };
+}
+
+/** Runs raw SQL on the database file on a connection of its own (another program, for the test). */
+function raw<T>(path: string, use: (db: Database.Database) => T): T {
+  const db = new Database(path);
+  try {
+    return use(db);
+  } finally {
+    db.close();
+  }
+}
+
+type Row = Record<string, unknown>;
+const rowsOf = (path: string, id: string): Row[] =>
+  raw(
+    path,
+    (db) =>
+      db
+        .prepare(
+          "SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq",
+        )
+        .all(id) as Row[],
+  );
+
+/** The JSONL text of a loaded log: the header line, then one event per line. */
+function jsonlOf(log: { header: SessionHeader; events: readonly unknown[] }): string {
+  const lines = [JSON.stringify({ type: "session", ...log.header })];
+  for (const event of log.events) lines.push(JSON.stringify(event));
+  return `${lines.join("\n")}\n`;
+}
+
+describe("SQLite backend", () => {
+  it("stores every corpus log and reads it back equal and byte-identical as JSONL", async () => {
+    const logs = corpusLogs();
+    expect(logs.length).toBeGreaterThan(30);
+    let events = 0;
+    for (const log of logs) {
+      const path = join(tempDir(), "store.db");
+      const { type: _type, ...stored } = log.header as { type: string } & SessionHeader;
+      const writer = await SqliteBackend.open(path);
+      await writer.create(stored, log.events as SessionEvent[]);
+      await writer.close();
+      const reader = await openAt(path);
+      const loaded = await reader.load(stored.id);
+      expect(loaded, log.name).toBeDefined();
+      if (loaded === undefined) continue;
+      expect(loaded.header, log.name).toEqual(stored);
+      expect(loaded.events, log.name).toEqual(log.events);
+      expect(loaded.tornTail, log.name).toBe(false);
+      expect(jsonlOf(loaded), log.name).toBe(log.text);
+      events += loaded.events.length;
+    }
+    console.log(`corpus: ${logs.length} logs, ${events} events byte-identical through SQLite`);
+  });
+
+  it("groups appends to different sessions queued together into one transaction", async () => {
+    const { backend } = await fresh();
+    const ids = Array.from({ length: 24 }, (_, i) => `g${i}`);
+    await Promise.all(ids.map((id) => backend.create(header(id), simpleTurn(0, 1))));
+    const before = backend.writeStats;
+    await Promise.all(ids.map((id) => backend.append(id, TURN, simpleTurn(TURN, 2))));
+    const after = backend.writeStats;
+    expect(after.transactions - before.transactions).toBe(1);
+    expect(after.batches - before.batches).toBe(ids.length);
+    for (const id of ids) expect((await backend.load(id))?.events).toEqual(balancedLog(2));
+    console.log(
+      `group commit: ${ids.length} appends, ${after.transactions - before.transactions} transaction`,
+    );
+  });
+
+  it("rejects a failing batch of a group alone, rolled back to its savepoint, while the others land", async () => {
+    const { backend } = await fresh();
+    const ids = ["a", "b", "c", "d", "e"];
+    await Promise.all(ids.map((id) => backend.create(header(id), simpleTurn(0, 1))));
+    const before = backend.writeStats;
+    const next = simpleTurn(TURN, 2);
+    // c: two rows go in, then the third repeats a seq — the first two must not survive.
+    const broken = [next[0], next[1], { ...next[2], seq: TURN + 1 }] as SessionEvent[];
+    const results = await Promise.allSettled([
+      backend.append("a", TURN, next),
+      backend.append("b", TURN + 1, next),
+      backend.append("c", TURN, broken),
+      backend.append("missing", 0, simpleTurn(0, 1)),
+      backend.append("d", TURN, next),
+      backend.append("e", TURN, next),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "rejected",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    const reasons = results.map((r) => (r.status === "rejected" ? r.reason : undefined));
+    expect(reasons[1]).toMatchObject({ code: "SEQ_CONFLICT", details: { expectedSeq: TURN } });
+    expect(reasons[2]).toMatchObject({ code: "SEQ_CONFLICT" });
+    expect(reasons[3]).toMatchObject({ code: "SESSION_NOT_FOUND" });
+    const after = backend.writeStats;
+    expect(after.transactions - before.transactions).toBe(1);
+    expect(after.batches - before.batches).toBe(3);
+    for (const id of ["a", "d", "e"])
+      expect((await backend.load(id))?.events).toEqual(balancedLog(2));
+    for (const id of ["b", "c"]) expect((await backend.load(id))?.events).toEqual(balancedLog(1));
+    expect(await backend.has("missing")).toBe(false);
+  });
+
+  it("groups store appends to many sessions in flight at once", async () => {
+    const { backend } = await fresh();
+    const store = new SessionStore({ backend });
+    const sessions = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => store.create(`s${i}`, { seed: simpleTurn(0, 1) })),
+    );
+    const before = backend.writeStats;
+    await Promise.all(sessions.map((s) => s.append(simpleTurn(TURN, 2))));
+    expect(backend.writeStats.transactions - before.transactions).toBe(1);
+    expect(backend.writeStats.batches - before.batches).toBe(16);
+    await store.close();
+  });
+
+  it("finishes queued commits on close", async () => {
+    const { path, backend } = await fresh();
+    await backend.create(header("q"), []);
+    const pending = backend.append("q", 0, simpleTurn(0, 1));
+    await backend.close();
+    await pending;
+    const reopened = await openAt(path);
+    expect((await reopened.load("q"))?.events).toEqual(simpleTurn(0, 1));
+  });
+
+  it("applies the pragmas after the version check: WAL, foreign keys, busy timeout, synchronous by durability", async () => {
+    const dir = tempDir();
+    const durable = await openAt(join(dir, "fsync.db"));
+    const quick = await SqliteBackend.open(join(dir, "process.db"), { durability: "process" });
+    backends.push(quick);
+    const expected = {
+      journalMode: "wal",
+      foreignKeys: 1,
+      busyTimeoutMs: SQLITE_PRAGMAS.busyTimeoutMs,
+    };
+    expect(durable.settings()).toEqual({ synchronous: 2, ...expected });
+    expect(quick.settings()).toEqual({ synchronous: 1, ...expected });
+    expect([durable.durability, quick.durability]).toEqual(["fsync", "process"]);
+  });
+
+  it("works on a private in-memory database", async () => {
+    const memory = await openAt(":memory:");
+    await memory.create(header("m"), simpleTurn(0, 1));
+    const release = await memory.lock("m");
+    await release();
+    expect((await memory.load("m"))?.events).toEqual(simpleTurn(0, 1));
+    expect(await memory.delete("m")).toBe(true);
+  });
+
+  it("maps a taken id, a stale seq and a missing session to their codes", async () => {
+    const { backend } = await fresh();
+    await backend.create(header("x"), simpleTurn(0, 1));
+    await expect(backend.create(header("x"), [])).rejects.toMatchObject({
+      code: "SESSION_ALREADY_EXISTS",
+    });
+    await expect(backend.append("x", 0, simpleTurn(0, 1))).rejects.toMatchObject({
+      code: "SEQ_CONFLICT",
+      details: { expectedSeq: TURN },
+    });
+    await expect(backend.append("nope", 0, [])).rejects.toMatchObject({
+      code: "SESSION_NOT_FOUND",
+    });
+    await expect(backend.fork("nope", 0, header("y"))).rejects.toMatchObject({
+      code: "SESSION_NOT_FOUND",
+    });
+    await expect(backend.fork("x", 0, header("x"))).rejects.toMatchObject({
+      code: "SESSION_ALREADY_EXISTS",
+    });
+  });
+
+  it("forks by copying the prefix rows inside the database, byte for byte", async () => {
+    const { path, backend } = await fresh();
+    await backend.create(header("parent", { cwd: "/w" }), balancedLog(3, { toolCallsPerStep: 1 }));
+    // Non-canonical JSON text in a parent row: a copy through JavaScript would rewrite it.
+    raw(path, (db) =>
+      db
+        .prepare("UPDATE events SET data = ? WHERE session_id = 'parent' AND seq = 0")
+        .run('{ "turn" : 1, "trigger" : { "kind" : "message", "source" : { "kind" : "user" } } }'),
+    );
+    const boundary = 2 * simpleTurn(0, 1, { toolCallsPerStep: 1 }).length - 1;
+    const point = await backend.forkPoint("parent", boundary);
+    expect(point).toMatchObject({
+      length: balancedLog(3, { toolCallsPerStep: 1 }).length,
+      marker: { seq: boundary, type: "turn/end", turn: 2 },
+    });
+    const child = header("child", { cwd: "/w", parentSession: "parent", seedLength: boundary + 1 });
+    await backend.fork("parent", boundary, child);
+    const parentRows = rowsOf(path, "parent");
+    expect(rowsOf(path, "child")).toEqual(parentRows.slice(0, boundary + 1));
+    expect(rowsOf(path, "child")[0]?.data).toMatch(/^\{ "turn" : 1/);
+    const loaded = await backend.load("child");
+    expect(loaded?.header).toEqual(child);
+    expect(loaded?.events).toEqual(balancedLog(2, { toolCallsPerStep: 1 }));
+    await backend.fork("parent", -1, header("empty-child", { parentSession: "parent" }));
+    expect((await backend.load("empty-child"))?.events).toEqual([]);
+  });
+
+  it("reads the fork point's turn marker without loading the log", async () => {
+    const { backend } = await fresh();
+    const open = [...simpleTurn(0, 1), turnStart(TURN, 2), userMessage(TURN + 1, "more")];
+    await backend.create(header("m"), open);
+    expect(await backend.forkPoint("m", undefined)).toMatchObject({
+      length: TURN + 2,
+      marker: { seq: TURN, type: "turn/start", turn: 2 },
+    });
+    expect((await backend.forkPoint("m", 1))?.marker).toEqual({
+      seq: 0,
+      type: "turn/start",
+      turn: 1,
+    });
+    expect(await backend.forkPoint("none", 0)).toBeUndefined();
+  });
+
+  it("loads garbled or deleted trailing rows after the last turn/end as the intact prefix", async () => {
+    const log = [
+      ...simpleTurn(0, 1),
+      turnStart(TURN, 2),
+      userMessage(TURN + 1, "a"),
+      ...simpleTurn(TURN, 2).slice(2, 5),
+    ];
+    let tried = 0;
+    for (let seq = TURN; seq < log.length; seq++) {
+      for (const damage of ["garble", "delete"] as const) {
+        const { path, backend } = await fresh();
+        await backend.create(header("t"), log);
+        raw(path, (db) => {
+          const sql =
+            damage === "garble"
+              ? "UPDATE events SET data = substr(data, 1, length(data) - 3) WHERE session_id = 't' AND seq = ?"
+              : "DELETE FROM events WHERE session_id = 't' AND seq = ?";
+          db.prepare(sql).run(seq);
+        });
+        const loaded = await backend.load("t");
+        expect(loaded?.events, `${damage} ${seq}`).toEqual(log.slice(0, seq));
+        expect(loaded?.tornTail, `${damage} ${seq}`).toBe(
+          seq < log.length - 1 || damage === "garble",
+        );
+        tried++;
+      }
+    }
+    console.log(`torn tails: ${tried} damaged trailing rows loaded as the intact prefix`);
+  });
+
+  it("repairs a torn tail on load: deletes the damaged rows and closes the turn", async () => {
+    const { path, backend } = await fresh();
+    const log = [...simpleTurn(0, 1), turnStart(TURN, 2), userMessage(TURN + 1, "a")];
+    await backend.create(header("r"), [...log, ...simpleTurn(TURN, 2).slice(2, 4)]);
+    raw(path, (db) =>
+      db
+        .prepare("UPDATE events SET data = 'garbage' WHERE session_id = 'r' AND seq = ?")
+        .run(TURN + 2),
+    );
+    const store = new SessionStore({ backend });
+    const session = await store.load("r");
+    expect(session.events.slice(0, TURN + 2)).toEqual(log);
+    expect(session.events.slice(TURN + 2).map((e) => e.type)).toEqual(["turn/end"]);
+    expect(rowsOf(path, "r").map((row) => row.seq)).toEqual(
+      Array.from({ length: TURN + 3 }, (_, i) => i),
+    );
+    await store.unload("r");
+    expect((await backend.load("r"))?.tornTail).toBe(false);
+  });
+
+  it("reports a garbled row or a hole before the last turn/end as CORRUPT_LOG naming table and seq", async () => {
+    for (const damage of [
+      "UPDATE events SET data = '{' WHERE session_id = 'c' AND seq = 3",
+      "DELETE FROM events WHERE session_id = 'c' AND seq = 3",
+    ]) {
+      const { path, backend } = await fresh();
+      await backend.create(header("c"), balancedLog(2));
+      raw(path, (db) => db.exec(damage));
+      const error = await backend.load("c").catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: "CORRUPT_LOG", details: { seq: 3 } });
+      const location = (error as { details: { location: string } }).details.location;
+      expect(location).toContain("events");
+      expect(location).toContain('"c"');
+      expect(location).toContain(path);
+    }
+  });
+
+  it("lists from the session rows and one last-event lookup each, never loading a log", async () => {
+    const { path, backend } = await fresh();
+    await backend.create(header("old", { createdAt: 1, cwd: "/a" }), balancedLog(2));
+    await backend.create(
+      header("new", { createdAt: 2, cwd: "/b" }),
+      simpleTurn(0, 1, { time: 77 }),
+    );
+    await backend.create(header("kid", { createdAt: 2, parentSession: "old", cwd: "/a" }), []);
+    // A garbled middle row would make a load fail; listing must not notice it.
+    raw(path, (db) =>
+      db.exec("UPDATE events SET data = 'garbage' WHERE session_id = 'old' AND seq = 2"),
+    );
+    const page = await backend.list({ limit: 10 });
+    expect(page.sessions).toEqual([
+      { header: header("new", { createdAt: 2, cwd: "/b" }), eventCount: TURN, updatedAt: 77 },
+      { header: header("kid", { createdAt: 2, cwd: "/a", parentSession: "old" }), eventCount: 0 },
+      { header: header("old", { createdAt: 1, cwd: "/a" }), eventCount: 2 * TURN, updatedAt: TIME },
+    ]);
+    expect(page.nextCursor).toBeUndefined();
+    const first = await backend.list({ limit: 1 });
+    expect(first.sessions.map((s) => s.header.id)).toEqual(["new"]);
+    const rest = await backend.list({ limit: 5, cursor: first.nextCursor as string });
+    expect(rest.sessions.map((s) => s.header.id)).toEqual(["kid", "old"]);
+    const inA = await backend.list({ limit: 5, cwd: "/a", parentSession: "old" });
+    expect(inA.sessions.map((s) => s.header.id)).toEqual(["kid"]);
+    await expect(backend.load("old")).rejects.toMatchObject({ code: "CORRUPT_LOG" });
+  });
+
+  it("deletes a session with its rows, keeping its children's copies", async () => {
+    const { path, backend } = await fresh();
+    await backend.create(header("p"), balancedLog(2));
+    await backend.fork("p", TURN - 1, header("k", { parentSession: "p", seedLength: TURN }));
+    expect(await backend.delete("p")).toBe(true);
+    expect(await backend.delete("p")).toBe(false);
+    expect(rowsOf(path, "p")).toEqual([]);
+    expect((await backend.load("k"))?.events).toEqual(balancedLog(1));
+  });
+});
+
+/** A child process running the store over the SQLite backend, driven line by line over stdio. */
+interface Writer {
+  send(command: string): void;
+  next(): Promise<Record<string, unknown>>;
+  readonly exited: Promise<number | null>;
+}
+
+const WRITER_SCRIPT = `
+import { createInterface } from "node:readline";
+const [backendUrl, storeUrl, dbPath, mode, sessionId, batches] = process.argv.slice(2);
+const { SqliteBackend } = await import(backendUrl);
+const { SessionStore } = await import(storeUrl);
+const commands = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const send = (message) => process.stdout.write(JSON.stringify(message) + "\\n");
+const store = new SessionStore({ backend: await SqliteBackend.open(dbPath) });
+const session = mode === "create" ? await store.create(sessionId) : await store.load(sessionId);
+let turn = session.events.filter((e) => e.type === "turn/start").length;
+send({ ready: true });
+await commands.next();
+let appended = 0;
+let error;
+try {
+  for (let i = 0; i < Number(batches); i++) {
+    const seq = session.nextSeq;
+    const time = Date.now();
+    turn++;
+    await session.append([
+      { type: "turn/start", seq, time, data: { turn, trigger: { kind: "message", source: { kind: "user" } } } },
+      { type: "user/message", seq: seq + 1, time, data: { content: [{ type: "text", text: "p" + turn }], source: { kind: "user" } }, surfaceOp: "append" },
+      { type: "step/start", seq: seq + 2, time, data: { turn, step: 1 } },
+      { type: "step/end", seq: seq + 3, time, data: { turn, step: 1 } },
+      { type: "turn/end", seq: seq + 4, time, data: { turn, reason: { kind: "completed" } } },
+    ]);
+    appended++;
+  }
+} catch (e) {
+  error = { code: e.code ?? null, message: String(e.message) };
+}
+send({ done: true, appended, error });
+await commands.next();
+await store.close();
+process.exit(0);
+`;
+
+function spawnWriter(dir: string, args: string[]): Writer {
+  const script = join(dir, "writer.mjs");
+  writeFileSync(script, WRITER_SCRIPT);
+  const modules = ["src/store/sqlite/sqlite-backend.ts", "src/store/session-store.ts"].map(
+    (file) => pathToFileURL(join(ROOT, file)).href,
+  );
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--import", "tsx", script, ...modules, ...args],
+    { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })[
+    Symbol.asyncIterator
+  ]();
+  return {
+    send: (command) => child.stdin?.write(`${command}\n`),
+    next: async () => {
+      const line = await lines.next();
+      if (line.done) throw new Error(`the writer ended early: ${stderr}`);
+      return JSON.parse(line.value) as Record<string, unknown>;
+    },
+    exited: new Promise((resolve) => child.on("exit", resolve)),
+  };
+}
+
+/** Starts writers, waits until each is ready, then lets them all go at once. */
+async function runTogether(writers: Writer[]): Promise<Record<string, unknown>[]> {
+  for (const writer of writers) expect(await writer.next()).toEqual({ ready: true });
+  for (const writer of writers) writer.send("go");
+  return Promise.all(writers.map((writer) => writer.next()));
+}
+
+function seqsOf(path: string, id: string): number[] {
+  return raw(path, (db) =>
+    (
+      db.prepare("SELECT seq FROM events WHERE session_id = ? ORDER BY seq").all(id) as {
+        seq: number;
+      }[]
+    ).map((row) => row.seq),
+  );
+}
+
+describe("two processes, one SQLite database", () => {
+  const BATCHES = 200;
+
+  it("appends to different sessions concurrently: no error reaches either, every row present once", async () => {
+    const dir = tempDir();
+    const path = join(dir, "store.db");
+    await (await SqliteBackend.open(path)).close();
+    const writers = ["left", "right"].map((id) =>
+      spawnWriter(dir, [path, "create", id, String(BATCHES)]),
+    );
+    const results = await runTogether(writers);
+    for (const writer of writers) writer.send("exit");
+    expect(await Promise.all(writers.map((w) => w.exited))).toEqual([0, 0]);
+    expect(results).toEqual([
+      { done: true, appended: BATCHES },
+      { done: true, appended: BATCHES },
+    ]);
+    for (const id of ["left", "right"]) {
+      expect(seqsOf(path, id)).toEqual(Array.from({ length: BATCHES * 5 }, (_, i) => i));
+    }
+    const backend = await openAt(path);
+    expect((await backend.load("left"))?.events).toHaveLength(BATCHES * 5);
+    console.log(
+      `two processes: ${2 * BATCHES} batches to two sessions, no error, no duplicate seq`,
+    );
+  });
+
+  it("lets one process write a session; the other gets SESSION_BUSY, and so does a delete", async () => {
+    const dir = tempDir();
+    const path = join(dir, "store.db");
+    const setup = await SqliteBackend.open(path);
+    await setup.create(header("shared"), simpleTurn(0, 1));
+    await setup.close();
+    const writers = [0, 1].map(() => spawnWriter(dir, [path, "load", "shared", String(BATCHES)]));
+    const results = await runTogether(writers);
+    const winners = results.filter((r) => r.appended === BATCHES && r.error === undefined);
+    const losers = results.filter((r) => r.appended === 0);
+    expect(winners).toHaveLength(1);
+    expect(losers).toHaveLength(1);
+    expect(losers[0]?.error).toMatchObject({
+      code: expect.stringMatching(/SESSION_BUSY|SEQ_CONFLICT/),
+    });
+    // The winner still holds the writer lock: deleting from here is refused.
+    const backend = await openAt(path);
+    await expect(backend.delete("shared")).rejects.toMatchObject({ code: "SESSION_BUSY" });
+    for (const writer of writers) writer.send("exit");
+    expect(await Promise.all(writers.map((w) => w.exited))).toEqual([0, 0]);
+    expect(seqsOf(path, "shared")).toEqual(Array.from({ length: TURN + BATCHES * 5 }, (_, i) => i));
+    const loaded = await backend.load("shared");
+    expect(loaded?.events.map((e) => (e as SessionEvent).seq)).toEqual(
+      Array.from({ length: TURN + BATCHES * 5 }, (_, i) => i),
+    );
+    expect(await backend.delete("shared")).toBe(true);
+    const lost = losers[0]?.error as { code?: string } | undefined;
+    console.log(
+      `same session: one writer appended ${BATCHES} batches, the other got ${lost?.code}`,
+    );
+  });
+});
