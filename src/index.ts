@@ -15,7 +15,14 @@ export { deriveMessages, isSurfaceEligibleType, messageOf, Surface } from "./log
 export type { EventOf, SurfaceEvent } from "./log/types.js";
 export * from "./replay/index.js";
 export type * from "./store/backend.js";
+export { JsonlBackend, type JsonlBackendOptions } from "./store/jsonl/jsonl-backend.js";
 export { MemoryBackend } from "./store/memory-backend.js";
+export {
+  DEFAULT_STORE_URL,
+  type OpenBackendOptions,
+  openBackend,
+  STORE_URL_FORMS,
+} from "./store/open-backend.js";
 export {
   DEFAULT_LIST_LIMIT,
   type ForkOptions,
@@ -23,3 +30,4 @@ export {
   SessionStore,
   type SessionStoreOptions,
 } from "./store/session-store.js";
+export { SqliteBackend, type SqliteBackendOptions } from "./store/sqlite/sqlite-backend.js";

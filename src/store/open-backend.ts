@@ -1,0 +1,60 @@
+// Opens a backend from a store URL: `sqlite:PATH`, `jsonl:DIR`, `memory:`.
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { StorageError, show } from "../errors.js";
+import type { Durability, SessionBackend } from "./backend.js";
+import { JsonlBackend } from "./jsonl/jsonl-backend.js";
+import { MemoryBackend } from "./memory-backend.js";
+import { SqliteBackend } from "./sqlite/sqlite-backend.js";
+
+/** The store a server or CLI opens when none is given: an embedded SQLite file. */
+export const DEFAULT_STORE_URL = "sqlite:.seedline/sessions.db";
+
+/** How `openBackend` opens a store. */
+export interface OpenBackendOptions {
+  readonly durability?: Durability;
+}
+
+/** The URL schemes `openBackend` knows, for help texts. */
+export const STORE_URL_FORMS = ["sqlite:PATH", "jsonl:DIR", "memory:"] as const;
+
+/**
+ * Opens the backend a store URL names. Relative paths are taken from the working directory; the
+ * parent folder of a SQLite file and a JSONL root are created when missing.
+ * @throws StorageError INVALID_PARAMS for a URL of no known form; the backend's own errors
+ *   (a SQLite file at another layout version is FORMAT_UNSUPPORTED).
+ */
+export async function openBackend(
+  url: string,
+  options: OpenBackendOptions = {},
+): Promise<SessionBackend> {
+  const colon = url.indexOf(":");
+  const scheme = colon < 0 ? "" : url.slice(0, colon);
+  const rest = colon < 0 ? "" : url.slice(colon + 1);
+  const durability = options.durability === undefined ? {} : { durability: options.durability };
+  switch (scheme) {
+    case "sqlite": {
+      if (rest === "") break;
+      if (rest !== ":memory:") mkdirSync(dirname(resolve(rest)), { recursive: true });
+      return SqliteBackend.open(rest === ":memory:" ? rest : resolve(rest), durability);
+    }
+    case "jsonl": {
+      if (rest === "") break;
+      mkdirSync(resolve(rest), { recursive: true });
+      return new JsonlBackend(resolve(rest), durability);
+    }
+    case "memory":
+      return new MemoryBackend();
+    default:
+      break;
+  }
+  throw new StorageError(
+    "INVALID_PARAMS",
+    `expected a store URL of the form ${STORE_URL_FORMS.join(", ")}, got ${show(url)}`,
+    {
+      errors: [
+        { instancePath: "/store", message: `expected one of ${STORE_URL_FORMS.join(", ")}` },
+      ],
+    },
+  );
+}
