@@ -1,0 +1,98 @@
+// The layers of src/ import only downward, and no module imports itself through a cycle.
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const SRC = join(import.meta.dirname, "..", "src");
+
+/** The layers, lowest first: a module may import from its own layer and the ones before it. */
+const LAYERS = [
+  ["generated.ts"],
+  ["errors.ts"],
+  ["log/"],
+  ["store/"],
+  ["replay/"],
+  ["rpc/", "client/"],
+  ["cli/"],
+  ["index.ts"],
+] as const;
+
+function layerOf(file: string): number {
+  const index = LAYERS.findIndex((prefixes) =>
+    prefixes.some((p) => file === p || file.startsWith(p)),
+  );
+  if (index < 0) throw new Error(`expected ${file} to belong to a layer; add its folder to LAYERS`);
+  return index;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** The relative imports of a module inside src/, as paths relative to src/. */
+function importsOf(path: string): string[] {
+  const text = readFileSync(path, "utf8");
+  const specs = [
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+["'](\.[^"']+)["']/g),
+  ].map((m) => m[1] as string);
+  return specs
+    .map((spec) => relative(SRC, resolve(dirname(path), spec)).replace(/\.js$/, ".ts"))
+    .filter((target) => !target.startsWith(".."));
+}
+
+type Graph = ReadonlyMap<string, readonly string[]>;
+
+function upwardImports(graph: Graph): string[] {
+  const upward: string[] = [];
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
+      if (layerOf(target) > layerOf(file)) upward.push(`${file} imports ${target}`);
+    }
+  }
+  return upward;
+}
+
+function cyclesOf(graph: Graph): string[] {
+  const cycles: string[] = [];
+  const state = new Map<string, "open" | "done">();
+  const visit = (file: string, stack: string[]) => {
+    if (state.get(file) === "done") return;
+    if (state.get(file) === "open") {
+      cycles.push([...stack.slice(stack.indexOf(file)), file].join(" → "));
+      return;
+    }
+    state.set(file, "open");
+    for (const target of graph.get(file) ?? []) visit(target, [...stack, file]);
+    state.set(file, "done");
+  };
+  for (const file of graph.keys()) visit(file, []);
+  return cycles;
+}
+
+describe("src/ layers", () => {
+  const graph: Graph = new Map(
+    sourceFiles(SRC).map((path) => [relative(SRC, path), importsOf(path)]),
+  );
+
+  it("imports only from its own layer or lower ones", () => {
+    expect(graph.size).toBeGreaterThan(20);
+    expect(upwardImports(graph)).toEqual([]);
+  });
+
+  it("has no import cycle", () => {
+    expect(cyclesOf(graph)).toEqual([]);
+  });
+
+  it("reports a planted upward import and a planted cycle", () => {
+    const planted: Graph = new Map([
+      ["log/surface.ts", ["store/backend.ts"]],
+      ["store/backend.ts", ["log/surface.ts"]],
+    ]);
+    expect(upwardImports(planted)).toEqual(["log/surface.ts imports store/backend.ts"]);
+    expect(cyclesOf(planted)).toEqual(["log/surface.ts → store/backend.ts → log/surface.ts"]);
+  });
+});
