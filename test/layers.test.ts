@@ -8,7 +8,7 @@ const SRC = join(import.meta.dirname, "..", "src");
 /** The layers, lowest first: a module may import from its own layer and the ones before it. */
 const LAYERS = [
   ["generated.ts"],
-  ["errors.ts"],
+  ["errors.ts", "util/"],
   ["log/"],
   ["store/"],
   ["replay/"],

@@ -22,6 +22,7 @@ import {
 import { lastTurnMarkerAt, resolveForkBoundary } from "../log/fork-rules.js";
 import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
+import { KeyedQueue } from "../util/keyed-queue.js";
 import type { ListPage, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
 import { checkFormatVersion } from "./format-version.js";
 import { formatEventLine, formatHeaderLine, parseLogText } from "./jsonl/format.js";
@@ -123,7 +124,7 @@ export class SessionStore {
   readonly #newId: () => string;
   readonly #live = new Map<string, Session>();
   readonly #state = new WeakMap<Session, LiveState>();
-  readonly #queues = new Map<string, Promise<unknown>>();
+  readonly #queue = new KeyedQueue();
   /** Ids being created right now (by create or fork), so that two creators cannot both take one. */
   readonly #reserved = new Set<string>();
 
@@ -537,17 +538,7 @@ export class SessionStore {
 
   /** Runs `task` after every earlier task of the same id. */
   #serial<T>(id: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.#queues.get(id) ?? Promise.resolve();
-    const run = previous.then(task, task);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#queues.set(id, settled);
-    void settled.then(() => {
-      if (this.#queues.get(id) === settled) this.#queues.delete(id);
-    });
-    return run;
+    return this.#queue.run(id, task);
   }
 }
 

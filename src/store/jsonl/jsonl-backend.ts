@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
 import type { TurnMarker } from "../../log/invariants.js";
+import { KeyedQueue } from "../../util/keyed-queue.js";
 import type {
   ListPage,
   ListQuery,
@@ -71,7 +72,7 @@ export class JsonlBackend implements SessionBackend {
   readonly #locks: LockFiles;
   readonly #chunkBytes: number;
   readonly #states = new Map<string, FileState>();
-  readonly #queues = new Map<string, Promise<unknown>>();
+  readonly #queue = new KeyedQueue();
   #dirReady: Promise<void> | undefined;
   #closed = false;
 
@@ -329,8 +330,7 @@ export class JsonlBackend implements SessionBackend {
   /** Runs a write after the earlier ones of the same id, holding the id's writer lock throughout. */
   #exclusive<T>(id: string, task: () => Promise<T>): Promise<T> {
     this.#assertOpen();
-    const previous = this.#queues.get(id) ?? Promise.resolve();
-    const run = previous.then(async () => {
+    return this.#queue.run(id, async () => {
       const name = encodeSessionId(id);
       if (this.#locks.holds(name)) return task();
       const release = await this.#locks.acquire(name, id);
@@ -340,15 +340,6 @@ export class JsonlBackend implements SessionBackend {
         await release();
       }
     });
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#queues.set(id, settled);
-    void settled.then(() => {
-      if (this.#queues.get(id) === settled) this.#queues.delete(id);
-    });
-    return run;
   }
 
   async #ensureDir(): Promise<void> {
