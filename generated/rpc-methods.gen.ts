@@ -512,3 +512,26 @@ export const RPC_METHOD_NAMES = [
 export function isRpcMethodName(name: string): name is RpcMethodName {
   return Object.hasOwn(RPC_METHODS, name);
 }
+
+/**
+ * Each method's wire name under its client name, so that code can key a map by wire name
+ * (`[RPC_METHOD.sessionCreate]: …`) without spelling the wire string.
+ */
+export const RPC_METHOD = {
+  initialize: "initialize",
+  sessionCreate: "session/create",
+  sessionNew: "session/new",
+  sessionAppend: "session/append",
+  sessionFork: "session/fork",
+  sessionRead: "session/read",
+  sessionList: "session/list",
+  sessionMessages: "session/messages",
+  sessionExport: "session/export",
+  sessionImport: "session/import",
+  sessionDelete: "session/delete",
+  replayScript: "replay/script",
+  replayScripts: "replay/scripts",
+  replayOpen: "replay/open",
+  replayNext: "replay/next",
+  replayClose: "replay/close",
+} as const satisfies { readonly [clientName: string]: RpcMethodName };

@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { REGENERATE_COMMAND } from "./lib/header.js";
 import { loadSchemaSet, type SchemaSet } from "./lib/schema-set.js";
 import { renderEventCatalogue } from "./render-event-catalogue.js";
+import { renderPostgresFiles } from "./render-postgres.js";
 import { renderRpcFiles } from "./render-rpc.js";
 import { renderSqliteFiles } from "./render-sqlite.js";
 import { renderTypes } from "./render-types.js";
@@ -39,6 +40,7 @@ export async function renderAll(set: SchemaSet): Promise<GeneratedFile[]> {
     { path: "event-catalogue.gen.ts", content: renderEventCatalogue(set) },
   ];
   if (set.files.has("storage/sqlite-layout.json")) files.push(...renderSqliteFiles(set));
+  if (set.files.has("storage/sqlite-layout.json")) files.push(...renderPostgresFiles(set));
   if (set.files.has("rpc/methods.json")) files.push(...(await renderRpcFiles(set)));
   return files.sort((a, b) => a.path.localeCompare(b.path));
 }

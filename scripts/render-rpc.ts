@@ -1,5 +1,6 @@
 // Renders the JSON-RPC method table and error table (schema/rpc/methods.json, errors.json) into
-// generated/rpc-methods.gen.ts and generated/rpc-errors.gen.ts, after checking both documents.
+// generated/rpc-methods.gen.ts, rpc-errors.gen.ts and the typed client's rpc-client.gen.ts,
+// after checking both documents.
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
 import { compile, type JSONSchema } from "json-schema-to-typescript";
 import { generatedHeader } from "./lib/header.js";
@@ -213,7 +214,68 @@ export function renderRpcMethods(set: SchemaSet): string {
     "  return Object.hasOwn(RPC_METHODS, name);",
     "}",
     "",
+    "/**",
+    " * Each method's wire name under its client name, so that code can key a map by wire name",
+    " * (`[RPC_METHOD.sessionCreate]: …`) without spelling the wire string.",
+    " */",
+    "export const RPC_METHOD = {",
+    ...methods.map((m) => `  ${m.clientName}: ${JSON.stringify(m.method)},`),
+    "} as const satisfies { readonly [clientName: string]: RpcMethodName };",
+    "",
   );
+  return out.join("\n");
+}
+
+/**
+ * Renders generated/rpc-client.gen.ts: `RpcClientMethods`, an abstract class with one typed
+ * method per table row (named by its `clientName`, documented by its summary) that forwards to
+ * the one abstract `request`; a concrete client supplies the transport. A method whose params
+ * schema requires nothing takes its params optionally.
+ * @throws Error as {@link readRpcTables} does.
+ */
+export function renderRpcClient(set: SchemaSet): string {
+  const { methods } = readRpcTables(set);
+  const out: string[] = [
+    generatedHeader({
+      generator: "scripts/render-rpc.ts",
+      sources: [`schema/${METHODS_DOC}`],
+      comment: "//",
+    }).trimEnd(),
+    "",
+    'import type { RpcMethodName, RpcMethods } from "./rpc-methods.gen.js";',
+    "",
+    "/**",
+    " * One typed method per JSON-RPC method of the table. A subclass supplies the transport by",
+    " * implementing `request`; each method here only names its wire method and forwards.",
+    " */",
+    "export abstract class RpcClientMethods {",
+    "  /** Sends one request; resolves with its result, rejects on an error response. */",
+    "  protected abstract request<M extends RpcMethodName>(",
+    "    method: M,",
+    '    params: RpcMethods[M]["params"],',
+    '  ): Promise<RpcMethods[M]["result"]>;',
+  ];
+  for (const m of methods) {
+    const key = JSON.stringify(m.method);
+    const params = set.files.get(RPC_DIR + m.params) as { required?: readonly string[] };
+    const optional = (params.required ?? []).length === 0;
+    const paramType = `RpcMethods[${key}]["params"]`;
+    const head = `  ${m.clientName}(params: ${paramType}${optional ? " = {}" : ""}): Promise<RpcMethods[${key}]["result"]> {`;
+    out.push(
+      "",
+      `  /** ${jsdocText(m.summary)} */`,
+      ...(head.length <= 100
+        ? [head]
+        : [
+            `  ${m.clientName}(`,
+            `    params: ${paramType}${optional ? " = {}" : ""},`,
+            `  ): Promise<RpcMethods[${key}]["result"]> {`,
+          ]),
+      `    return this.request(${key}, params);`,
+      "  }",
+    );
+  }
+  out.push("}", "");
   return out.join("\n");
 }
 
@@ -289,9 +351,10 @@ export async function renderRpcErrors(set: SchemaSet): Promise<string> {
   return out.join("\n");
 }
 
-/** Both generated files, with paths relative to generated/. @throws Error as {@link readRpcTables} does. */
+/** The generated RPC files, with paths relative to generated/. @throws Error as {@link readRpcTables} does. */
 export async function renderRpcFiles(set: SchemaSet): Promise<{ path: string; content: string }[]> {
   return [
+    { path: "rpc-client.gen.ts", content: renderRpcClient(set) },
     { path: "rpc-errors.gen.ts", content: await renderRpcErrors(set) },
     { path: "rpc-methods.gen.ts", content: renderRpcMethods(set) },
   ];

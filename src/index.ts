@@ -1,4 +1,15 @@
 // The public entry of the seedline package.
+export {
+  ConnectionClosedError,
+  RpcResponseError,
+  type RpcResponseErrorData,
+} from "./client/rpc-response-error.js";
+export {
+  type ConnectOptions,
+  SeedlineClient,
+  type ServerExit,
+  type SpawnOptions,
+} from "./client/seedline-client.js";
 export * from "./errors.js";
 export * from "./generated.js";
 export {
@@ -14,6 +25,21 @@ export { type PreparedBatch, SessionLog } from "./log/session-log.js";
 export { deriveMessages, isSurfaceEligibleType, messageOf, Surface } from "./log/surface.js";
 export type { EventOf, SurfaceEvent } from "./log/types.js";
 export * from "./replay/index.js";
+export {
+  INTERNAL_MESSAGE,
+  ProtocolError,
+  toResponseError,
+  type WireErrorData,
+} from "./rpc/error-mapping.js";
+export { FRAMINGS, type Framing } from "./rpc/framing.js";
+export { DEFAULT_IDLE_MS } from "./rpc/idle-sessions.js";
+export {
+  FramingError,
+  MAX_MESSAGE_BYTES,
+  NdjsonMessageReader,
+  NdjsonMessageWriter,
+} from "./rpc/ndjson-framing.js";
+export { type RpcServer, type ServeOptions, serve } from "./rpc/server.js";
 export type * from "./store/backend.js";
 export { JsonlBackend, type JsonlBackendOptions } from "./store/jsonl/jsonl-backend.js";
 export { MemoryBackend } from "./store/memory-backend.js";

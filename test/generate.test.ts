@@ -36,6 +36,10 @@ describe("the generation pipeline", () => {
     expect(second).toEqual(first);
     expect(first.map((f) => f.path)).toEqual([
       "event-catalogue.gen.ts",
+      "postgres-layout.gen.sql",
+      "postgres-layout.gen.ts",
+      "postgres-queries.gen.ts",
+      "rpc-client.gen.ts",
       "rpc-errors.gen.ts",
       "rpc-methods.gen.ts",
       "sqlite-layout.gen.sql",

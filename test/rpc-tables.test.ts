@@ -9,9 +9,11 @@ import {
   RPC_ERROR_CODE_NAMES,
   RPC_ERROR_CODES,
 } from "../generated/rpc-errors.gen.js";
+import { RPC_METHOD } from "../generated/rpc-methods.gen.js";
 import { loadSchemaSet, type SchemaSet, schemaFile } from "../scripts/lib/schema-set.js";
 import {
   readRpcTables,
+  renderRpcClient,
   renderRpcErrors,
   renderRpcFiles,
   renderRpcMethods,
@@ -134,6 +136,50 @@ describe("the generated RPC tables", () => {
   it("render the same bytes twice", async () => {
     expect(renderRpcMethods(SET)).toBe(renderRpcMethods(SET));
     expect(await renderRpcErrors(SET)).toBe(await renderRpcErrors(SET));
+    expect(renderRpcClient(SET)).toBe(renderRpcClient(SET));
+  });
+});
+
+describe("the typed client renderer", () => {
+  const { methods } = readRpcTables(SET);
+  const client = renderRpcClient(SET);
+  /** Each rendered method: its name, whether params are optional, and the wire name it forwards. */
+  const rendered = [
+    ...client.matchAll(
+      /\n {2}(\w+)\(\s*params: RpcMethods\["([^"]+)"\]\["params"\]( = \{\})?,?\s*\): Promise<RpcMethods\["([^"]+)"\]\["result"\]> \{\n {4}return this\.request\("([^"]+)", params\);/g,
+    ),
+  ].map((m) => ({
+    name: m[1],
+    params: m[2],
+    optional: m[3] !== undefined,
+    result: m[4],
+    wire: m[5],
+  }));
+
+  it("renders one typed method per table row, named by its clientName, forwarding its wire name", () => {
+    expect(rendered.map((r) => [r.name, r.wire, r.params, r.result])).toEqual(
+      methods.map((m) => [m.clientName, m.method, m.method, m.method]),
+    );
+  });
+
+  it("documents each method with its summary", () => {
+    for (const m of methods) expect(client).toContain(`  /** ${m.summary} */\n  ${m.clientName}(`);
+  });
+
+  it("makes params optional exactly where the params schema requires nothing", () => {
+    const optional = rendered.filter((r) => r.optional).map((r) => r.wire);
+    expect(optional).toEqual(["session/create", "session/list"]);
+  });
+
+  it("declares one abstract request over the method table's types", () => {
+    expect(client).toContain("export abstract class RpcClientMethods {");
+    expect(client).toContain(
+      'protected abstract request<M extends RpcMethodName>(\n    method: M,\n    params: RpcMethods[M]["params"],\n  ): Promise<RpcMethods[M]["result"]>;',
+    );
+  });
+
+  it("names every method's wire string by its client name in RPC_METHOD", () => {
+    expect(Object.entries(RPC_METHOD)).toEqual(methods.map((m) => [m.clientName, m.method]));
   });
 });
 

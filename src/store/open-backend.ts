@@ -1,4 +1,4 @@
-// Opens a backend from a store URL: `sqlite:PATH`, `jsonl:DIR`, `memory:`.
+// Opens a backend from a store URL: `sqlite:PATH`, `jsonl:DIR`, `memory:`, `postgres://…`.
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { StorageError, show } from "../errors.js";
@@ -16,13 +16,20 @@ export interface OpenBackendOptions {
 }
 
 /** The URL schemes `openBackend` knows, for help texts. */
-export const STORE_URL_FORMS = ["sqlite:PATH", "jsonl:DIR", "memory:"] as const;
+export const STORE_URL_FORMS = [
+  "sqlite:PATH",
+  "jsonl:DIR",
+  "memory:",
+  "postgres://USER@HOST:PORT/DATABASE[?schema=NAME]",
+] as const;
 
 /**
  * Opens the backend a store URL names. Relative paths are taken from the working directory; the
- * parent folder of a SQLite file and a JSONL root are created when missing.
+ * parent folder of a SQLite file and a JSONL root are created when missing. A `postgres://` or
+ * `postgresql://` URL opens the PostgreSQL backend (loaded only then, so that `pg` is not loaded
+ * for the other stores), in the schema `?schema=` names (default `seedline`).
  * @throws StorageError INVALID_PARAMS for a URL of no known form; the backend's own errors
- *   (a SQLite file at another layout version is FORMAT_UNSUPPORTED).
+ *   (a SQLite file or PostgreSQL schema at another layout version is FORMAT_UNSUPPORTED).
  */
 export async function openBackend(
   url: string,
@@ -45,6 +52,11 @@ export async function openBackend(
     }
     case "memory":
       return new MemoryBackend();
+    case "postgres":
+    case "postgresql": {
+      const { PostgresBackend } = await import("./postgres/postgres-backend.js");
+      return PostgresBackend.open(url, durability);
+    }
     default:
       break;
   }

@@ -434,6 +434,25 @@ export class SessionStore {
   async #load(id: string): Promise<Session | undefined> {
     const live = this.#live.get(id);
     if (live) return live;
+    // The writer lock comes first: a log read before it could miss a batch another process
+    // appends (and acknowledges) before letting go, and repairing that stale read would cut it.
+    let release: ReleaseLock | undefined;
+    try {
+      release = await this.backend.lock(id);
+    } catch (error) {
+      if (!hasCode(error, "SESSION_BUSY")) throw error;
+    }
+    try {
+      const session = await this.#loadLocked(id, release);
+      if (session === undefined) await release?.();
+      return session;
+    } catch (error) {
+      await release?.();
+      throw error;
+    }
+  }
+
+  async #loadLocked(id: string, release: ReleaseLock | undefined): Promise<Session | undefined> {
     const stored = await this.backend.load(id);
     if (stored === undefined) return undefined;
     const location = `session ${show(id)} (${this.backend.kind})`;
@@ -472,22 +491,11 @@ export class SessionStore {
       }
       throw error;
     }
-    let release: ReleaseLock | undefined;
-    try {
-      release = await this.backend.lock(id);
-    } catch (error) {
-      if (!hasCode(error, "SESSION_BUSY")) throw error;
-      // Another live process writes this session: read it as it stands, and never repair it.
-      return this.#register(log, { stored: true, release: undefined });
-    }
+    // Another live process writes this session: read it as it stands, and never repair it.
+    if (release === undefined) return this.#register(log, { stored: true, release: undefined });
     const closers = closersFor(log.stateCopy(), log.at(log.length - 1)?.time ?? 0);
     if (closers.length > 0 || stored.tornTail) {
-      try {
-        await this.backend.repair(id, log.length, closers);
-      } catch (error) {
-        await release();
-        throw error;
-      }
+      await this.backend.repair(id, log.length, closers);
       log.append(closers, "parsed");
     }
     return this.#register(log, { stored: true, release });

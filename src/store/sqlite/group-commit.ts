@@ -18,12 +18,19 @@ interface Job {
 const BEGIN_ATTEMPTS = 6;
 /** The pause between tries, after the busy timeout ran out. */
 const BEGIN_RETRY_MS = 50;
+/**
+ * How long a group keeps gathering while batches keep arriving: connections that hand over one
+ * request per turn of the event loop (vscode-jsonrpc's message queue does) would otherwise commit
+ * one or two batches per fsync.
+ */
+const GATHER_MAX_MS = 2;
 
 /**
  * Runs write batches in shared transactions. A batch submitted while no group is being written
- * waits for the next turn of the event loop (`setImmediate`), so every batch queued in the same
- * turn — e.g. appends to different sessions that arrive together — joins one `BEGIN IMMEDIATE …
- * COMMIT`: one fsync for all of them. Each batch runs in its own SAVEPOINT, so a batch that throws
+ * waits for the next turn of the event loop (`setImmediate`), and for more turns while each one
+ * brings new batches (at most {@link GATHER_MAX_MS}), so every batch of a burst — e.g. appends to
+ * different sessions that arrive together, even when the connection hands them over one per turn
+ * — joins one `BEGIN IMMEDIATE … COMMIT`: one fsync for all of them. Each batch runs in its own SAVEPOINT, so a batch that throws
  * is rolled back alone and rejects only its own promise; the others resolve once the shared
  * transaction has committed (acknowledged means durable). Batches run in submission order.
  */
@@ -68,12 +75,26 @@ export class GroupCommit {
 
   #schedule(): void {
     if (this.#running !== undefined) return;
-    this.#running = new Promise<void>((done) => setImmediate(done))
+    this.#running = this.#gather()
       .then(() => this.#writeGroup())
       .finally(() => {
         this.#running = undefined;
         if (this.#queue.length > 0) this.#schedule();
       });
+  }
+
+  /**
+   * Waits a turn of the event loop, then more turns while each one brought new batches, up to
+   * {@link GATHER_MAX_MS}: a burst of requests handed over one per turn still shares one commit,
+   * and a lone batch waits a single turn.
+   */
+  async #gather(): Promise<void> {
+    const start = performance.now();
+    let seen = -1;
+    while (this.#queue.length !== seen && performance.now() - start < GATHER_MAX_MS) {
+      seen = this.#queue.length;
+      await new Promise<void>((done) => setImmediate(done));
+    }
   }
 
   async #writeGroup(): Promise<void> {

@@ -1,0 +1,233 @@
+-- Every SQL statement of the PostgreSQL backend (src/store/postgres/), by name, over the layout of
+-- sqlite-layout.json in the PostgreSQL dialect (generated/postgres-layout.gen.sql). Tables are named
+-- without a schema: every connection of the backend has search_path set to the target schema.
+-- scripts/render-postgres.ts checks each statement without a server (one statement, named
+-- parameters only, tables of the layout, result columns named as written) and renders
+-- generated/postgres-queries.gen.ts; test/postgres-queries.test.ts prepares every one on a server.
+-- Format: a `-- name: <camelCase>` line, optional `--` lines that document the statement, then
+-- exactly one statement. Parameters are named (`@name`) and become $1, $2… in order of first use;
+-- `$` is refused (no positional parameters, no dollar quoting). `{schema}` stands for the target
+-- schema, substituted as a quoted identifier (identifiers cannot be bound). Result columns are
+-- aliased to the camelCase member they fill, quoted so that PostgreSQL keeps the case, so src/
+-- never names a column.
+
+-- name: sessionExists
+-- One row when the session is stored.
+SELECT 1 AS found FROM sessions WHERE id = @sessionId;
+
+-- name: lockSessionRow
+-- One row when the session is stored, locking it against other writers of the same session until
+-- the transaction ends. NO KEY UPDATE does not conflict with the KEY SHARE locks that the foreign
+-- key checks of event inserts take, and sessions of other ids are never touched.
+SELECT 1 AS found FROM sessions WHERE id = @sessionId FOR NO KEY UPDATE;
+
+-- name: shareSessionRow
+-- One row when the session is stored, keeping it from being deleted until the transaction ends
+-- (a fork's source while its prefix is copied).
+SELECT 1 AS found FROM sessions WHERE id = @sessionId FOR KEY SHARE;
+
+-- name: sessionHeader
+-- The header in SessionHeader member order; the backend drops the NULL members (absent, never null).
+SELECT
+  version,
+  id,
+  created_at AS "createdAt",
+  cwd,
+  parent_session AS "parentSession",
+  seed_length AS "seedLength"
+FROM sessions
+WHERE id = @sessionId;
+
+-- name: appendPoint
+-- The seq of the last event row of a session (NULL when it has none): a probe of the primary key,
+-- never a scan of the log. Run after lockSessionRow, in a statement of its own, so that under READ
+-- COMMITTED it sees every append committed before the lock was granted.
+SELECT max(seq)::bigint AS "lastSeq" FROM events WHERE session_id = @sessionId;
+
+-- name: lastEvent
+-- The last event row of a session, for list()'s eventCount and updatedAt: one indexed lookup.
+SELECT seq, time FROM events WHERE session_id = @sessionId ORDER BY seq DESC LIMIT 1;
+
+-- name: lastTurnMarker
+-- The last turn/start or turn/end at or before @boundary, walking the primary key backwards from
+-- it. The backend reads `turn` from the data (data is text: a damaged row must not fail the query).
+SELECT seq, type, data
+FROM events
+WHERE session_id = @sessionId AND seq <= @boundary AND type IN ('turn/start', 'turn/end')
+ORDER BY seq DESC
+LIMIT 1;
+
+-- name: eventLines
+-- Every event row of a session in seq order, each rebuilt as its JSONL line in envelope member
+-- order (type, seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one
+-- JSON.parse per row gives the event with the key order an export must write. A line that does
+-- not parse is a damaged row.
+SELECT
+  seq,
+  type,
+  (
+    '{"type":' || to_json(type)::text
+    || ',"seq":' || seq
+    || ',"time":' || time
+    || ',"data":' || data
+    || coalesce(',"sourceEventSeqs":' || source_event_seqs, '')
+    || coalesce(',"surfaceOp":' || surface_op, '')
+    || '}'
+  )::text AS line
+FROM events
+WHERE session_id = @sessionId
+ORDER BY seq;
+
+-- name: insertSession
+INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)
+VALUES (@id, @version, @createdAt, @cwd, @parentSession, @seedLength);
+
+-- name: insertEvents
+-- A whole batch in one statement, one array per member (in seq order); data, sourceEventSeqs and
+-- surfaceOp are JSON text ("append" is the JSON string), NULL where the event has none.
+INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)
+SELECT @sessionId::text, e.seq, e.type, e.time, e.data, e.source_event_seqs, e.surface_op
+FROM unnest(
+  @seq::bigint[], @type::text[], @time::bigint[], @data::text[],
+  @sourceEventSeqs::text[], @surfaceOp::text[]
+) AS e (seq, type, time, data, source_event_seqs, surface_op)
+ORDER BY e.seq;
+
+-- name: copyEventPrefix
+-- A fork's inherited prefix, copied inside the database: events 0…@boundary of @sourceId.
+INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)
+SELECT @childId::text, seq, type, time, data, source_event_seqs, surface_op
+FROM events
+WHERE session_id = @sourceId AND seq <= @boundary
+ORDER BY seq;
+
+-- name: deleteEventsFrom
+-- Repair: cuts a torn tail (every row from @keep on) before the closers are inserted.
+DELETE FROM events WHERE session_id = @sessionId AND seq >= @keep;
+
+-- name: deleteSession
+-- The session's events go with it (ON DELETE CASCADE); its children keep their own copies.
+DELETE FROM sessions WHERE id = @sessionId;
+
+-- name: listSessions
+-- One page, newest first, strictly after the cursor (@afterCreatedAt, @afterId); the first page
+-- passes a cursor above every stored session. Walks sessions_by_created without sorting (ids
+-- compare bytewise: the columns are COLLATE "C").
+SELECT
+  version,
+  id,
+  created_at AS "createdAt",
+  cwd,
+  parent_session AS "parentSession",
+  seed_length AS "seedLength"
+FROM sessions
+WHERE (created_at, id) < (@afterCreatedAt, @afterId)
+ORDER BY created_at DESC, id DESC
+LIMIT @limit;
+
+-- name: listSessionsInCwd
+-- listSessions filtered by cwd, through sessions_by_cwd.
+SELECT
+  version,
+  id,
+  created_at AS "createdAt",
+  cwd,
+  parent_session AS "parentSession",
+  seed_length AS "seedLength"
+FROM sessions
+WHERE cwd = @cwd AND (created_at, id) < (@afterCreatedAt, @afterId)
+ORDER BY created_at DESC, id DESC
+LIMIT @limit;
+
+-- name: listChildSessions
+-- listSessions filtered by parent session, through sessions_by_parent_session.
+SELECT
+  version,
+  id,
+  created_at AS "createdAt",
+  cwd,
+  parent_session AS "parentSession",
+  seed_length AS "seedLength"
+FROM sessions
+WHERE parent_session = @parentSession AND (created_at, id) < (@afterCreatedAt, @afterId)
+ORDER BY created_at DESC, id DESC
+LIMIT @limit;
+
+-- name: listChildSessionsInCwd
+-- listSessions filtered by parent session and cwd (the planner picks the index).
+SELECT
+  version,
+  id,
+  created_at AS "createdAt",
+  cwd,
+  parent_session AS "parentSession",
+  seed_length AS "seedLength"
+FROM sessions
+WHERE parent_session = @parentSession AND cwd = @cwd
+  AND (created_at, id) < (@afterCreatedAt, @afterId)
+ORDER BY created_at DESC, id DESC
+LIMIT @limit;
+
+-- name: layoutObjects
+-- Every relation of the target schema (tables, indexes, views, sequences…), each table with its
+-- columns as `name type[ NOT NULL]`: none for a new schema, the generated layout's for one of ours.
+-- Read from the catalog, so it works before the schema exists and writes nothing.
+SELECT
+  c.relkind::text AS kind,
+  c.relname::text AS name,
+  coalesce(
+    string_agg(
+      a.attname::text || ' ' || format_type(a.atttypid, a.atttypmod)
+        || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END,
+      ', ' ORDER BY a.attnum
+    ),
+    ''
+  )::text AS columns
+FROM pg_catalog.pg_class AS c
+JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+LEFT JOIN pg_catalog.pg_attribute AS a
+  ON a.attrelid = c.oid AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped
+WHERE n.nspname = @schema
+GROUP BY c.relkind, c.relname
+ORDER BY c.relname;
+
+-- name: layoutVersions
+-- The layout version record of the schema: exactly one row in a schema of ours.
+SELECT version FROM seedline_layout ORDER BY version;
+
+-- name: lockLayoutCreation
+-- Serializes the creators of one schema until the transaction ends (@key: a hash of the schema).
+SELECT pg_advisory_xact_lock(@key::bigint)::text AS locked;
+
+-- name: createSchema
+CREATE SCHEMA IF NOT EXISTS {schema};
+
+-- name: tryWriterLock
+-- Takes the writer lock of a session (@key: a hash of schema and id) for this connection, without
+-- waiting; the server releases it when the connection ends, however it ends.
+SELECT pg_try_advisory_lock(@key::bigint)::boolean AS locked;
+
+-- name: releaseWriterLock
+SELECT pg_advisory_unlock(@key::bigint)::boolean AS released;
+
+-- name: connectionSettings
+-- What the connection runs with, for the checks on open and for diagnostics.
+SELECT
+  current_setting('synchronous_commit')::text AS "synchronousCommit",
+  current_schema()::text AS "currentSchema",
+  current_setting('server_encoding')::text AS "serverEncoding";
+
+-- name: beginWrite
+-- Appends, forks and repairs serialize per session through lockSessionRow; the primary key
+-- (session_id, seq) refuses a duplicate seq whatever happens.
+BEGIN ISOLATION LEVEL READ COMMITTED;
+
+-- name: beginRead
+-- A read of several statements sees one snapshot.
+BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
+
+-- name: commit
+COMMIT;
+
+-- name: rollback
+ROLLBACK;

@@ -1,0 +1,116 @@
+// B3: loading a large session through the store (validation on) against reading the rows or the file and JSON.parse of each.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type Database from "better-sqlite3";
+import {
+  type BackendKind,
+  fillOne,
+  jsonlPath,
+  openDurable,
+  rawSqlite,
+  SEED,
+  type Sizes,
+  storeOver,
+} from "./fixtures.js";
+import { alternate, type Benchmark, type BenchRow, fmt, row, tempDir, timed } from "./harness.js";
+import { syntheticLog } from "./synthetic-log.js";
+
+/** Reads every row of a session and builds each event with JSON.parse of its JSON columns. */
+function floorSqlite(select: Database.Statement, id: string): number {
+  const events: unknown[] = [];
+  for (const r of select.iterate(id) as IterableIterator<
+    [string, number, number, string, string | null, string | null]
+  >) {
+    const event: Record<string, unknown> = {
+      type: r[0],
+      seq: r[1],
+      time: r[2],
+      data: JSON.parse(r[3]),
+    };
+    if (r[4] !== null) event.sourceEventSeqs = JSON.parse(r[4]);
+    if (r[5] !== null) event.surfaceOp = JSON.parse(r[5]);
+    events.push(event);
+  }
+  return events.length;
+}
+
+/** Reads the whole file and JSON.parse-s each line. */
+function floorJsonl(path: string): number {
+  const lines = readFileSync(path, "utf8").split("\n");
+  const events: unknown[] = [];
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (line !== "") events.push(JSON.parse(line));
+  }
+  JSON.parse(lines[0] as string);
+  return events.length;
+}
+
+export function b3Load(sizes: Sizes): Benchmark {
+  return {
+    id: "B3",
+    title: "load a large session, validation on",
+    async run(ctx) {
+      const log = syntheticLog(SEED, sizes.logEvents, "b3");
+      const rows: BenchRow[] = [];
+      for (const kind of ["sqlite", "jsonl"] as BackendKind[]) {
+        const temp = tempDir(`b3-${kind}`);
+        try {
+          fillOne(kind, temp.dir, log.header, log.events);
+          const backend = await openDurable(kind, temp.dir);
+          const db = kind === "sqlite" ? rawSqlite(join(temp.dir, "store.db")) : undefined;
+          const select = db
+            ?.prepare(
+              "SELECT type, seq, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq",
+            )
+            .raw();
+          ctx.progress(`B3 ${kind}: loading ${log.events.length} events`);
+          const subject = async (): Promise<number> => {
+            const store = storeOver(backend);
+            let length = 0;
+            const ms = await timed(async () => {
+              length = (await store.load(log.header.id)).nextSeq;
+            });
+            if (length !== log.events.length)
+              throw new Error(`B3 ${kind}: loaded ${length} events`);
+            await store.unload(log.header.id);
+            return ms;
+          };
+          const floor = async (): Promise<number> => {
+            let length = 0;
+            const ms = await timed(() => {
+              length =
+                select !== undefined
+                  ? floorSqlite(select, log.header.id)
+                  : floorJsonl(jsonlPath(join(temp.dir, "jsonl"), log.header.id));
+            });
+            if (length !== log.events.length) throw new Error(`B3 ${kind} floor: ${length} events`);
+            return ms;
+          };
+          const figures = await alternate(ctx.rounds, subject, floor, (r, s, f) =>
+            ctx.progress(`B3 ${kind} round ${r + 1}: store ${fmt(s)} ms, raw ${fmt(f)} ms`),
+          );
+          db?.close();
+          await backend.close();
+          rows.push(
+            row({
+              id: "B3",
+              what: `load ${log.events.length} events (${kind}), validated`,
+              floor:
+                kind === "sqlite"
+                  ? "SELECT the rows + JSON.parse each JSON column"
+                  : "readFileSync + JSON.parse each line",
+              unit: "ms",
+              ...figures,
+              target: { op: "<=", value: 1.5 },
+              facts: { backend: kind, events: log.events.length, eventBytes: log.eventBytes },
+            }),
+          );
+        } finally {
+          temp.remove();
+        }
+      }
+      return rows;
+    },
+  };
+}

@@ -1,0 +1,186 @@
+// The benchmark harness: pairs measured alternately, ratios with median and range, temp folders, progress on stderr.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
+/** A target a ratio is held to: at most (`<=`) or at least (`>=`) `value`. */
+export interface Target {
+  readonly op: "<=" | ">=";
+  readonly value: number;
+}
+
+/** Median, least and greatest of a list of numbers. */
+export interface Spread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/** One line of the results table: a subject measured against its floor, round by round. */
+export interface BenchRow {
+  /** The quality.md id (B1…B8, M1). */
+  readonly id: string;
+  /** What the subject is. */
+  readonly what: string;
+  /** What the floor is. */
+  readonly floor: string;
+  /** The unit of `subject` and `baseline` figures ("ms", "req/s", "MiB"). */
+  readonly unit: string;
+  /** How the ratio is formed: subject / baseline ("time"), or the other way round ("speed"). */
+  readonly ratioOf: "subject/floor" | "floor/subject";
+  /** Each round's figure for the subject. */
+  readonly subject: readonly number[];
+  /** Each round's figure for the floor. */
+  readonly baseline: readonly number[];
+  /** Each round's ratio. */
+  readonly ratios: readonly number[];
+  readonly ratio: Spread;
+  readonly target: Target;
+  /** Whether the median ratio meets the target. */
+  readonly met: boolean;
+  /** Sizes and other facts that make the figures quotable. */
+  readonly facts: Readonly<Record<string, number | string>>;
+}
+
+/** What every benchmark gets: the size preset and a reporter. */
+export interface BenchContext {
+  readonly quick: boolean;
+  /** How many alternating rounds a pair runs. */
+  readonly rounds: number;
+  /** Writes one progress line to stderr. */
+  progress(message: string): void;
+}
+
+/** A benchmark: one quality.md id, producing one or more rows. */
+export interface Benchmark {
+  readonly id: string;
+  readonly title: string;
+  run(ctx: BenchContext): Promise<BenchRow[]>;
+}
+
+/** The median of a non-empty list. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export function spread(values: readonly number[]): Spread {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
+}
+
+export function meets(value: number, target: Target): boolean {
+  return target.op === "<=" ? value <= target.value : value >= target.value;
+}
+
+let collect: (() => void) | undefined;
+
+/** Runs a full garbage collection when the runtime allows it, so one run's garbage is not billed to the next. */
+export function collectGarbage(): void {
+  if (collect === undefined) {
+    setFlagsFromString("--expose-gc");
+    collect = runInNewContext("gc") as () => void;
+  }
+  collect();
+}
+
+/** Times `work` in milliseconds. */
+export async function timed(work: () => unknown): Promise<number> {
+  const start = performance.now();
+  await work();
+  return performance.now() - start;
+}
+
+/** One measurement: does its own setup and cleanup and returns the figure of the measured part only. */
+export type Measure = (round: number) => Promise<number>;
+
+/**
+ * Measures several contenders in rotation, `rounds` times: each round starts with the next one,
+ * so that none always runs first on a warmer (or noisier) machine. Garbage is collected before
+ * each measurement. Returns each contender's figures, round by round.
+ */
+export async function rotate(
+  rounds: number,
+  measures: readonly Measure[],
+  onRound?: (round: number, figures: readonly number[]) => void,
+): Promise<number[][]> {
+  const figures = measures.map((): number[] => []);
+  for (let round = 0; round < rounds; round++) {
+    const current: number[] = new Array(measures.length);
+    for (let k = 0; k < measures.length; k++) {
+      const which = (round + k) % measures.length;
+      collectGarbage();
+      current[which] = await (measures[which] as Measure)(round);
+    }
+    for (const [which, value] of current.entries()) figures[which]?.push(value);
+    onRound?.(round, current);
+  }
+  return figures;
+}
+
+/** {@link rotate} for a subject and its floor: they alternate which goes first. */
+export async function alternate(
+  rounds: number,
+  subject: Measure,
+  floor: Measure,
+  onRound?: (round: number, subject: number, floor: number) => void,
+): Promise<{ subject: number[]; baseline: number[] }> {
+  const [s = [], f = []] = await rotate(rounds, [subject, floor], (round, figures) =>
+    onRound?.(round, figures[0] as number, figures[1] as number),
+  );
+  return { subject: s, baseline: f };
+}
+
+/** Builds a row from the rounds' figures. */
+export function row(fields: {
+  id: string;
+  what: string;
+  floor: string;
+  unit: string;
+  ratioOf?: BenchRow["ratioOf"];
+  subject: readonly number[];
+  baseline: readonly number[];
+  target: Target;
+  facts?: Record<string, number | string>;
+}): BenchRow {
+  const ratioOf = fields.ratioOf ?? "subject/floor";
+  const ratios = fields.subject.map((s, i) => {
+    const b = fields.baseline[i] as number;
+    return ratioOf === "subject/floor" ? s / b : b / s;
+  });
+  const ratio = spread(ratios);
+  return {
+    id: fields.id,
+    what: fields.what,
+    floor: fields.floor,
+    unit: fields.unit,
+    ratioOf,
+    subject: fields.subject,
+    baseline: fields.baseline,
+    ratios,
+    ratio,
+    target: fields.target,
+    met: meets(ratio.median, fields.target),
+    facts: fields.facts ?? {},
+  };
+}
+
+/** A fresh temporary folder, removed by the returned function. */
+export function tempDir(label: string): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), `seedline-bench-${label}-`));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A number for the table: three significant figures, no exponent. */
+export function fmt(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  const abs = Math.abs(value);
+  if (abs >= 100) return value.toFixed(0);
+  if (abs >= 10) return value.toFixed(1);
+  if (abs >= 1) return value.toFixed(2);
+  return value.toFixed(3);
+}

@@ -1,0 +1,199 @@
+// `npm run bench [-- --quick] [-- --only B1,B3] [-- --out FILE]`: runs the benchmarks of quality.md, prints a table, writes bench-results.json.
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { cpus, platform, release, totalmem } from "node:os";
+import { join, resolve } from "node:path";
+import { b1SqliteAppend } from "./b1-sqlite-append.js";
+import { b2JsonlAppend } from "./b2-jsonl-append.js";
+import { b3Load } from "./b3-load.js";
+import { b4Fork } from "./b4-fork.js";
+import { b5RpcAppend } from "./b5-rpc-append.js";
+import { b6RpcRead } from "./b6-rpc-read.js";
+import { b7List } from "./b7-list.js";
+import { b8Derive } from "./b8-derive.js";
+import { FULL_SIZES, QUICK_SIZES, type Sizes } from "./fixtures.js";
+import { type BenchContext, type Benchmark, type BenchRow, fmt } from "./harness.js";
+import { m1Memory } from "./m1-memory.js";
+import {
+  builtPath,
+  REPO_ROOT,
+  RUNNING_FROM_DIST,
+  runtimeDescription,
+  staleBuild,
+} from "./runtime.js";
+
+/** Every benchmark, in quality.md's order. */
+export function benchmarks(sizes: Sizes): Benchmark[] {
+  return [
+    b1SqliteAppend(sizes),
+    b2JsonlAppend(sizes),
+    b3Load(sizes),
+    b4Fork(sizes),
+    b5RpcAppend(sizes),
+    b6RpcRead(sizes),
+    b7List(sizes),
+    b8Derive(sizes),
+    m1Memory(sizes),
+  ];
+}
+
+/** The parsed command line. */
+interface Options {
+  readonly quick: boolean;
+  /** Measure the sources through tsx even when dist/ is up to date. */
+  readonly tsx: boolean;
+  readonly only: ReadonlySet<string> | undefined;
+  readonly out: string;
+}
+
+function parseArgs(argv: readonly string[]): Options {
+  let quick = false;
+  let tsx = false;
+  let only: Set<string> | undefined;
+  let out = join(REPO_ROOT, "bench-results.json");
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const value = (): string => {
+      const next = argv[++i];
+      if (next === undefined) throw new Error(`expected a value after ${arg}`);
+      return next;
+    };
+    if (arg === "--quick") quick = true;
+    else if (arg === "--tsx") tsx = true;
+    else if (arg === "--only") only = new Set(value().toUpperCase().split(",").filter(Boolean));
+    else if (arg.startsWith("--only=")) only = new Set(arg.slice(7).toUpperCase().split(","));
+    else if (arg === "--out") out = resolve(value());
+    else if (arg.startsWith("--out=")) out = resolve(arg.slice(6));
+    else {
+      throw new Error(
+        `expected --quick, --only IDS, --out FILE or --tsx, got ${JSON.stringify(arg)}`,
+      );
+    }
+  }
+  return { quick, tsx, only, out };
+}
+
+/** The results file: every figure of every row, with what the run was. */
+export interface BenchResults {
+  readonly version: 1;
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly quick: boolean;
+  /** Which build was measured (see runtime.ts). */
+  readonly runtime: string;
+  readonly machine: {
+    readonly node: string;
+    readonly platform: string;
+    readonly cpus: number;
+    readonly cpuModel: string;
+    readonly memoryBytes: number;
+  };
+  readonly sizes: Sizes;
+  readonly rows: readonly BenchRow[];
+  /** Benchmarks that could not run, with why. */
+  readonly failures: readonly { readonly id: string; readonly error: string }[];
+}
+
+function table(rows: readonly BenchRow[]): string {
+  const header = ["id", "what", "subject", "floor", "ratio median (min–max)", "target", "met"];
+  const lines = rows.map((r) => {
+    const s = [...r.subject].sort((a, b) => a - b)[r.subject.length >> 1] as number;
+    const f = [...r.baseline].sort((a, b) => a - b)[r.baseline.length >> 1] as number;
+    return [
+      r.id,
+      r.what,
+      `${fmt(s)} ${r.unit}`,
+      `${fmt(f)} ${r.unit}`,
+      `${fmt(r.ratio.median)}× (${fmt(r.ratio.min)}–${fmt(r.ratio.max)})`,
+      `${r.target.op} ${r.target.value}×`,
+      r.met ? "yes" : "NO",
+    ];
+  });
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...lines.map((l) => (l[i] as string).length)),
+  );
+  const format = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(" | ")} |`;
+  return [
+    format(header),
+    `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
+    ...lines.map(format),
+  ].join("\n");
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const options = parseArgs(args);
+  if (!RUNNING_FROM_DIST && !options.tsx) {
+    const stale = staleBuild();
+    if (stale.length === 0) {
+      // Measure what ships: the tsc build, on plain node.
+      const child = spawnSync(process.execPath, [builtPath(import.meta.filename), ...args], {
+        stdio: "inherit",
+      });
+      process.exitCode = child.status ?? 1;
+      return;
+    }
+    process.stderr.write(
+      `[bench] dist/ is missing or older than ${stale.length} source file(s) (${stale[0]}…): measuring the sources through tsx, whose keepNames helpers make per-call closures dearer. Run \`npm run build\` first for the shipped build's figures.\n`,
+    );
+  }
+  const sizes = options.quick ? QUICK_SIZES : FULL_SIZES;
+  const started = Date.now();
+  const ctx: BenchContext = {
+    quick: options.quick,
+    rounds: sizes.rounds,
+    progress: (message) =>
+      process.stderr.write(`[bench ${fmt((Date.now() - started) / 1000)}s] ${message}\n`),
+  };
+  const selected = benchmarks(sizes).filter(
+    (b) => options.only === undefined || options.only.has(b.id),
+  );
+  if (options.only !== undefined) {
+    const known = new Set(benchmarks(sizes).map((b) => b.id));
+    const unknown = [...options.only].filter((id) => !known.has(id));
+    if (unknown.length > 0)
+      throw new Error(
+        `expected benchmark ids among ${[...known].join(",")}, got ${unknown.join(",")}`,
+      );
+  }
+  const rows: BenchRow[] = [];
+  const failures: { id: string; error: string }[] = [];
+  for (const bench of selected) {
+    ctx.progress(`${bench.id}: ${bench.title}`);
+    try {
+      rows.push(...(await bench.run(ctx)));
+    } catch (error) {
+      const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      failures.push({ id: bench.id, error: message });
+      ctx.progress(`${bench.id} FAILED: ${message}`);
+    }
+  }
+  const results: BenchResults = {
+    version: 1,
+    startedAt: new Date(started).toISOString(),
+    durationMs: Date.now() - started,
+    quick: options.quick,
+    runtime: runtimeDescription(),
+    machine: {
+      node: process.version,
+      platform: `${platform()} ${release()}`,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? "unknown",
+      memoryBytes: totalmem(),
+    },
+    sizes,
+    rows,
+    failures,
+  };
+  writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`${table(rows)}\n`);
+  for (const failure of failures)
+    process.stdout.write(`${failure.id} FAILED: ${failure.error.split("\n")[0]}\n`);
+  process.stdout.write(
+    `\n${rows.filter((r) => r.met).length}/${rows.length} targets met in ${fmt(results.durationMs / 1000)} s (${results.runtime}); figures in ${options.out}\n`,
+  );
+  if (failures.length > 0) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,54 @@
+// `seedline fork ID`: forks a stored session at an event boundary and prints the child.
+import { type CommandSpec, EXIT_OK, UsageError } from "../command.js";
+import { plural } from "../output.js";
+import { noStore, STORE_OPTION, storeExists, storeUrl, withStore } from "../store.js";
+
+export const forkCommand: CommandSpec = {
+  name: "fork",
+  summary: "fork a stored session at a seq into a child session",
+  synopsis: "ID [--at SEQ] [--child-id ID] [--store URL] [--json]",
+  description: `
+Creates a child session whose log begins with a copy of the source's events 0…SEQ (inclusive),
+with the source as its parentSession and seedLength = SEQ + 1. Without --at the whole log is
+copied. A boundary inside an open turn is refused (OPEN_TURN), never clipped; a seq with no event
+is INVALID_BOUNDARY. Prints a line naming the child, or with --json {sessionId, header}.`,
+  options: {
+    at: {
+      type: "string",
+      arg: "SEQ",
+      description: "the last inherited event (default: the last event)",
+    },
+    "child-id": { type: "string", arg: "ID", description: "the child's id (default: a new UUID)" },
+    store: STORE_OPTION,
+    json: { type: "boolean", description: "print {sessionId, header} as session/fork answers" },
+  },
+  positionals: { name: "ID", min: 1, max: 1 },
+  async run({ args, out, env }) {
+    const id = args.positionals[0] as string;
+    const at = args.values.at;
+    let boundary: number | undefined;
+    if (typeof at === "string") {
+      if (!/^\d+$/.test(at) || !Number.isSafeInteger(Number(at))) {
+        throw new UsageError(
+          `expected --at to be a seq (a non-negative integer), got ${JSON.stringify(at)}`,
+        );
+      }
+      boundary = Number(at);
+    }
+    const childId =
+      typeof args.values["child-id"] === "string" ? args.values["child-id"] : undefined;
+    const url = storeUrl(args.values.store, env);
+    if (!storeExists(url)) throw noStore(id, url);
+    const header = await withStore(url, (store) => store.fork(id, boundary, childId));
+    if (args.values.json) {
+      out.out(`${JSON.stringify({ sessionId: header.id, header }, null, 2)}\n`);
+      return EXIT_OK;
+    }
+    const seed = header.seedLength ?? 0;
+    const where = seed === 0 ? "" : ` at seq ${seed - 1}`;
+    out.out(
+      `forked ${id}${where} into ${out.paint.bold(header.id)} (${plural(seed, "inherited event")})\n`,
+    );
+    return EXIT_OK;
+  },
+};

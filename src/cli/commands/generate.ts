@@ -1,0 +1,34 @@
+// `seedline generate`: the generation pipeline (types, validators, DDL, RPC tables) over a user's schema folder.
+import { type CommandSpec, EXIT_USAGE } from "../command.js";
+
+export const generateCommand: CommandSpec = {
+  name: "generate",
+  summary: "generate types, validators, DDL and RPC tables from a schema folder",
+  synopsis: "--schema DIR --out DIR [--check]",
+  description: `
+Runs seedline's generation pipeline over a schema folder laid out as seedline's own schema/
+(common/, events/, session/, and optionally storage/ and rpc/): writes the TypeScript types, the
+ajv validators, the event catalogue and, when their documents are present, the SQLite layout and
+the RPC tables into the output folder as *.gen.ts / *.gen.sql. Files whose content is unchanged
+are not rewritten; *.gen.* files no longer generated are removed.
+
+With --check nothing is written: exits 1 and names each file that is missing, differs or is
+stale (a CI gate).`,
+  options: {
+    schema: { type: "string", arg: "DIR", description: "the schema folder (default: schema)" },
+    out: { type: "string", arg: "DIR", description: "the output folder (default: generated)" },
+    check: { type: "boolean", description: "compare instead of writing; exit 1 on any difference" },
+  },
+  positionals: { name: "", min: 0, max: 0 },
+  async run({ args }) {
+    // Loaded here: the pipeline pulls in json-schema-to-typescript, which no other command needs.
+    const { main } = await import("../../../scripts/pipeline.js");
+    const argv = [
+      ...(typeof args.values.schema === "string" ? ["--schema", args.values.schema] : []),
+      ...(typeof args.values.out === "string" ? ["--out", args.values.out] : []),
+      ...(args.values.check ? ["--check"] : []),
+    ];
+    const code = await main(argv);
+    return code === 2 ? EXIT_USAGE : code;
+  },
+};

@@ -1,0 +1,65 @@
+// `seedline ls`: the sessions of a store as lineage trees, with event counts and creation times.
+import { resolve } from "node:path";
+import type { ListedSession } from "../../store/backend.js";
+import { type CommandSpec, EXIT_OK } from "../command.js";
+import { lineageJson, lineageTrees, renderLineage } from "../lineage.js";
+import { plural } from "../output.js";
+import { STORE_OPTION, storeExists, storeUrl, withStore } from "../store.js";
+
+export const lsCommand: CommandSpec = {
+  name: "ls",
+  summary: "list stored sessions as lineage trees",
+  synopsis: "[--store URL] [--cwd DIR] [--json]",
+  description: `
+Lists the sessions of a store, children indented under the session they were forked from
+(their header's parentSession), with event counts (and how many were inherited), creation times
+and working directories. Trees are listed newest first, children in the order they were made.
+Sessions created but never appended to are not stored, so not listed. A store that does not
+exist lists nothing (and is not created).`,
+  options: {
+    store: STORE_OPTION,
+    cwd: {
+      type: "string",
+      arg: "DIR",
+      description: "only sessions whose header cwd is DIR (a relative DIR is resolved first)",
+    },
+    json: {
+      type: "boolean",
+      description:
+        "print {sessions: [{sessionId, cwd?, createdAt, updatedAt?, eventCount, header, children}]}",
+    },
+  },
+  positionals: { name: "", min: 0, max: 0 },
+  async run({ args, out, env }) {
+    const url = storeUrl(args.values.store, env);
+    const cwd = typeof args.values.cwd === "string" ? resolve(args.values.cwd) : undefined;
+    const sessions: ListedSession[] = [];
+    if (storeExists(url)) {
+      await withStore(url, async (store) => {
+        let cursor: string | undefined;
+        do {
+          const page = await store.list({
+            ...(cwd === undefined ? {} : { cwd }),
+            ...(cursor === undefined ? {} : { cursor }),
+          });
+          sessions.push(...page.sessions);
+          cursor = page.nextCursor;
+        } while (cursor !== undefined);
+      });
+    }
+    const trees = lineageTrees(sessions);
+    if (args.values.json) {
+      out.out(`${JSON.stringify({ sessions: trees.map(lineageJson) }, null, 2)}\n`);
+      return EXIT_OK;
+    }
+    if (sessions.length === 0) {
+      out.out(
+        `${out.paint.dim(`no sessions in ${url}${cwd === undefined ? "" : ` with cwd ${cwd}`}`)}\n`,
+      );
+      return EXIT_OK;
+    }
+    for (const line of renderLineage(trees, out.paint)) out.out(`${line}\n`);
+    out.out(`${out.paint.dim(`${plural(sessions.length, "session")} in ${url}`)}\n`);
+    return EXIT_OK;
+  },
+};

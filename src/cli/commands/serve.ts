@@ -1,0 +1,70 @@
+// `seedline serve`: the JSON-RPC server on stdin/stdout over a store, until input ends or a signal arrives.
+import { FRAMINGS, type Framing } from "../../rpc/framing.js";
+import { serve } from "../../rpc/server.js";
+import { type CommandSpec, EXIT_FAILED, EXIT_OK, UsageError } from "../command.js";
+import { openStore, STORE_OPTION, storeUrl } from "../store.js";
+
+export const serveCommand: CommandSpec = {
+  name: "serve",
+  summary: "run the JSON-RPC 2.0 server on stdio over a store",
+  synopsis: `[--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS]`,
+  description: `
+Speaks JSON-RPC 2.0 on stdin/stdout: session/create, session/append, session/fork, session/read,
+session/list, replay/open, replay/next and the rest of the method table (see docs). Messages are
+newline-delimited JSON by default (as the Agent Client Protocol frames them); --framing
+content-length switches to LSP-style headers. stdout carries protocol messages only; logs go to
+stderr.
+
+When stdin ends, or on SIGTERM/SIGINT, the requests in flight are finished and answered, the
+store is closed and the server exits 0. A second signal exits at once with status 1.`,
+  options: {
+    store: STORE_OPTION,
+    framing: {
+      type: "string",
+      arg: "KIND",
+      choices: FRAMINGS,
+      description: "message framing (default: ndjson)",
+    },
+    "idle-ms": {
+      type: "string",
+      arg: "MS",
+      description: "unload a session unused for MS milliseconds (default: 60000)",
+    },
+  },
+  positionals: { name: "", min: 0, max: 0 },
+  async run({ args, env }) {
+    const idle = args.values["idle-ms"];
+    if (typeof idle === "string" && !(/^\d+$/.test(idle) && Number(idle) > 0)) {
+      throw new UsageError(
+        `expected --idle-ms to be a positive integer, got ${JSON.stringify(idle)}`,
+      );
+    }
+    const url = storeUrl(args.values.store, env);
+    const store = await openStore(url);
+    const server = serve({
+      store,
+      input: process.stdin,
+      output: process.stdout,
+      framing: (args.values.framing ?? "ndjson") as Framing,
+      storeUrl: url,
+      ...(typeof idle === "string" ? { idleMs: Number(idle) } : {}),
+    });
+    let signalled = false;
+    const onSignal = () => {
+      if (signalled) process.exit(EXIT_FAILED);
+      signalled = true;
+      // The shutdown this starts is awaited below, through `server.closed`.
+      void server.close();
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+    try {
+      await server.closed;
+    } finally {
+      await store.close();
+      // A signal can stop the server while stdin is still open; it must not keep the process alive.
+      process.stdin.destroy();
+    }
+    return EXIT_OK;
+  },
+};

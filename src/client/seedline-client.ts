@@ -1,0 +1,192 @@
+// SeedlineClient: the typed client of `seedline serve`, over a spawned server process or any stream pair.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import {
+  ConnectionError,
+  createMessageConnection,
+  ErrorCodes,
+  type Logger,
+  type MessageConnection,
+  ResponseError,
+} from "vscode-jsonrpc/node";
+// The typed method layer is generated from the method table (scripts/render-rpc.ts).
+import { RpcClientMethods } from "../../generated/rpc-client.gen.js";
+import type { RpcMethodName, RpcMethods } from "../generated.js";
+import { createFraming, type Framing } from "../rpc/framing.js";
+import { packageInfo } from "../rpc/package-info.js";
+import { ConnectionClosedError, RpcResponseError } from "./rpc-response-error.js";
+
+/** How `SeedlineClient.spawn` starts a server. */
+export interface SpawnOptions {
+  /**
+   * The program to run; by default this Node binary on the package's built CLI
+   * (`dist/src/cli/main.js serve`), or on `dist/src/rpc/stdio-main.js` where there is no CLI.
+   */
+  readonly command?: string;
+  /**
+   * Arguments: with `command`, exactly these; without, appended to the default server's
+   * (after the `--store`/`--framing` this client adds).
+   */
+  readonly args?: readonly string[];
+  /** The framing both sides use; "ndjson" unless told otherwise. */
+  readonly framing?: Framing;
+  /** The store URL for the default server (`--store`); the server's default otherwise. */
+  readonly store?: string;
+  readonly cwd?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** What happens to the server's stderr (its log): shown ("inherit", the default), piped or dropped. */
+  readonly stderr?: "inherit" | "pipe" | "ignore";
+}
+
+/** How `SeedlineClient.connect` talks over a stream pair. */
+export interface ConnectOptions {
+  readonly framing?: Framing;
+}
+
+/** How a spawned server ended. */
+export interface ServerExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** Set when the process could not be started. */
+  readonly error?: Error;
+}
+
+/**
+ * The typed client: one method per RPC method (`sessionCreate`, `sessionAppend`, …, from the
+ * generated `RpcClientMethods`). A call resolves with the result, or rejects with an
+ * {@link RpcResponseError} for an error response (match on `error.dataCode`) or a
+ * {@link ConnectionClosedError} when the server went away first.
+ */
+export class SeedlineClient extends RpcClientMethods {
+  readonly #connection: MessageConnection;
+  readonly #output: NodeJS.WritableStream;
+  readonly #connectionClosed: Promise<void>;
+  #closing: Promise<void> | undefined;
+  /** The spawned server process (undefined for `connect`). */
+  readonly process: ChildProcess | undefined;
+  /** Resolves when the spawned server exits (undefined for `connect`). */
+  readonly exited: Promise<ServerExit> | undefined;
+
+  private constructor(
+    input: NodeJS.ReadableStream,
+    output: NodeJS.WritableStream,
+    framing: Framing,
+    child?: ChildProcess,
+  ) {
+    super();
+    const transport = createFraming(framing, input, output);
+    this.#connection = createMessageConnection(transport.reader, transport.writer, SILENT);
+    this.#output = output;
+    this.#connectionClosed = new Promise<void>((resolve) => {
+      this.#connection.onClose(() => {
+        // Rejects the requests still waiting: no answer can come any more.
+        this.#connection.dispose();
+        resolve();
+      });
+    });
+    this.process = child;
+    this.exited =
+      child === undefined
+        ? undefined
+        : new Promise<ServerExit>((resolve) => {
+            child.once("error", (error) => resolve({ code: null, signal: null, error }));
+            child.once("exit", (code, signal) => resolve({ code, signal }));
+          });
+    this.#connection.listen();
+  }
+
+  /**
+   * Starts a server process and connects to its stdio. Without `command`, runs this package's
+   * built server (`node dist/src/cli/main.js serve`, or `dist/src/rpc/stdio-main.js` before the
+   * CLI is built) with `--store` and `--framing` from the options.
+   */
+  static spawn(options: SpawnOptions = {}): SeedlineClient {
+    const framing = options.framing ?? "ndjson";
+    const command = options.command ?? process.execPath;
+    const args =
+      options.command !== undefined
+        ? [...(options.args ?? [])]
+        : [
+            ...serverEntry(packageInfo().root),
+            ...(options.store === undefined ? [] : ["--store", options.store]),
+            ...(framing === "ndjson" ? [] : ["--framing", framing]),
+            ...(options.args ?? []),
+          ];
+    const child = spawn(command, args, {
+      stdio: ["pipe", "pipe", options.stderr ?? "inherit"],
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      ...(options.env === undefined ? {} : { env: options.env }),
+    });
+    const { stdin, stdout } = child;
+    if (stdin === null || stdout === null) throw new Error("expected piped stdio from spawn");
+    // Write failures reach the pending request; the stream's own error event must not crash us.
+    stdin.on("error", () => {});
+    return new SeedlineClient(stdout, stdin, framing, child);
+  }
+
+  /**
+   * A client over any stream pair: `input` carries the server's messages to us (its stdout),
+   * `output` carries ours to it (its stdin).
+   */
+  static connect(
+    input: NodeJS.ReadableStream,
+    output: NodeJS.WritableStream,
+    options: ConnectOptions = {},
+  ): SeedlineClient {
+    return new SeedlineClient(input, output, options.framing ?? "ndjson");
+  }
+
+  protected async request<M extends RpcMethodName>(
+    method: M,
+    params: RpcMethods[M]["params"],
+  ): Promise<RpcMethods[M]["result"]> {
+    try {
+      return await this.#connection.sendRequest<RpcMethods[M]["result"]>(method, params);
+    } catch (error) {
+      throw clientError(error);
+    }
+  }
+
+  /**
+   * Ends the server's input and waits until it has answered what was in flight and closed its
+   * output (and, for a spawned server, until the process exits). Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#output.end();
+      await this.#connectionClosed;
+      if (this.exited !== undefined) await this.exited;
+      this.#connection.dispose();
+    })();
+    return this.#closing;
+  }
+}
+
+/**
+ * The server entry of a package root: the built CLI's `serve` when it exists, else the bare
+ * stdio entry (both under dist/).
+ */
+export function serverEntry(root: string): string[] {
+  const cli = join(root, "dist", "src", "cli", "main.js");
+  if (existsSync(cli)) return [cli, "serve"];
+  return [join(root, "dist", "src", "rpc", "stdio-main.js")];
+}
+
+/** vscode-jsonrpc's own codes for a request that failed locally, without a server answer. */
+const LOCAL_FAILURES: ReadonlySet<number> = new Set([
+  ErrorCodes.PendingResponseRejected,
+  ErrorCodes.MessageWriteError,
+  ErrorCodes.ConnectionInactive,
+]);
+
+function clientError(error: unknown): unknown {
+  if (error instanceof ResponseError) {
+    if (LOCAL_FAILURES.has(error.code)) return new ConnectionClosedError();
+    return new RpcResponseError(error.code, error.message, error.data);
+  }
+  if (error instanceof ConnectionError) return new ConnectionClosedError(error.message);
+  return error;
+}
+
+const SILENT: Logger = { error: () => {}, warn: () => {}, info: () => {}, log: () => {} };

@@ -1,0 +1,202 @@
+// The server's connection layer: framing plus the inbound guard, vscode-jsonrpc's MessageConnection, and a drain for shutdown.
+import { setImmediate as nextMacrotask } from "node:timers/promises";
+import {
+  createMessageConnection,
+  Emitter,
+  type Event,
+  type Logger,
+  type Message,
+  type MessageWriter,
+  type ResponseMessage,
+} from "vscode-jsonrpc/node";
+import type { Dispatch } from "./dispatch.js";
+import { toResponseError } from "./error-mapping.js";
+import { createFraming, type Framing } from "./framing.js";
+import { CheckedMessageReader } from "./inbound.js";
+
+/** A server's end of one stream pair. */
+export interface ServerConnection {
+  /** Fires once when the input ends or breaks (or the output closes). */
+  readonly onClose: Event<void>;
+  /** Starts reading and answering. */
+  listen(): void;
+  /** Stops reading: later input is ignored (a shutdown asked for by signal). */
+  stopReading(): void;
+  /**
+   * Resolves once every request read so far has been answered and every answer handed to the
+   * output stream.
+   */
+  drain(): Promise<void>;
+  /** Releases the connection; the streams are left to the caller. */
+  dispose(): void;
+}
+
+/** What a server connection runs on. */
+export interface ServerConnectionOptions {
+  readonly input: NodeJS.ReadableStream;
+  readonly output: NodeJS.WritableStream;
+  readonly framing: Framing;
+  readonly dispatch: Dispatch;
+  readonly log: (line: string) => void;
+}
+
+/**
+ * Wires framing → inbound guard → `createMessageConnection` → one star request handler (the
+ * dispatcher). Refused messages (not JSON, too large, a batch, not a request) are answered here
+ * through the same writer, so answers never interleave inside a line. Notifications are not
+ * methods to run: they are logged and ignored (vscode-jsonrpc's `$/cancelRequest` aside).
+ */
+export function openServerConnection(options: ServerConnectionOptions): ServerConnection {
+  const { dispatch, log } = options;
+  const transport = createFraming(options.framing, options.input, options.output);
+  const reader = new CheckedMessageReader(transport.reader, log);
+  const writer = new TrackedMessageWriter(transport.writer);
+  const connection = createMessageConnection(reader, writer, loggerOf(log));
+  const answering = new Set<Promise<void>>();
+  const closeEmitter = new Emitter<void>();
+  let dispatched = 0;
+  let stopped = false;
+
+  /** Keeps `work` (which never rejects) until it settles, so `drain` can wait for it. */
+  const track = (work: Promise<void>): void => {
+    answering.add(work);
+    void work.then(() => answering.delete(work));
+  };
+
+  connection.onRequest((method, params) => {
+    dispatched++;
+    const answer = dispatch(method, params);
+    track(answer.then(ignore, ignore));
+    return answer;
+  });
+  reader.onRejected(({ id, error }) => {
+    if (stopped) return;
+    const response: ResponseMessage = {
+      jsonrpc: "2.0",
+      id,
+      error: toResponseError(error, log).toJson(),
+    };
+    track(
+      writer.write(response).catch((cause: unknown) => {
+        log(`could not answer a refused message: ${String(cause)}`);
+      }),
+    );
+  });
+  connection.onUnhandledNotification((message) => {
+    log(`ignored notification ${JSON.stringify(message.method)} (notifications are not run)`);
+  });
+  connection.onError(([error]) => log(`transport error: ${error.message}`));
+  connection.onClose(() => closeEmitter.fire());
+
+  return {
+    onClose: closeEmitter.event,
+    listen: () => connection.listen(),
+    stopReading() {
+      stopped = true;
+      reader.stop();
+    },
+    async drain() {
+      // vscode-jsonrpc dispatches queued messages one per macrotask and the content-length reader
+      // decodes on later macrotasks, so "nothing left" is only believed after a few quiet turns.
+      let last = "";
+      let quiet = 0;
+      for (;;) {
+        await nextMacrotask();
+        if (answering.size > 0) {
+          await Promise.all(answering);
+          quiet = 0;
+          continue;
+        }
+        if (writer.pending > 0) {
+          await writer.idle();
+          quiet = 0;
+          continue;
+        }
+        const progress = `${dispatched}/${reader.requestCount}`;
+        if (progress !== last) {
+          last = progress;
+          quiet = 0;
+          continue;
+        }
+        quiet++;
+        if (dispatched >= reader.requestCount && quiet >= QUIET_TURNS) return;
+        // vscode-jsonrpc keeps one queued request per id: a client that reuses the id of a request
+        // not yet dispatched loses the earlier one, so stop waiting once nothing moves.
+        if (quiet > STALL_LIMIT) {
+          log(
+            `${reader.requestCount - dispatched} request(s) were never dispatched (a reused id?)`,
+          );
+          return;
+        }
+      }
+    },
+    dispose() {
+      connection.dispose();
+      closeEmitter.dispose();
+    },
+  };
+}
+
+/**
+ * A `MessageWriter` that counts the writes still in progress, so a shutdown can wait until every
+ * answer is handed to the stream.
+ */
+export class TrackedMessageWriter implements MessageWriter {
+  readonly #inner: MessageWriter;
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(inner: MessageWriter) {
+    this.#inner = inner;
+  }
+
+  get onError(): MessageWriter["onError"] {
+    return this.#inner.onError;
+  }
+
+  get onClose(): Event<void> {
+    return this.#inner.onClose;
+  }
+
+  /** How many writes have not completed. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
+  write(message: Message): Promise<void> {
+    const written = this.#inner.write(message);
+    const settled = written.then(ignore, ignore);
+    this.#pending.add(settled);
+    void settled.then(() => this.#pending.delete(settled));
+    return written;
+  }
+
+  /** Resolves once every write started so far has completed or failed. */
+  async idle(): Promise<void> {
+    await Promise.all(this.#pending);
+  }
+
+  end(): void {
+    this.#inner.end();
+  }
+
+  dispose(): void {
+    this.#inner.dispose();
+  }
+}
+
+/** Quiet macrotasks after which `drain` believes every request read has been dispatched. */
+const QUIET_TURNS = 5;
+
+/** Macrotasks without progress after which `drain` stops waiting for undispatched requests. */
+const STALL_LIMIT = 100;
+
+function loggerOf(log: (line: string) => void): Logger {
+  return {
+    error: (message) => log(message),
+    warn: (message) => log(message),
+    info: () => {},
+    log: () => {},
+  };
+}
+
+function ignore(): void {}

@@ -1,0 +1,226 @@
+// One handler per method of the table, over SessionStore and replay; each receives params its validator accepted.
+import { randomUUID } from "node:crypto";
+import { InvalidEventError, ReplayError, SeedlineError, show } from "../errors.js";
+import {
+  RPC_METHOD,
+  RPC_METHOD_NAMES,
+  type RpcMethodName,
+  type RpcParams,
+  type RpcResult,
+  SESSION_FORMAT_VERSION,
+  type SessionEvent,
+  SQLITE_LAYOUT_VERSION,
+} from "../generated.js";
+import { ReplayModel } from "../replay/replay-model.js";
+import { storedSessionScript, storedSessionScripts } from "../replay/store-scripts.js";
+import type { SessionStore } from "../store/session-store.js";
+import { packageInfo } from "./package-info.js";
+
+/** Runs one method: `params` already passed the method's params validator. */
+export type MethodHandler<M extends RpcMethodName> = (
+  params: RpcParams<M>,
+) => Promise<RpcResult<M>>;
+
+/** A handler for every method of the table, keyed by wire name. */
+export type MethodHandlers = { readonly [M in RpcMethodName]: MethodHandler<M> };
+
+/** What the handlers work on: one server's store and open replays. */
+export interface HandlerContext {
+  readonly store: SessionStore;
+  /** The store kind `initialize` reports (the scheme of the store URL). */
+  readonly storeKind: string;
+  /** The open replays of this server, by replay id. */
+  readonly replays: Map<string, ReplayModel>;
+}
+
+/** The ACP protocol version the handshake answers with. */
+const ACP_PROTOCOL_VERSION = 1;
+
+/** The latest instant `Date` can represent (ms): later event times get no `updatedAt`. */
+const MAX_DATE_MS = 8_640_000_000_000_000;
+
+/**
+ * The handlers of every method over `context`. Each throws `SeedlineError`s for the failures its
+ * method lists in the table; the dispatcher maps them.
+ */
+export function createHandlers(context: HandlerContext): MethodHandlers {
+  const { store, replays } = context;
+
+  const replayOf = (replayId: string): ReplayModel => {
+    const replay = replays.get(replayId);
+    if (replay === undefined) {
+      throw new ReplayError("REPLAY_NOT_FOUND", `expected an open replay, got ${show(replayId)}`, {
+        replayId,
+      });
+    }
+    return replay;
+  };
+
+  return {
+    [RPC_METHOD.initialize]: async () => ({
+      protocolVersion: ACP_PROTOCOL_VERSION,
+      agentInfo: { name: "seedline", version: packageInfo().version },
+      authMethods: [],
+      agentCapabilities: {
+        loadSession: false,
+        sessionCapabilities: { list: {}, fork: {}, delete: {} },
+        _meta: {
+          seedline: {
+            formatVersion: SESSION_FORMAT_VERSION,
+            sqliteSchemaVersion: SQLITE_LAYOUT_VERSION,
+            store: context.storeKind,
+            methods: [...RPC_METHOD_NAMES],
+          },
+        },
+      },
+    }),
+
+    [RPC_METHOD.sessionCreate]: async (params) => {
+      const meta = { ...params.meta, ...pick(params, ["cwd"]) };
+      // The log checks every seed event; the params schema only checked that each is an object.
+      const seed = params.seed as readonly SessionEvent[] | undefined;
+      const session = await withEventPaths("seed", () =>
+        store.create(params.sessionId, seed === undefined ? { meta } : { seed, meta }),
+      );
+      return { sessionId: session.id, header: session.header };
+    },
+
+    [RPC_METHOD.sessionNew]: async (params) => {
+      const session = await store.create(undefined, { meta: { cwd: params.cwd } });
+      return { sessionId: session.id };
+    },
+
+    [RPC_METHOD.sessionAppend]: async (params) => {
+      const nextSeq = await withEventPaths("events", () =>
+        store.append(params.sessionId, params.events),
+      );
+      return { nextSeq };
+    },
+
+    [RPC_METHOD.sessionFork]: async (params) => {
+      const header = await store.fork(
+        params.sessionId,
+        params.boundary,
+        params.childSessionId,
+        pick(params, ["cwd"]),
+      );
+      return { sessionId: header.id, header };
+    },
+
+    [RPC_METHOD.sessionRead]: async (params) => {
+      const session = await store.load(params.sessionId);
+      const from = params.fromSeq ?? 0;
+      const end = params.limit === undefined ? undefined : from + params.limit;
+      const events = session.events.slice(from, end);
+      const nextSeq = from + events.length;
+      return { header: session.header, events, nextSeq, done: nextSeq >= session.nextSeq };
+    },
+
+    [RPC_METHOD.sessionList]: async (params) => {
+      const page = await store.list(pick(params, ["cwd", "parentSession", "cursor", "limit"]));
+      return {
+        sessions: page.sessions.map(({ header, eventCount, updatedAt }) => ({
+          sessionId: header.id,
+          ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
+          ...(updatedAt === undefined || updatedAt > MAX_DATE_MS
+            ? {}
+            : { updatedAt: new Date(updatedAt).toISOString() }),
+          eventCount,
+          header,
+        })),
+        ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
+      };
+    },
+
+    [RPC_METHOD.sessionMessages]: async (params) => {
+      const session = await store.load(params.sessionId);
+      const through = params.throughSeq;
+      if (through !== undefined && through >= session.nextSeq) {
+        const message = `expected a throughSeq below ${session.nextSeq} (the session's length), got ${through}`;
+        throw new SeedlineError("INVALID_PARAMS", message, {
+          errors: [{ instancePath: "/throughSeq", message }],
+        });
+      }
+      return { messages: session.deriveMessages(through) };
+    },
+
+    [RPC_METHOD.sessionExport]: async (params) => ({
+      log: await store.exportLog(params.sessionId),
+    }),
+
+    [RPC_METHOD.sessionImport]: async (params) => {
+      const header = await store.importLog(params.log, pick(params, ["sessionId"]));
+      return { sessionId: header.id, header };
+    },
+
+    [RPC_METHOD.sessionDelete]: async (params) => {
+      await store.delete(params.sessionId);
+      return {};
+    },
+
+    [RPC_METHOD.replayScript]: async (params) => {
+      const script = await storedSessionScript(store, params.sessionId);
+      return {
+        sessionId: script.sessionId,
+        seedLength: script.seedLength,
+        entries: script.entries,
+      };
+    },
+
+    [RPC_METHOD.replayScripts]: async (params) => ({
+      scripts: await storedSessionScripts(store, params.sessionId),
+    }),
+
+    [RPC_METHOD.replayOpen]: async (params) => {
+      const replay = await ReplayModel.fromStore(
+        store,
+        params.sessionId,
+        pick(params, ["overrides"]),
+      );
+      const replayId = randomUUID();
+      replays.set(replayId, replay);
+      return { replayId, scripts: replay.scripts.length };
+    },
+
+    [RPC_METHOD.replayNext]: async (params) =>
+      replayOf(params.replayId).next(params.callerSessionId),
+
+    [RPC_METHOD.replayClose]: async (params) => {
+      replayOf(params.replayId);
+      replays.delete(params.replayId);
+      return {};
+    },
+  } satisfies MethodHandlers;
+}
+
+/**
+ * The members `keys` of `value` that are present: copies optional params into options objects
+ * without writing `undefined` into them (and leaves out whatever else an open params object holds).
+ */
+function pick<T extends object, K extends keyof T>(value: T, keys: readonly K[]): Pick<T, K> {
+  const picked: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (value[key] !== undefined) picked[key] = value[key];
+  return picked as Pick<T, K>;
+}
+
+/**
+ * Runs `operation`, re-pointing an `INVALID_EVENT` at its place in the params: the log reports
+ * the event's index and a path inside the event, the client sent `/<member>/<index>/…`.
+ */
+async function withEventPaths<T>(
+  member: "events" | "seed",
+  operation: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (!(error instanceof InvalidEventError)) throw error;
+    const instancePath = `/${member}/${error.index}${error.details.instancePath ?? ""}`;
+    throw new InvalidEventError(
+      "INVALID_EVENT",
+      error.message,
+      { ...error.details, instancePath },
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,183 @@
+// Newline-delimited JSON framing (ACP's): one JSON-RPC message per UTF-8 line, as a vscode-jsonrpc reader/writer pair.
+import {
+  AbstractMessageReader,
+  AbstractMessageWriter,
+  type DataCallback,
+  Disposable,
+  type Message,
+  type MessageWriter,
+} from "vscode-jsonrpc";
+
+/** The largest message either framing accepts: a longer line is refused without being parsed. */
+export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+
+/** Why a framed message could not be read; the server answers both kinds with `id: null`. */
+export type FramingFailure = "parse" | "too-large";
+
+/**
+ * A framed message that is not a message: not UTF-8 JSON (`parse`) or over the size limit
+ * (`too-large`). Readers report it through `onError` and keep reading.
+ */
+export class FramingError extends Error {
+  readonly failure: FramingFailure;
+
+  constructor(failure: FramingFailure, message: string) {
+    super(message);
+    this.name = "FramingError";
+    this.failure = failure;
+  }
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * Reads one JSON value per line from a byte stream and hands each to the listener as parsed
+ * (checking that it is a JSON-RPC message is the consumer's job). Blank lines are skipped; a
+ * last line without a newline is read at end of input. A line that is not UTF-8 JSON, or that
+ * grows past `maxMessageBytes` (its bytes are dropped as they arrive, up to the next newline),
+ * is reported as a {@link FramingError} on `onError`, and reading goes on.
+ */
+export class NdjsonMessageReader extends AbstractMessageReader {
+  readonly #input: NodeJS.ReadableStream;
+  readonly #maxBytes: number;
+  readonly #decoder = new TextDecoder("utf-8", { fatal: true });
+  #parts: Buffer[] = [];
+  #size = 0;
+  /** The current line passed the limit: drop its bytes until the next newline. */
+  #skipping = false;
+  #callback: DataCallback | undefined;
+
+  constructor(input: NodeJS.ReadableStream, options: { maxMessageBytes?: number } = {}) {
+    super();
+    this.#input = input;
+    this.#maxBytes = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+  }
+
+  /** Starts reading; the returned disposable stops it (the stream itself is left open). */
+  listen(callback: DataCallback): Disposable {
+    this.#callback = callback;
+    const onData = (chunk: Buffer | string) => {
+      this.#onChunk(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk);
+    };
+    let ended = false;
+    // A stream destroyed without an orderly end emits only "close"; either way close fires once.
+    const onEnd = () => {
+      if (ended) return;
+      ended = true;
+      this.#flushLast();
+      this.fireClose();
+    };
+    const onError = (error: unknown) => this.fireError(error);
+    this.#input.on("data", onData);
+    this.#input.on("end", onEnd);
+    this.#input.on("close", onEnd);
+    this.#input.on("error", onError);
+    return Disposable.create(() => {
+      this.#callback = undefined;
+      this.#input.off("data", onData);
+      this.#input.off("end", onEnd);
+      this.#input.off("close", onEnd);
+      this.#input.off("error", onError);
+    });
+  }
+
+  #onChunk(chunk: Buffer): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      const end = newline < 0 ? chunk.length : newline;
+      this.#take(chunk.subarray(start, end));
+      if (newline < 0) return;
+      this.#endLine();
+      start = newline + 1;
+    }
+  }
+
+  #take(bytes: Buffer): void {
+    if (this.#skipping || bytes.length === 0) return;
+    if (this.#size + bytes.length > this.#maxBytes) {
+      this.#parts = [];
+      this.#size = 0;
+      this.#skipping = true;
+      this.fireError(
+        new FramingError(
+          "too-large",
+          `expected a message of at most ${this.#maxBytes} bytes, got a longer line`,
+        ),
+      );
+      return;
+    }
+    this.#parts.push(bytes);
+    this.#size += bytes.length;
+  }
+
+  #endLine(): void {
+    if (this.#skipping) {
+      this.#skipping = false;
+      return;
+    }
+    const line = this.#parts.length === 1 ? this.#parts[0] : Buffer.concat(this.#parts);
+    this.#parts = [];
+    this.#size = 0;
+    if (line !== undefined) this.#deliver(line);
+  }
+
+  #flushLast(): void {
+    if (this.#size > 0 || this.#skipping) this.#endLine();
+  }
+
+  #deliver(line: Buffer): void {
+    let text: string;
+    let value: unknown;
+    try {
+      text = this.#decoder.decode(line);
+      if (text.trim() === "") return;
+      value = JSON.parse(text);
+    } catch (error) {
+      this.fireError(
+        new FramingError(
+          "parse",
+          `expected one JSON value per line, got a line that does not parse (${(error as Error).message})`,
+        ),
+      );
+      return;
+    }
+    this.#callback?.(value as Message);
+  }
+}
+
+/**
+ * Writes each message as one line of JSON (JSON.stringify never emits a raw newline) and resolves
+ * once the stream has taken it. Writes reach the stream in call order. A failed write is
+ * reported on `onError` and rejects.
+ */
+export class NdjsonMessageWriter extends AbstractMessageWriter implements MessageWriter {
+  readonly #output: NodeJS.WritableStream;
+  #errorCount = 0;
+
+  constructor(output: NodeJS.WritableStream) {
+    super();
+    this.#output = output;
+  }
+
+  write(message: Message): Promise<void> {
+    const line = `${JSON.stringify(message)}\n`;
+    return new Promise<void>((resolve, reject) => {
+      this.#output.write(line, "utf8", (error?: Error | null) => {
+        if (error) {
+          this.#errorCount++;
+          this.fireError(error, message, this.#errorCount);
+          reject(error);
+        } else {
+          this.#errorCount = 0;
+          resolve();
+        }
+      });
+    });
+  }
+
+  /** Ends the stream once what was written is flushed. */
+  end(): void {
+    this.#output.end();
+  }
+}

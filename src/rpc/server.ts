@@ -1,0 +1,141 @@
+// serve(): seedline's JSON-RPC server over one stream pair — the store, the handlers, ordering, idle unloading, shutdown.
+import { RPC_METHOD } from "../generated.js";
+import type { ReplayModel } from "../replay/replay-model.js";
+import type { SessionStore } from "../store/session-store.js";
+import { openServerConnection } from "./connection.js";
+import { createDispatcher } from "./dispatch.js";
+import type { Framing } from "./framing.js";
+import { createHandlers } from "./handlers.js";
+import { DEFAULT_IDLE_MS, IdleSessions } from "./idle-sessions.js";
+import { KeyedQueue } from "./ordering.js";
+
+/** How `serve` runs. */
+export interface ServeOptions {
+  /** The store the methods work on; the caller opens it and closes it after `closed`. */
+  store: SessionStore;
+  /** Where requests come from (stdin for `seedline serve`). */
+  input: NodeJS.ReadableStream;
+  /** Where responses go (stdout): protocol messages only. */
+  output: NodeJS.WritableStream;
+  /** Message framing; "ndjson" (one message per line, ACP's) unless told otherwise. */
+  framing?: Framing;
+  /** Where log lines go (never `output`); stderr unless told otherwise. */
+  log?: (line: string) => void;
+  /** The store kind `initialize` reports; the backend's own kind unless told otherwise. */
+  storeKind?: string;
+  /** The store URL, for the hint line printed when `input` is a terminal. */
+  storeUrl?: string;
+  /** How long (ms) a session may go unused before it is unloaded; 60 000 unless told otherwise. */
+  idleMs?: number;
+}
+
+/** A running server. */
+export interface RpcServer {
+  /**
+   * Resolves once the server has stopped: the input ended (or `close` was called), every request
+   * read was answered and the answers were flushed; the output stream is then ended.
+   */
+  readonly closed: Promise<void>;
+  /**
+   * Stops reading (later input is ignored), finishes and answers the requests in flight, and
+   * resolves like `closed`. For SIGTERM/SIGINT. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the method table over `input`/`output` until the input ends or `close` is called.
+ * Requests naming the same session (or replay) run in arrival order, others concurrently; a
+ * session unused for `idleMs` is unloaded, releasing its writer lock. The store is left open.
+ */
+export function serve(options: ServeOptions): RpcServer {
+  const log = options.log ?? logToStderr;
+  const { store, input, output } = options;
+  const framing = options.framing ?? "ndjson";
+  const queue = new KeyedQueue();
+  const replays = new Map<string, ReplayModel>();
+  const idle = new IdleSessions({ store, queue, idleMs: options.idleMs ?? DEFAULT_IDLE_MS, log });
+  const handlers = createHandlers({
+    store,
+    storeKind: options.storeKind ?? store.backend.kind,
+    replays,
+  });
+  const dispatch = createDispatcher({
+    handlers,
+    queue,
+    log,
+    onOrderingKey: (member, value) => idle.noteRequest(member, value),
+  });
+  const connection = openServerConnection({ input, output, framing, dispatch, log });
+  // A reader that went away (EPIPE) must not crash the process: log it, the input end follows.
+  const onOutputError = (error: Error) => log(`output error: ${error.message}`);
+  output.on("error", onOutputError);
+
+  let closing: Promise<void> | undefined;
+  const shutdown = (): Promise<void> => {
+    closing ??= (async () => {
+      await connection.drain();
+      await idle.stop();
+      replays.clear();
+      connection.dispose();
+      // The error listener stays: a late EPIPE on a finished stream must not crash the process.
+      await endOutput(output);
+    })();
+    return closing;
+  };
+
+  let closeRequested: (() => void) | undefined;
+  const closed = new Promise<void>((resolve, reject) => {
+    connection.onClose(() => {
+      shutdown().then(resolve, reject);
+    });
+    closeRequested = () => {
+      connection.stopReading();
+      shutdown().then(resolve, reject);
+    };
+  });
+
+  connection.listen();
+  idle.start();
+  if ((input as { isTTY?: boolean }).isTTY === true) log(hintLine(options, framing));
+
+  return {
+    closed,
+    close() {
+      closeRequested?.();
+      return closed;
+    },
+  };
+}
+
+/** The one line a person who started the server in a terminal sees on stderr. */
+function hintLine(options: ServeOptions, framing: Framing): string {
+  const store = options.storeUrl ?? options.storeKind ?? options.store.backend.kind;
+  const example = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: RPC_METHOD.initialize,
+    params: { protocolVersion: 1 },
+  });
+  const how =
+    framing === "ndjson"
+      ? `type one JSON-RPC 2.0 request per line, e.g. ${example}`
+      : "send Content-Length framed JSON-RPC 2.0 messages";
+  return `seedline JSON-RPC server on stdio (store ${store}, ${framing} framing): ${how}; end input (Ctrl-D) to stop.`;
+}
+
+/** Ends the output once everything written is flushed (a broken stream counts as ended). */
+function endOutput(output: NodeJS.WritableStream): Promise<void> {
+  const stream = output as NodeJS.WritableStream & {
+    writableEnded?: boolean;
+    destroyed?: boolean;
+  };
+  if (stream.writableEnded === true || stream.destroyed === true) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    stream.end(() => resolve());
+  });
+}
+
+function logToStderr(line: string): void {
+  process.stderr.write(`${line}\n`);
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// A bare server entry: `node dist/src/rpc/stdio-main.js [--store URL] [--framing ndjson|content-length]`.
+// `seedline serve` does the same through the CLI; this entry has no other commands.
+import { parseArgs } from "node:util";
+import { DEFAULT_STORE_URL, openBackend } from "../store/open-backend.js";
+import { SessionStore } from "../store/session-store.js";
+import { FRAMINGS, type Framing } from "./framing.js";
+import { serve } from "./server.js";
+
+const USAGE = `usage: stdio-main [--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS]`;
+
+function fail(message: string): never {
+  process.stderr.write(`stdio-main: ${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+let values: { store?: string; framing?: string; "idle-ms"?: string };
+try {
+  ({ values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      store: { type: "string" },
+      framing: { type: "string" },
+      "idle-ms": { type: "string" },
+    },
+  }));
+} catch (error) {
+  fail((error as Error).message);
+}
+const framing = (values.framing ?? "ndjson") as Framing;
+if (!FRAMINGS.includes(framing))
+  fail(`expected --framing ${FRAMINGS.join(" or ")}, got ${framing}`);
+const idleMs = values["idle-ms"] === undefined ? undefined : Number(values["idle-ms"]);
+if (idleMs !== undefined && !(idleMs > 0)) fail(`expected --idle-ms > 0, got ${values["idle-ms"]}`);
+
+const url = values.store ?? DEFAULT_STORE_URL;
+let store: SessionStore;
+try {
+  store = new SessionStore({ backend: await openBackend(url) });
+} catch (error) {
+  process.stderr.write(`stdio-main: cannot open the store ${url}: ${(error as Error).message}\n`);
+  process.exit(1);
+}
+const server = serve({
+  store,
+  input: process.stdin,
+  output: process.stdout,
+  framing,
+  storeKind: url.slice(0, url.indexOf(":")),
+  storeUrl: url,
+  ...(idleMs === undefined ? {} : { idleMs }),
+});
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.on(signal, () => {
+    // The shutdown it starts is awaited below, through `server.closed`.
+    void server.close();
+  });
+}
+try {
+  await server.closed;
+} finally {
+  await store.close();
+}
+process.exit(0);

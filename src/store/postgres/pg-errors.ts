@@ -1,0 +1,109 @@
+// What a failure of the PostgreSQL server or connection means for the store: lost, retryable, or a domain error.
+import { DatabaseError } from "pg";
+import { StorageError, show } from "../../errors.js";
+
+/**
+ * The store could not be reached, or the connection broke during an operation. PostgreSQL rolls
+ * back a transaction whose connection ends, so nothing of the operation was stored — unless the
+ * connection broke while the COMMIT was in flight (`commitUnknown`): then the outcome is unknown,
+ * and retrying the same append is safe (an identical retry is acknowledged, a different one is
+ * SEQ_CONFLICT).
+ *
+ * The storage code union has no code for an unreachable store yet, so this is its own class with
+ * the code `STORAGE_UNAVAILABLE`; `cause` holds the driver's error.
+ */
+export class StorageUnavailableError extends Error {
+  readonly code = "STORAGE_UNAVAILABLE" as const;
+  /** The store, as `PostgresBackend.location` names it. */
+  readonly location: string;
+  /** Whether the connection broke while a COMMIT was in flight, so the write may have landed. */
+  readonly commitUnknown: boolean;
+
+  constructor(message: string, location: string, commitUnknown: boolean, cause: unknown) {
+    super(message, { cause });
+    this.name = "StorageUnavailableError";
+    this.location = location;
+    this.commitUnknown = commitUnknown;
+  }
+}
+
+/** Node socket errors that mean the server cannot be reached or the connection broke. */
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+]);
+
+/** SQLSTATEs of a connection the server ended or refused (class 08, and shutdown / terminate). */
+const LOST_STATES = /^(08|57P0[1-3])/;
+
+/** Messages of the driver's own errors for a connection that ended or could not be made. */
+const DRIVER_MESSAGES =
+  /Connection terminated|not queryable|Client was closed|timeout exceeded when trying to connect|Connection refused/i;
+
+/** Whether `error` says the connection to the server is gone (or never came up). */
+export function isConnectionLoss(error: unknown): boolean {
+  if (error instanceof StorageError) return false;
+  if (error instanceof DatabaseError) return LOST_STATES.test(error.code ?? "");
+  if (!(error instanceof Error)) return false;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
+  if (error instanceof AggregateError) return error.errors.some(isConnectionLoss);
+  return DRIVER_MESSAGES.test(error.message);
+}
+
+/** Whether a transaction failed only because it ran into another one: run it again. */
+export function isRetryable(error: unknown): boolean {
+  return error instanceof DatabaseError && (error.code === "40001" || error.code === "40P01");
+}
+
+/** The SQLSTATE and table of a server error, when it is one. */
+export function serverError(
+  error: unknown,
+): { code: string; table: string | undefined } | undefined {
+  if (!(error instanceof DatabaseError) || error.code === undefined) return undefined;
+  return { code: error.code, table: error.table };
+}
+
+/** SQLSTATE unique_violation. */
+export const UNIQUE_VIOLATION = "23505";
+/** SQLSTATE foreign_key_violation. */
+export const FOREIGN_KEY_VIOLATION = "23503";
+
+/**
+ * The error a caller hears for a connection that broke during `what`, or could not be made.
+ * @param committing whether the COMMIT was in flight.
+ */
+export function connectionLost(
+  error: unknown,
+  location: string,
+  what: string,
+  committing: boolean,
+): StorageUnavailableError {
+  const reason = error instanceof Error ? error.message : show(error);
+  const outcome = committing
+    ? "the connection broke while the COMMIT was in flight, so the outcome is unknown: reload the session, or retry the same append (an identical retry is acknowledged)"
+    : "the server rolled the transaction back, so nothing of it was stored";
+  return new StorageUnavailableError(
+    `expected a working connection to the PostgreSQL store ${location} to ${what}, got: ${reason}; ${outcome}`,
+    location,
+    committing,
+    error,
+  );
+}
+
+/** The error a caller hears when no connection to the store can be made. */
+export function unreachable(error: unknown, location: string): StorageUnavailableError {
+  const reason = error instanceof Error ? error.message || String(error) : show(error);
+  return new StorageUnavailableError(
+    `expected to reach the PostgreSQL store ${location}, got: ${reason}`,
+    location,
+    false,
+    error,
+  );
+}

@@ -1,0 +1,460 @@
+// The PostgreSQL backend (pg): a pooled store shared by many machines, one transaction per write, advisory writer locks.
+import { Pool, type PoolClient } from "pg";
+import { StorageError, show } from "../../errors.js";
+import type { SessionEvent, SessionHeader } from "../../generated.js";
+import type {
+  Durability,
+  ListedSession,
+  ListPage,
+  ListQuery,
+  ReleaseLock,
+  SessionBackend,
+  StoredForkPoint,
+  StoredLog,
+} from "../backend.js";
+import { checkFormatVersion } from "../format-version.js";
+import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
+import { clientConfig, type PostgresTarget, resolveTarget } from "./connection.js";
+import { createLayout, inspectSchema } from "./layout-policy.js";
+import {
+  connectionLost,
+  FOREIGN_KEY_VIOLATION,
+  isConnectionLoss,
+  isRetryable,
+  serverError,
+  UNIQUE_VIOLATION,
+  unreachable,
+} from "./pg-errors.js";
+import { eventArrays, frameEventRows, headerFromRow, turnMarkerOf } from "./rows.js";
+import { POSTGRES_TABLES, type PostgresQueryRows, paramsFrom, Queries } from "./statements.js";
+import { lockLost, WriterLocks } from "./writer-locks.js";
+
+/** How a PostgreSQL backend is opened. */
+export interface PostgresBackendOptions {
+  readonly durability?: Durability;
+  /** The PostgreSQL schema of the store (default: the URL's `?schema=`, else `seedline`). */
+  readonly schema?: string;
+  /** The most connections the pool opens (default 10); the writer locks use one more. */
+  readonly poolSize?: number;
+}
+
+/** Lists start strictly after this key: above every stored session (createdAt is a safe integer). */
+const FIRST_PAGE: ListKey = { createdAt: Number.MAX_SAFE_INTEGER + 1, id: "" };
+/** How often a transaction that ran into a serialization failure or deadlock is tried. */
+const ATTEMPTS = 5;
+const RETRY_MS = 20;
+/** Rows per insertEvents statement: bounds the size of one bind message for a large import. */
+const INSERT_CHUNK = 1000;
+
+/**
+ * Sessions in one PostgreSQL schema (the layout of schema/storage/sqlite-layout.json in the
+ * PostgreSQL dialect, version recorded in table `seedline_layout`): a `sessions` row per header,
+ * an `events` row per event. Open it with {@link PostgresBackend.open}.
+ *
+ * Many processes on many machines may use one store. Every write is one transaction on a pooled
+ * connection; an append locks its session's row (so writers of one session take turns and writers
+ * of different sessions never wait for each other), checks that the batch starts at the stored
+ * next seq, and inserts the batch in one statement; the primary key (session id, seq) refuses a
+ * duplicate seq whatever else happens. Serialization failures and deadlocks are retried. One
+ * writer per session is kept by advisory locks (see {@link WriterLocks}).
+ */
+export class PostgresBackend implements SessionBackend {
+  readonly kind = "postgres";
+  /** The store, for messages: URL without password, and schema. */
+  readonly location: string;
+  readonly schema: string;
+  /** The durability mode this backend commits in (synchronous_commit on or off). */
+  readonly durability: Durability;
+  readonly #pool: Pool;
+  readonly #queries: Queries;
+  readonly #locks: WriterLocks;
+  #closed = false;
+
+  private constructor(
+    target: PostgresTarget,
+    durability: Durability,
+    pool: Pool,
+    locks: WriterLocks,
+  ) {
+    this.location = target.location;
+    this.schema = target.schema;
+    this.durability = durability;
+    this.#pool = pool;
+    this.#queries = new Queries(target.schema);
+    this.#locks = locks;
+  }
+
+  /**
+   * Opens the store at a `postgres://` URL. The version policy runs first, with catalog reads
+   * only: a missing or empty schema gets the generated layout and its version record (in one
+   * transaction, creators serialized by an advisory lock); any other layout version is refused
+   * and nothing is written (reject, never migrate). Every connection runs with search_path set to
+   * the schema and synchronous_commit `on` (durability `fsync`, the default) or `off` (`process`).
+   * @throws StorageError INVALID_PARAMS (a bad URL or schema name), FORMAT_UNSUPPORTED (another
+   *   layout version, or a schema that is not seedline's), CORRUPT_LOG (the current version with
+   *   other relations); StorageUnavailableError when the server cannot be reached.
+   */
+  static async open(url: string, options: PostgresBackendOptions = {}): Promise<PostgresBackend> {
+    const durability = options.durability ?? "fsync";
+    const target = resolveTarget(url, options.schema);
+    const config = clientConfig(target, durability);
+    const pool = new Pool({ ...config, max: options.poolSize ?? 10 });
+    // An idle pooled connection that breaks is dropped by the pool; the next checkout reconnects.
+    pool.on("error", () => {});
+    const queries = new Queries(target.schema);
+    let client: PoolClient | undefined;
+    try {
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw unreachable(error, target.location);
+      }
+      if ((await inspectSchema(client, queries, target)) === "new") {
+        await createLayout(client, queries, target);
+      }
+      const settings = await queries.first(client, "connectionSettings", {});
+      if (settings?.currentSchema !== target.schema) {
+        throw new StorageError(
+          "INVALID_PARAMS",
+          `expected the connections to ${target.location} to run with search_path ${target.schema} (a startup option), got ${show(settings?.currentSchema)}: connect directly or through a pooler that passes startup options`,
+          { errors: [{ instancePath: "/store", message: "expected startup options to hold" }] },
+        );
+      }
+      client.release();
+    } catch (error) {
+      client?.release(true);
+      await pool.end();
+      if (isConnectionLoss(error)) throw connectionLost(error, target.location, "open it", false);
+      throw error;
+    }
+    const locks = new WriterLocks(config, queries, target.schema, target.location);
+    return new PostgresBackend(target, durability, pool, locks);
+  }
+
+  /** What the connections run with, for diagnostics (and the tests that prove durability). */
+  async settings(): Promise<PostgresQueryRows["connectionSettings"] | undefined> {
+    return this.#withClient("read its settings", (c) =>
+      this.#queries.first(c, "connectionSettings", {}),
+    );
+  }
+
+  async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
+    await this.#write(`create session ${show(header.id)}`, async (c) => {
+      await this.#insertSession(c, header);
+      await this.#insertEvents(c, header.id, 0, events);
+    });
+  }
+
+  async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
+    if (this.#locks.isLost(id)) throw lockLost(id, this.location);
+    await this.#write(`append to session ${show(id)}`, async (c) => {
+      const next = await this.#lockForWrite(c, id);
+      if (next !== fromSeq) throw seqConflict(id, next, fromSeq);
+      await this.#insertEvents(c, id, fromSeq, events);
+    });
+  }
+
+  async load(id: string): Promise<StoredLog | undefined> {
+    return this.#read(`load session ${show(id)}`, async (c) => {
+      const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
+      if (row === undefined) return undefined;
+      checkFormatVersion(row, this.#where(id));
+      const rows = await this.#queries.rows(c, "eventLines", { sessionId: id });
+      const framed = frameEventRows(rows, `table events of ${this.#where(id)}`);
+      return { header: headerFromRow(row), events: framed.events, tornTail: framed.tornTail };
+    });
+  }
+
+  async has(id: string): Promise<boolean> {
+    const row = await this.#withClient(`look up session ${show(id)}`, (c) =>
+      this.#queries.first(c, "sessionExists", { sessionId: id }),
+    );
+    return row !== undefined;
+  }
+
+  async forkPoint(id: string, boundary: number | undefined): Promise<StoredForkPoint | undefined> {
+    return this.#read(`read the fork point of session ${show(id)}`, async (c) => {
+      const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
+      if (row === undefined) return undefined;
+      checkFormatVersion(row, this.#where(id));
+      // The length from the last row's seq: an intact log has no holes (load finds any damage).
+      const last = await this.#queries.first(c, "appendPoint", { sessionId: id });
+      const length = typeof last?.lastSeq === "number" ? last.lastSeq + 1 : 0;
+      const at = boundary ?? length - 1;
+      const found =
+        at < 0
+          ? undefined
+          : await this.#queries.first(c, "lastTurnMarker", { sessionId: id, boundary: at });
+      const marker =
+        found === undefined ? undefined : turnMarkerOf(found, `table events of ${this.#where(id)}`);
+      return { header: headerFromRow(row), length, marker };
+    });
+  }
+
+  async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
+    await this.#write(`fork session ${show(sourceId)}`, async (c) => {
+      // Keeps the source from being deleted while its prefix is copied.
+      if (
+        (await this.#queries.first(c, "shareSessionRow", { sessionId: sourceId })) === undefined
+      ) {
+        throw notFound(sourceId);
+      }
+      await this.#insertSession(c, header);
+      if (boundary < 0) return;
+      const copied = await this.#queries.run(c, "copyEventPrefix", {
+        childId: header.id,
+        sourceId,
+        boundary,
+      });
+      if (copied !== boundary + 1) {
+        throw new StorageError(
+          "CORRUPT_LOG",
+          `expected events 0…${boundary} in table events of ${this.#where(sourceId)} to fork, found ${copied} rows`,
+          { location: `table events of ${this.#where(sourceId)}` },
+        );
+      }
+    });
+  }
+
+  async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
+    if (this.#locks.isLost(id)) throw lockLost(id, this.location);
+    await this.#write(`repair session ${show(id)}`, async (c) => {
+      await this.#lockForWrite(c, id);
+      await this.#queries.run(c, "deleteEventsFrom", { sessionId: id, keep });
+      await this.#insertEvents(c, id, keep, closers);
+    });
+  }
+
+  async list(query: ListQuery): Promise<ListPage> {
+    const after = query.cursor === undefined ? FIRST_PAGE : decodeCursor(query.cursor);
+    const filter = {
+      cwd: query.cwd,
+      parentSession: query.parentSession,
+      afterCreatedAt: after.createdAt,
+      afterId: after.id,
+      limit: query.limit + 1,
+    };
+    const name =
+      query.parentSession === undefined
+        ? query.cwd === undefined
+          ? "listSessions"
+          : "listSessionsInCwd"
+        : query.cwd === undefined
+          ? "listChildSessions"
+          : "listChildSessionsInCwd";
+    return this.#read("list sessions", async (c) => {
+      const rows = await this.#queries.rows(c, name, paramsFrom(name, filter));
+      const sessions: ListedSession[] = [];
+      for (const row of rows.slice(0, query.limit)) {
+        const header = headerFromRow(row);
+        const last = await this.#queries.first(c, "lastEvent", { sessionId: header.id });
+        sessions.push(
+          last === undefined
+            ? { header, eventCount: 0 }
+            : { header, eventCount: last.seq + 1, updatedAt: last.time },
+        );
+      }
+      const end = sessions.at(-1);
+      return rows.length > query.limit && end !== undefined
+        ? { sessions, nextCursor: encodeCursor(end.header) }
+        : { sessions };
+    });
+  }
+
+  /**
+   * Deletes a session and its events (its children keep their copies). Takes the session's writer
+   * lock first (again, when this instance already holds it).
+   * @throws StorageError SESSION_BUSY when another process writes the session.
+   */
+  async delete(id: string): Promise<boolean> {
+    const release = await this.lock(id);
+    try {
+      return await this.#write(`delete session ${show(id)}`, async (c) => {
+        return (await this.#queries.run(c, "deleteSession", { sessionId: id })) > 0;
+      });
+    } finally {
+      await release();
+    }
+  }
+
+  async lock(id: string): Promise<ReleaseLock> {
+    this.#assertOpen();
+    try {
+      return await this.#locks.acquire(id);
+    } catch (error) {
+      if (isConnectionLoss(error)) {
+        throw connectionLost(error, this.location, `take the writer lock of ${show(id)}`, false);
+      }
+      throw error;
+    }
+  }
+
+  /** Releases every writer lock (by ending their connection) and closes the pool. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#locks.close();
+    } finally {
+      await this.#pool.end();
+    }
+  }
+
+  /**
+   * Locks the row of a stored session for this transaction and returns the seq its next event
+   * takes. The seq is read in a statement of its own after the lock is granted, so that it counts
+   * every append committed before.
+   * @throws StorageError SESSION_NOT_FOUND.
+   */
+  async #lockForWrite(c: PoolClient, id: string): Promise<number> {
+    if ((await this.#queries.first(c, "lockSessionRow", { sessionId: id })) === undefined) {
+      throw notFound(id);
+    }
+    const last = await this.#queries.first(c, "appendPoint", { sessionId: id });
+    return typeof last?.lastSeq === "number" ? last.lastSeq + 1 : 0;
+  }
+
+  async #insertSession(c: PoolClient, header: SessionHeader): Promise<void> {
+    try {
+      await this.#queries.run(c, "insertSession", paramsFrom("insertSession", header));
+    } catch (error) {
+      if (serverError(error)?.code === UNIQUE_VIOLATION) throw alreadyExists(header.id);
+      throw error;
+    }
+  }
+
+  async #insertEvents(
+    c: PoolClient,
+    id: string,
+    fromSeq: number,
+    events: readonly SessionEvent[],
+  ): Promise<void> {
+    events.forEach((event, i) => {
+      if (event.seq !== fromSeq + i) throw seqConflict(id, fromSeq + i, event.seq);
+    });
+    for (let start = 0; start < events.length; start += INSERT_CHUNK) {
+      const chunk = events.slice(start, start + INSERT_CHUNK);
+      try {
+        await this.#queries.run(c, "insertEvents", eventArrays(id, chunk));
+      } catch (error) {
+        const failure = serverError(error);
+        if (failure?.code === FOREIGN_KEY_VIOLATION) throw notFound(id);
+        if (failure?.code === UNIQUE_VIOLATION && failure.table === POSTGRES_TABLES.events.name) {
+          throw new StorageError(
+            "SEQ_CONFLICT",
+            `expected seqs ${fromSeq + start}…${fromSeq + start + chunk.length - 1} of session ${show(id)} to be free, got one another writer stored first`,
+            { expectedSeq: fromSeq + start },
+            { cause: error },
+          );
+        }
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * Runs `work` in one READ COMMITTED transaction on a pooled connection and commits it; tries
+   * again on a serialization failure or deadlock (the whole transaction rolled back). Any error
+   * rolls back; a broken connection is dropped from the pool and reported as
+   * StorageUnavailableError (the server rolls back a transaction whose connection ends).
+   */
+  async #write<T>(what: string, work: (c: PoolClient) => Promise<T>): Promise<T> {
+    return this.#transaction("beginWrite", what, work);
+  }
+
+  /** Runs `work` in one REPEATABLE READ READ ONLY transaction: several statements, one snapshot. */
+  async #read<T>(what: string, work: (c: PoolClient) => Promise<T>): Promise<T> {
+    return this.#transaction("beginRead", what, work);
+  }
+
+  async #transaction<T>(
+    begin: "beginWrite" | "beginRead",
+    what: string,
+    work: (c: PoolClient) => Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const c = await this.#connect(what);
+      let committing = false;
+      try {
+        await this.#queries.run(c, begin, {});
+        const value = await work(c);
+        committing = true;
+        await this.#queries.run(c, "commit", {});
+        c.release();
+        return value;
+      } catch (error) {
+        let broken = isConnectionLoss(error);
+        if (!broken) {
+          try {
+            await this.#queries.run(c, "rollback", {});
+          } catch {
+            broken = true;
+          }
+        }
+        c.release(broken);
+        if (broken) throw connectionLost(error, this.location, what, committing);
+        if (isRetryable(error) && attempt < ATTEMPTS) {
+          await new Promise((wait) => setTimeout(wait, RETRY_MS * attempt * (1 + Math.random())));
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  /** Runs one statement outside a transaction on a pooled connection. */
+  async #withClient<T>(what: string, work: (c: PoolClient) => Promise<T>): Promise<T> {
+    const c = await this.#connect(what);
+    try {
+      const value = await work(c);
+      c.release();
+      return value;
+    } catch (error) {
+      const broken = isConnectionLoss(error);
+      c.release(broken);
+      if (broken) throw connectionLost(error, this.location, what, false);
+      throw error;
+    }
+  }
+
+  async #connect(what: string): Promise<PoolClient> {
+    this.#assertOpen();
+    try {
+      return await this.#pool.connect();
+    } catch (error) {
+      throw connectionLost(error, this.location, what, false);
+    }
+  }
+
+  #where(id: string): string {
+    return `session ${show(id)} in ${this.location}`;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error(`the PostgreSQL backend of ${this.location} is closed`);
+  }
+}
+
+function seqConflict(id: string, expected: number, got: number): StorageError<"SEQ_CONFLICT"> {
+  return new StorageError(
+    "SEQ_CONFLICT",
+    `expected the batch to continue session ${show(id)} at seq ${expected}, got ${got}`,
+    { expectedSeq: expected },
+  );
+}
+
+function notFound(id: string): StorageError<"SESSION_NOT_FOUND"> {
+  return new StorageError(
+    "SESSION_NOT_FOUND",
+    `expected a stored session ${show(id)}, found none`,
+    { sessionId: id },
+  );
+}
+
+function alreadyExists(id: string): StorageError<"SESSION_ALREADY_EXISTS"> {
+  return new StorageError(
+    "SESSION_ALREADY_EXISTS",
+    `expected a new session id, got ${show(id)} which is taken`,
+    { sessionId: id },
+  );
+}

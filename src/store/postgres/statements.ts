@@ -1,0 +1,105 @@
+// The PostgreSQL backend's only way to SQL: the generated named queries, prepared per connection.
+import { type ClientBase, escapeIdentifier } from "pg";
+import {
+  POSTGRES_QUERIES,
+  POSTGRES_QUERY_PARAMS,
+  POSTGRES_SCHEMA_PLACEHOLDER,
+  POSTGRES_SCHEMA_QUERIES,
+  type PostgresParam,
+  type PostgresQueryName,
+  type PostgresQueryParams,
+  type PostgresQueryRows,
+} from "../../../generated/postgres-queries.gen.js";
+
+export {
+  POSTGRES_DDL,
+  POSTGRES_LAYOUT_OBJECTS,
+  POSTGRES_LAYOUT_VERSION,
+  POSTGRES_TABLES,
+  POSTGRES_VERSION_TABLE,
+} from "../../../generated/postgres-layout.gen.js";
+export type { PostgresQueryParams, PostgresQueryRows };
+export { POSTGRES_QUERY_PARAMS };
+
+/** A statement that returns rows. */
+export type ReaderName = keyof PostgresQueryRows;
+/** A statement that changes the database (or the transaction state) and returns no rows. */
+export type WriterName = Exclude<PostgresQueryName, ReaderName>;
+
+/**
+ * The named queries of schema/storage/postgres-queries.sql for one schema. A statement with
+ * parameters, or one that returns rows, runs as a named prepared statement (parsed once per
+ * connection); the others (BEGIN, COMMIT, CREATE SCHEMA…) run as simple queries.
+ */
+export class Queries {
+  readonly #texts: Readonly<Record<PostgresQueryName, string>>;
+
+  constructor(schema: string) {
+    const texts: Record<string, string> = { ...POSTGRES_QUERIES };
+    for (const name of POSTGRES_SCHEMA_QUERIES) {
+      texts[name] = POSTGRES_QUERIES[name].replaceAll(
+        POSTGRES_SCHEMA_PLACEHOLDER,
+        escapeIdentifier(schema),
+      );
+    }
+    this.#texts = texts as Record<PostgresQueryName, string>;
+  }
+
+  /** Every row of a reading statement. */
+  async rows<Q extends ReaderName>(
+    client: ClientBase,
+    name: Q,
+    params: PostgresQueryParams<Q>,
+  ): Promise<PostgresQueryRows[Q][]> {
+    const result = await client.query({
+      name: `seedline_${name}`,
+      text: this.#texts[name],
+      values: valuesOf(name, params),
+    });
+    return result.rows as PostgresQueryRows[Q][];
+  }
+
+  /** The first row of a reading statement, or undefined. */
+  async first<Q extends ReaderName>(
+    client: ClientBase,
+    name: Q,
+    params: PostgresQueryParams<Q>,
+  ): Promise<PostgresQueryRows[Q] | undefined> {
+    return (await this.rows(client, name, params))[0];
+  }
+
+  /** Runs a writing statement; returns how many rows it changed. */
+  async run<Q extends WriterName>(
+    client: ClientBase,
+    name: Q,
+    params: PostgresQueryParams<Q>,
+  ): Promise<number> {
+    const values = valuesOf(name, params);
+    const text = this.#texts[name];
+    const result =
+      values.length === 0
+        ? await client.query(text)
+        : await client.query({ name: `seedline_${name}`, text, values });
+    return result.rowCount ?? 0;
+  }
+}
+
+/** The values of `params` in the order `$1…` binds them; absent members bind NULL. */
+function valuesOf(name: PostgresQueryName, params: object): PostgresParam[] {
+  const record = params as Record<string, PostgresParam | undefined>;
+  return POSTGRES_QUERY_PARAMS[name].map((param) => record[param] ?? null);
+}
+
+/**
+ * The parameters of statement `name` taken from the members of `source` of the same names
+ * (absent members bind NULL), so that no caller restates a parameter list.
+ */
+export function paramsFrom<Q extends PostgresQueryName>(
+  name: Q,
+  source: object,
+): PostgresQueryParams<Q> {
+  const record = source as Record<string, PostgresParam | undefined>;
+  const params: Record<string, PostgresParam> = {};
+  for (const param of POSTGRES_QUERY_PARAMS[name]) params[param] = record[param] ?? null;
+  return params as PostgresQueryParams<Q>;
+}
