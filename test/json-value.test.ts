@@ -1,6 +1,6 @@
 // Lossless JSON: copyJsonValue's deep frozen copies and JSON Pointer problem paths, and freezeParsed.
 import { describe, expect, it } from "vitest";
-import { copyJsonValue, freezeParsed } from "../src/log/json-value.js";
+import { copyJsonValue, freezeParsed, MAX_JSON_DEPTH } from "../src/log/json-value.js";
 
 function expectDeepFrozen(value: unknown, path = ""): void {
   if (typeof value !== "object" || value === null) return;
@@ -109,7 +109,47 @@ describe("copyJsonValue", () => {
   });
 });
 
+/** Arrays nested `depth` deep around a single number. */
+function nestedArrays(depth: number): unknown {
+  let value: unknown = 0;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
+
+describe("copyJsonValue on deep nesting", () => {
+  it(`copies nesting exactly ${MAX_JSON_DEPTH} deep, and JSON.stringify can still write it`, () => {
+    const copy = copied(nestedArrays(MAX_JSON_DEPTH));
+    expect(JSON.stringify(copy)).toBe(
+      `${"[".repeat(MAX_JSON_DEPTH)}0${"]".repeat(MAX_JSON_DEPTH)}`,
+    );
+  });
+
+  // Regression: the recursive copy threw RangeError (stack overflow) for values 10k deep, which the
+  // server answered as INTERNAL (seen in the R3 run: 27 INTERNAL answers for deep seeds).
+  it.each([MAX_JSON_DEPTH + 1, 10_000, 200_000])(
+    "reports nesting %i deep as a problem instead of overflowing the stack",
+    (depth) => {
+      const result = copyJsonValue({ data: nestedArrays(depth - 1) });
+      expect("problem" in result && result.problem.found).toBe(
+        `arrays or objects nested more than ${MAX_JSON_DEPTH} deep`,
+      );
+      expect("problem" in result && result.problem.path).toBe(
+        `/data${"/0".repeat(MAX_JSON_DEPTH - 1)}`,
+      );
+    },
+  );
+});
+
 describe("freezeParsed", () => {
+  it("freezes 200,000 levels of parsed nesting without overflowing the stack", () => {
+    const depth = 200_000;
+    const parsed = JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`) as unknown[];
+    freezeParsed(parsed);
+    let inner: unknown = parsed;
+    for (let i = 0; i < depth - 1; i++) inner = (inner as unknown[])[0];
+    expect(Object.isFrozen(parsed) && Object.isFrozen(inner)).toBe(true);
+  });
+
   it("freezes a parsed value deeply in place and returns it", () => {
     const parsed: unknown = JSON.parse('{"a":[1,{"b":"c"}],"d":{"e":null}}');
     expect(freezeParsed(parsed)).toBe(parsed);
