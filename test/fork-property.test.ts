@@ -1,16 +1,28 @@
 // Property: over generated valid logs, fork accepts exactly the boundaries log.md accepts, and accepted children stay valid.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  JsonlBackend,
   MemoryBackend,
+  type SessionBackend,
   type SessionEvent,
   SessionForkError,
   SessionLog,
-  type SessionStore,
+  SessionStore,
+  SqliteBackend,
 } from "../src/index.js";
 import { simpleTurn } from "./builders.js";
 import { buildLog, logShapeArb } from "./log-arbitrary.js";
-import { lastMarkerBefore, lastTurnNumber, rejectionOf, storeOver } from "./store-builders.js";
+import {
+  lastMarkerBefore,
+  lastTurnNumber,
+  manualClock,
+  rejectionOf,
+  storeOver,
+} from "./store-builders.js";
 
 const validLogArb = logShapeArb.map(buildLog);
 
@@ -81,4 +93,63 @@ describe("fork over generated valid logs", () => {
       { numRuns: 60 },
     );
   });
+
+  // The durable backends fork a stored source without loading it: JSONL finds the boundary's byte
+  // offset from its turn-marker index and the newlines after it, SQLite copies rows in the
+  // database. Each source is forked by a fresh backend (which reads the file once) and again by
+  // the backend that wrote it (which knows the file already).
+  it.each([
+    ["JSONL", (dir: string) => new JsonlBackend(dir, { durability: "process" })],
+    [
+      "SQLite",
+      (dir: string) => SqliteBackend.open(join(dir, "store.db"), { durability: "process" }),
+    ],
+  ] as const)(
+    "accepts exactly the boundaries outside a turn for a stored %s source, cold and warm",
+    async (_name, open: (dir: string) => SessionBackend | Promise<SessionBackend>) => {
+      await fc.assert(
+        fc.asyncProperty(validLogArb, async (events) => {
+          const dir = mkdtempSync(join(tmpdir(), "seedline-fork-property-"));
+          try {
+            const writer = await open(dir);
+            const clock = manualClock();
+            const owner = new SessionStore({ backend: writer, now: clock.now });
+            await owner.create("src", { seed: events, meta: { cwd: "/work/src" } });
+            await owner.unload("src");
+            const fresh = await open(dir);
+            await checkEveryBoundary(
+              new SessionStore({ backend: fresh, now: clock.now }),
+              events,
+              "cold",
+            );
+            await fresh.close();
+            await checkEveryBoundary(
+              new SessionStore({ backend: writer, now: clock.now }),
+              events,
+              "warm",
+            );
+            expect((await writer.load("src"))?.events).toEqual(events);
+            if (writer instanceof JsonlBackend) {
+              // A child's file is its own header line, then the source's event lines byte for byte.
+              const source = readFileSync(join(dir, "sessions", "src.jsonl"), "utf8");
+              const sourceLines = source.split("\n").slice(1);
+              for (let boundary = 0; boundary < events.length; boundary++) {
+                if (lastMarkerBefore(events, boundary)?.type === "turn/start") continue;
+                const child = readFileSync(join(dir, "sessions", `cold-${boundary}.jsonl`), "utf8");
+                const childLines = child.split("\n");
+                // The appended turn (9 events) follows the copied prefix in the child.
+                expect(childLines.slice(1, boundary + 2)).toEqual(
+                  sourceLines.slice(0, boundary + 1),
+                );
+              }
+            }
+            await writer.close();
+          } finally {
+            rmSync(dir, { recursive: true, force: true });
+          }
+        }),
+        { numRuns: 12 },
+      );
+    },
+  );
 });

@@ -8,6 +8,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
@@ -202,6 +203,38 @@ describe("appending", () => {
     await expect(open(root).append("s", events.length, simpleTurn(0, 3))).rejects.toMatchObject({
       code: "CORRUPT_LOG",
     });
+  });
+
+  it("keeps a held log's file open between appends and closes it when the lock is released", async () => {
+    const root = tempDir();
+    const backend = open(root);
+    const path = logPath(root, "s");
+    /** This process's open descriptors of the log file. */
+    const openFds = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === path;
+        } catch {
+          return false;
+        }
+      }).length;
+    const events = balancedLog(3);
+    const first = simpleTurn(0, 1).length;
+    await backend.create(header("s"), events.slice(0, first));
+    const release = await backend.lock("s");
+    await backend.append("s", first, events.slice(first, first * 2));
+    expect(openFds()).toBe(1);
+    await backend.append("s", first * 2, events.slice(first * 2));
+    expect(openFds()).toBe(1);
+    await release();
+    expect(openFds()).toBe(0);
+    // Without a held lock every append opens and closes the file.
+    await backend.append("s", events.length, simpleTurn(events.length, 4));
+    expect(openFds()).toBe(0);
+    expect((await open(root).load("s"))?.events).toEqual([
+      ...events,
+      ...simpleTurn(events.length, 4),
+    ]);
   });
 
   it("refuses a batch that does not start at the stored length (SEQ_CONFLICT) and an absent session (SESSION_NOT_FOUND)", async () => {
@@ -517,6 +550,28 @@ describe("forking", () => {
       expect((await backend.load(child.id))?.events).toEqual(
         MULTI_TURN.events.slice(0, boundary + 1),
       );
+    }
+  });
+
+  it("forks a child of a child byte for byte, from the offsets it recorded when writing the child", async () => {
+    const root = tempDir();
+    const backend = await createCorpus(root, MULTI_TURN);
+    const parentId = headerOf(MULTI_TURN).id;
+    const events = MULTI_TURN.events as SessionEvent[];
+    const last = events.length - 1;
+    // A child header much longer than the parent's, so every inherited offset moves.
+    const child = header("child", { parentSession: parentId, cwd: `/${"long/".repeat(40)}x` });
+    await backend.fork(parentId, last, child);
+    for (const boundary of [...events.keys()].filter((seq) => seq % 2 === 1)) {
+      const grandchild = header(`grandchild${boundary}`, { parentSession: "child" });
+      await backend.fork("child", boundary, grandchild);
+      const bytes = Buffer.from(MULTI_TURN.text, "utf8");
+      const starts = lineStarts(bytes);
+      const expected = Buffer.concat([
+        Buffer.from(formatHeaderLine(grandchild), "utf8"),
+        bytes.subarray(starts[1], starts[boundary + 2]),
+      ]);
+      expect(readFileSync(logPath(root, grandchild.id)).equals(expected), `${boundary}`).toBe(true);
     }
   });
 

@@ -64,8 +64,6 @@ export interface LogScan {
   readonly intactEnd: number;
   /** The byte offset just past the last line read (the file size when read to the end). */
   readonly end: number;
-  /** The `time` of the last intact event, when there is one. */
-  readonly lastTime: number | undefined;
   /** Whether a torn tail follows the intact events. */
   readonly tornTail: boolean;
   readonly tornAt?: TornAt;
@@ -111,7 +109,6 @@ export class LogReader {
   #length = 0;
   #intactEnd = 0;
   #end = 0;
-  #lastTime: number | undefined;
   #bad: { readonly line: number; readonly start: number; readonly seq: number } | undefined;
   #fragment: TornAt | undefined;
 
@@ -161,7 +158,6 @@ export class LogReader {
     }
     this.#length = seq + 1;
     this.#intactEnd = line.end;
-    if (typeof event.time === "number") this.#lastTime = event.time;
     return event;
   }
 
@@ -186,7 +182,6 @@ export class LogReader {
       headerEnd: this.#headerEnd,
       intactEnd: this.#intactEnd,
       end: this.#end,
-      lastTime: this.#lastTime,
       tornTail: tornAt !== undefined,
       ...(tornAt === undefined ? {} : { tornAt }),
     };

@@ -41,8 +41,8 @@ export interface JsonlBackendOptions {
 }
 
 /**
- * What this instance knows of a log file, so that an append need not read it again. It holds
- * only while the file is the same file (device and inode) at the same size; anything else —
+ * What this instance knows of a log file, so that an append or a fork need not read it again. It
+ * holds only while the file is the same file (device and inode) at the same size; anything else —
  * another writer, a repair, a delete and re-create — shows as a mismatch and the state is
  * recovered by reading the file.
  */
@@ -51,8 +51,33 @@ interface FileState {
   readonly size: number;
   readonly length: number;
   readonly intactEnd: number;
-  readonly lastTime: number | undefined;
+  readonly header: SessionHeader;
+  readonly headerEnd: number;
+  /**
+   * Every `turn/start` and `turn/end` among the intact events, in seq order, with the byte offset
+   * just past its line: a fork finds its boundary's marker and byte offset from these without
+   * parsing the log. Shared by the states of one file as it grows (appends push to it).
+   */
+  readonly markers: IndexedMarker[];
 }
+
+/** A turn marker of a log and where its line ends. */
+interface IndexedMarker extends TurnMarker {
+  readonly end: number;
+}
+
+/**
+ * A log whose writer lock this instance holds through {@link JsonlBackend.lock}: its file stays
+ * open between appends, and while the lock is held no other writer can change the file, so the
+ * state recorded by this instance's last write is trusted without a `stat`.
+ */
+interface HeldLog {
+  handle: FileHandle | undefined;
+  state: FileState | undefined;
+}
+
+/** The read size of a fork's byte copy. */
+const COPY_BYTES = 1 << 20;
 
 /**
  * Sessions as JSONL files: `<root>/sessions/<encoded id>.jsonl`, a header line then one event per
@@ -71,7 +96,9 @@ export class JsonlBackend implements SessionBackend {
   readonly #files: DurableFiles;
   readonly #locks: LockFiles;
   readonly #chunkBytes: number;
+  readonly #copyBytes: number;
   readonly #states = new Map<string, FileState>();
+  readonly #held = new Map<string, HeldLog>();
   readonly #queue = new KeyedQueue();
   #dirReady: Promise<void> | undefined;
   #closed = false;
@@ -85,6 +112,7 @@ export class JsonlBackend implements SessionBackend {
     });
     this.#locks = new LockFiles(this.sessionsDir);
     this.#chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+    this.#copyBytes = options.chunkBytes ?? COPY_BYTES;
   }
 
   /** The durability mode this backend writes in. */
@@ -99,10 +127,19 @@ export class JsonlBackend implements SessionBackend {
    */
   async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
     await this.#exclusive(header.id, async () => {
+      const headerLine = formatHeaderLine(header);
+      const headerEnd = Buffer.byteLength(headerLine, "utf8");
+      const markers: IndexedMarker[] = [];
       const file = await this.#publish(header.id, async (write) => {
-        let pending = formatHeaderLine(header);
+        let pending = headerLine;
+        let end = headerEnd;
         for (const event of events) {
-          pending += formatEventLine(event);
+          const line = formatEventLine(event);
+          pending += line;
+          end += Buffer.byteLength(line, "utf8");
+          if (event.type === "turn/start" || event.type === "turn/end") {
+            markers.push({ seq: event.seq, type: event.type, turn: event.data.turn, end });
+          }
           if (pending.length >= this.#chunkBytes) {
             await write(Buffer.from(pending, "utf8"));
             pending = "";
@@ -110,12 +147,14 @@ export class JsonlBackend implements SessionBackend {
         }
         if (pending !== "") await write(Buffer.from(pending, "utf8"));
       });
-      this.#states.set(header.id, {
+      this.#record(header.id, {
         key: file.key,
         size: file.size,
         length: events.length,
         intactEnd: file.size,
-        lastTime: events.at(-1)?.time,
+        header,
+        headerEnd,
+        markers,
       });
     });
   }
@@ -128,10 +167,12 @@ export class JsonlBackend implements SessionBackend {
    */
   async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
     await this.#exclusive(id, async () => {
-      const handle = await this.#openFile(id, "r+");
+      const held = this.#held.get(id);
+      const handle = held?.handle ?? (await this.#openFile(id, "r+"));
       if (handle === undefined) throw notFound(id);
+      if (held !== undefined) held.handle = handle;
       try {
-        const state = await this.#stateOf(id, handle);
+        const state = held?.state ?? (await this.#stateOf(id, handle));
         if (state.length !== fromSeq) {
           throw new StorageError(
             "SEQ_CONFLICT",
@@ -140,20 +181,20 @@ export class JsonlBackend implements SessionBackend {
           );
         }
         if (events.length === 0) return;
-        this.#states.delete(id);
+        this.#forgetState(id);
         if (state.size > state.intactEnd) await this.#files.cut(handle, state.intactEnd);
         const data = Buffer.from(events.map(formatEventLine).join(""), "utf8");
         await this.#files.writeAt(handle, data, state.intactEnd);
         const size = state.intactEnd + data.length;
-        this.#states.set(id, {
-          key: state.key,
+        this.#record(id, {
+          ...state,
           size,
           length: state.length + events.length,
           intactEnd: size,
-          lastTime: events.at(-1)?.time ?? state.lastTime,
+          markers: indexMarkers(events, state.length, state.intactEnd, data, state.markers),
         });
       } finally {
-        await handle.close();
+        if (held === undefined) await handle.close();
       }
     });
   }
@@ -170,11 +211,13 @@ export class JsonlBackend implements SessionBackend {
     try {
       const key = await fileKey(handle);
       const events: unknown[] = [];
-      const scan = await this.#scan(id, handle, (event) => {
+      const markers: IndexedMarker[] = [];
+      const scan = await this.#scan(id, handle, (event, line) => {
         events.push(event);
+        collectMarker(markers, event, line.end);
         return undefined;
       });
-      this.#remember(id, key, scan);
+      this.#remember(id, key, scan, markers);
       return { header: scan.header, events, tornTail: scan.tornTail };
     } finally {
       await handle.close();
@@ -192,23 +235,20 @@ export class JsonlBackend implements SessionBackend {
     }
   }
 
-  /** Reads the log once, keeping only the count and the last turn marker at or before `boundary`. */
+  /**
+   * The count and the last turn marker at or before `boundary`, from what this instance knows of
+   * the file when it is unchanged, else from one read of it (which is then remembered).
+   */
   async forkPoint(id: string, boundary: number | undefined): Promise<StoredForkPoint | undefined> {
     this.#assertOpen();
     const handle = await this.#openFile(id, "r");
     if (handle === undefined) return undefined;
     try {
-      const limit = boundary ?? Number.POSITIVE_INFINITY;
-      let marker: TurnMarker | undefined;
-      const scan = await this.#scan(id, handle, (event) => {
-        const type = event.type;
-        if ((type === "turn/start" || type === "turn/end") && (event.seq as number) <= limit) {
-          const turn = (event.data as { turn?: unknown } | undefined)?.turn;
-          marker = { seq: event.seq as number, type, turn: typeof turn === "number" ? turn : 0 };
-        }
-        return undefined;
-      });
-      return { header: scan.header, length: scan.length, marker };
+      const state = await this.#stateOf(id, handle);
+      const found = markerAt(state.markers, boundary ?? Number.POSITIVE_INFINITY);
+      const marker =
+        found === undefined ? undefined : { seq: found.seq, type: found.type, turn: found.turn };
+      return { header: state.header, length: state.length, marker };
     } finally {
       await handle.close();
     }
@@ -225,17 +265,24 @@ export class JsonlBackend implements SessionBackend {
       const source = await this.#openFile(sourceId, "r");
       if (source === undefined) throw notFound(sourceId);
       try {
-        const prefix = await this.#prefix(sourceId, source, boundary + 1);
+        const state = await this.#stateOf(sourceId, source);
+        const prefix = await this.#prefixOf(sourceId, source, state, boundary + 1);
+        const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
         const file = await this.#publish(header.id, async (write) => {
-          await write(Buffer.from(formatHeaderLine(header), "utf8"));
-          await copyRange(source, prefix.headerEnd, prefix.end, write, this.#chunkBytes);
+          await write(headerLine);
+          await copyRange(source, state.headerEnd, prefix.end, write, this.#copyBytes);
         });
-        this.#states.set(header.id, {
+        const shift = headerLine.length - state.headerEnd;
+        this.#record(header.id, {
           key: file.key,
           size: file.size,
           length: boundary + 1,
           intactEnd: file.size,
-          lastTime: prefix.lastTime,
+          header,
+          headerEnd: headerLine.length,
+          markers: state.markers
+            .filter((m) => m.seq <= boundary)
+            .map((m) => ({ ...m, end: m.end + shift })),
         });
       } finally {
         await source.close();
@@ -250,28 +297,28 @@ export class JsonlBackend implements SessionBackend {
    */
   async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
     await this.#exclusive(id, async () => {
+      this.#dropHandle(id);
       const handle = await this.#openFile(id, "r+");
       if (handle === undefined) throw notFound(id);
       try {
         const state = await this.#stateOf(id, handle);
-        const prefix =
-          keep === state.length
-            ? { end: state.intactEnd, lastTime: state.lastTime }
-            : await this.#prefix(id, handle, keep);
-        this.#states.delete(id);
+        const prefix = await this.#prefixOf(id, handle, state, keep);
+        this.#forgetState(id);
         if (state.size > prefix.end) await this.#files.cut(handle, prefix.end);
         let size = prefix.end;
+        let data: Buffer | undefined;
         if (closers.length > 0) {
-          const data = Buffer.from(closers.map(formatEventLine).join(""), "utf8");
+          data = Buffer.from(closers.map(formatEventLine).join(""), "utf8");
           await this.#files.writeAt(handle, data, prefix.end);
           size += data.length;
         }
-        this.#states.set(id, {
-          key: state.key,
+        const kept = state.markers.filter((m) => m.seq < keep);
+        this.#record(id, {
+          ...state,
           size,
           length: keep + closers.length,
           intactEnd: size,
-          lastTime: closers.at(-1)?.time ?? prefix.lastTime,
+          markers: data === undefined ? kept : indexMarkers(closers, keep, prefix.end, data, kept),
         });
       } finally {
         await handle.close();
@@ -294,7 +341,8 @@ export class JsonlBackend implements SessionBackend {
    */
   async delete(id: string): Promise<boolean> {
     return this.#exclusive(id, async () => {
-      this.#states.delete(id);
+      this.#dropHandle(id);
+      this.#forgetState(id);
       try {
         await unlink(this.#path(id));
       } catch (error) {
@@ -306,17 +354,37 @@ export class JsonlBackend implements SessionBackend {
     });
   }
 
+  /**
+   * Takes the session's writer lock until the returned release is called. While it is held the
+   * log's file stays open between appends and this instance's own record of it is trusted.
+   */
   async lock(id: string): Promise<ReleaseLock> {
     this.#assertOpen();
-    return this.#locks.acquire(encodeSessionId(id), id);
+    const name = encodeSessionId(id);
+    const release = await this.#locks.acquire(name, id);
+    if (!this.#held.has(id)) this.#held.set(id, { handle: undefined, state: undefined });
+    return async () => {
+      await release();
+      if (this.#locks.holds(name)) return;
+      // Closed only after the writes queued for this id, which may still be using the handle.
+      await this.#queue.run(id, async () => {
+        if (this.#locks.holds(name)) return;
+        const held = this.#held.get(id);
+        this.#held.delete(id);
+        await held?.handle?.close();
+      });
+    };
   }
 
-  /** Releases every lock this instance holds; idempotent. */
+  /** Releases every lock this instance holds and closes the files it keeps open; idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#locks.releaseAllSync();
     this.#states.clear();
+    const held = [...this.#held.values()];
+    this.#held.clear();
+    await Promise.all(held.map((log) => log.handle?.close()));
   }
 
   #path(id: string): string {
@@ -406,48 +474,88 @@ export class JsonlBackend implements SessionBackend {
 
   /** The state of an open log: remembered when the file is unchanged, else recovered by reading it. */
   async #stateOf(id: string, handle: FileHandle): Promise<FileState> {
+    const trusted = this.#held.get(id)?.state;
+    if (trusted !== undefined) return trusted;
     const key = await fileKey(handle);
     const known = this.#states.get(id);
     if (known !== undefined && known.key === key.key && known.size === key.size) return known;
-    return this.#remember(id, key, await this.#scan(id, handle));
+    const markers: IndexedMarker[] = [];
+    const scan = await this.#scan(id, handle, (event, line) => {
+      collectMarker(markers, event, line.end);
+      return undefined;
+    });
+    return this.#remember(id, key, scan, markers);
   }
 
-  #remember(id: string, key: { key: string; size: number }, scan: LogScan): FileState {
+  #remember(
+    id: string,
+    key: { key: string; size: number },
+    scan: LogScan,
+    markers: IndexedMarker[],
+  ): FileState {
     const state: FileState = {
       key: key.key,
       size: scan.end,
       length: scan.length,
       intactEnd: scan.intactEnd,
-      lastTime: scan.lastTime,
+      header: scan.header,
+      headerEnd: scan.headerEnd,
+      markers,
     };
     // A size that moved while reading means another writer; the next write re-reads.
     if (key.size === scan.end) this.#states.set(id, state);
     return state;
   }
 
-  /** Where the first `count` intact events end (the header's end for 0), reading no further. */
-  async #prefix(
+  /** Records the state this instance's own write left; trusted while the writer lock is held. */
+  #record(id: string, state: FileState): void {
+    this.#states.set(id, state);
+    const held = this.#held.get(id);
+    if (held !== undefined && this.#locks.holds(encodeSessionId(id))) held.state = state;
+  }
+
+  /** Forgets the state of a file about to change, so that a failure leaves it to be re-read. */
+  #forgetState(id: string): void {
+    this.#states.delete(id);
+    const held = this.#held.get(id);
+    if (held !== undefined) held.state = undefined;
+  }
+
+  /** Closes the kept-open file of a held log (before a repair, a delete). */
+  #dropHandle(id: string): void {
+    const held = this.#held.get(id);
+    if (held?.handle === undefined) return;
+    const { handle } = held;
+    held.handle = undefined;
+    held.state = undefined;
+    void handle.close().catch(() => undefined);
+  }
+
+  /**
+   * Where the first `count` intact events end: found from the turn marker at or before the last
+   * of them and the newlines after that marker, without parsing any line.
+   * @throws StorageError CORRUPT_LOG when fewer than `count` events are intact.
+   */
+  async #prefixOf(
     id: string,
     handle: FileHandle,
+    state: FileState,
     count: number,
-  ): Promise<{ headerEnd: number; end: number; lastTime: number | undefined }> {
-    const last: { end?: number; time?: number } = {};
-    const scan = await this.#scan(id, handle, (event, line) => {
-      if (count === 0) return "stop";
-      if (event.seq !== count - 1) return undefined;
-      last.end = line.end;
-      if (typeof event.time === "number") last.time = event.time;
-      return "stop";
-    });
-    const end = count === 0 ? scan.headerEnd : last.end;
-    if (end === undefined) {
+  ): Promise<{ end: number }> {
+    if (count > state.length) {
       throw new StorageError(
         "CORRUPT_LOG",
-        `expected at least ${count} intact events in ${this.#path(id)}, got ${scan.length}`,
+        `expected at least ${count} intact events in ${this.#path(id)}, got ${state.length}`,
         { location: this.#path(id) },
       );
     }
-    return { headerEnd: scan.headerEnd, end, lastTime: last.time };
+    if (count === state.length) return { end: state.intactEnd };
+    if (count === 0) return { end: state.headerEnd };
+    const marker = markerAt(state.markers, count - 1);
+    const from = marker?.end ?? state.headerEnd;
+    const lines = count - 1 - (marker?.seq ?? -1);
+    const end = lines === 0 ? from : await endOfLines(handle, from, lines, this.#copyBytes);
+    return { end };
   }
 }
 
@@ -468,4 +576,74 @@ function notFound(id: string): StorageError<"SESSION_NOT_FOUND"> {
       sessionId: id,
     },
   );
+}
+
+/** Adds `event` to `markers` when it is a turn marker whose line ends at `end`. */
+function collectMarker(
+  markers: IndexedMarker[],
+  event: Record<string, unknown>,
+  end: number,
+): void {
+  const type = event.type;
+  if (type !== "turn/start" && type !== "turn/end") return;
+  const turn = (event.data as { turn?: unknown } | undefined)?.turn;
+  markers.push({ seq: event.seq as number, type, turn: typeof turn === "number" ? turn : 0, end });
+}
+
+/**
+ * Pushes the turn markers of `events` (seqs from `firstSeq`) to `markers` and returns it. `data`
+ * is the bytes of their lines, one per event, written at byte `start`.
+ */
+function indexMarkers(
+  events: readonly SessionEvent[],
+  firstSeq: number,
+  start: number,
+  data: Buffer,
+  markers: IndexedMarker[],
+): IndexedMarker[] {
+  let at = 0;
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i] as SessionEvent;
+    at = data.indexOf(10, at) + 1;
+    if (event.type === "turn/start" || event.type === "turn/end") {
+      markers.push({ seq: firstSeq + i, type: event.type, turn: event.data.turn, end: start + at });
+    }
+  }
+  return markers;
+}
+
+/** The last marker with a seq at or before `seq` (binary search over seq order). */
+function markerAt(markers: readonly IndexedMarker[], seq: number): IndexedMarker | undefined {
+  let low = 0;
+  let high = markers.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((markers[mid] as IndexedMarker).seq <= seq) low = mid + 1;
+    else high = mid;
+  }
+  return markers[low - 1];
+}
+
+/** The byte offset just past the `lines`-th `\n` at or after `from`. */
+async function endOfLines(
+  handle: FileHandle,
+  from: number,
+  lines: number,
+  chunkBytes: number,
+): Promise<number> {
+  const buffer = Buffer.allocUnsafe(Math.max(1, chunkBytes));
+  let left = lines;
+  for (let position = from; ; ) {
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+    if (bytesRead === 0) {
+      throw new Error(`expected ${lines} more lines after byte ${from} of a log, got its end`);
+    }
+    for (let at = 0; ; ) {
+      const newline = buffer.indexOf(10, at);
+      if (newline === -1 || newline >= bytesRead) break;
+      if (--left === 0) return position + newline + 1;
+      at = newline + 1;
+    }
+    position += bytesRead;
+  }
 }
