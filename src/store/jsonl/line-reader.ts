@@ -77,22 +77,6 @@ export async function scanLogFile(
   return reader.finish();
 }
 
-/** The first line of a file and where it ends, or undefined when it has no complete line. */
-export async function readFirstLine(
-  handle: FileHandle,
-): Promise<{ readonly text: string; readonly end: number } | undefined> {
-  let found: { text: string; end: number } | undefined;
-  await readLines(
-    handle,
-    (line) => {
-      if (line.terminated) found = { text: line.text, end: line.end };
-      return "stop";
-    },
-    4096,
-  );
-  return found;
-}
-
 /**
  * The complete lines of a file from the end backwards, down to byte `floor`, reading a window
  * from the end that doubles as needed. `visit` returns "stop" to end the walk; a trailing fragment

@@ -1,4 +1,5 @@
 // Lists JSONL sessions from each file's header line and, for a page's sessions, its last line.
+import { closeSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { StorageError } from "../../errors.js";
@@ -7,10 +8,20 @@ import type { ListedSession, ListPage, ListQuery } from "../backend.js";
 import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "../list-cursor.js";
 import { parseHeaderLine } from "./format.js";
 import { LOG_SUFFIX, logFileName } from "./layout.js";
-import { readFirstLine, walkLinesBackwards } from "./line-reader.js";
+import { walkLinesBackwards } from "./line-reader.js";
 
-/** How many files are open at once while listing. */
+/** How many files are open at once while reading the page's last lines. */
 const PARALLELISM = 32;
+
+/**
+ * How many header lines are read between two turns of the event loop. A header is one small read
+ * of a file's first bytes: done synchronously, slice by slice, it costs a fraction of a round trip
+ * through the thread pool per file, and other work still runs between slices.
+ */
+const HEADERS_PER_TURN = 256;
+
+/** The first read of a header line; a longer line is read on in chunks of this size. */
+const HEADER_READ_BYTES = 4096;
 
 /**
  * One page of the logs in `dir`, newest first. Every file's first line (the header) is read to
@@ -31,16 +42,19 @@ export async function listLogs(dir: string, query: ListQuery): Promise<ListPage>
     names = [];
   }
   const found: { header: SessionHeader; path: string; headerEnd: number }[] = [];
-  await forEachLimited(names, async (name) => {
+  const buffer = Buffer.allocUnsafe(HEADER_READ_BYTES);
+  for (let i = 0; i < names.length; i++) {
+    if (i > 0 && i % HEADERS_PER_TURN === 0) await new Promise((next) => setImmediate(next));
+    const name = names[i] as string;
     const path = join(dir, name);
-    const head = await readHeader(path, name);
-    if (head === undefined) return;
+    const head = readHeader(path, name, buffer);
+    if (head === undefined) continue;
     const { header } = head;
-    if (query.cwd !== undefined && header.cwd !== query.cwd) return;
-    if (query.parentSession !== undefined && header.parentSession !== query.parentSession) return;
-    if (after !== undefined && !isAfter(header, after)) return;
+    if (query.cwd !== undefined && header.cwd !== query.cwd) continue;
+    if (query.parentSession !== undefined && header.parentSession !== query.parentSession) continue;
+    if (after !== undefined && !isAfter(header, after)) continue;
     found.push({ header, path, headerEnd: head.end });
-  });
+  }
   found.sort((a, b) => compareNewestFirst(a.header, b.header));
   const page = found.slice(0, query.limit);
   const sessions: ListedSession[] = new Array(page.length);
@@ -57,15 +71,25 @@ export async function listLogs(dir: string, query: ListQuery): Promise<ListPage>
   };
 }
 
-/** The header of a log file from its first line, or undefined when it cannot be listed. */
-async function readHeader(
+/**
+ * The header of a log file from its first line, or undefined when it cannot be listed. `buffer`
+ * is scratch space for the first read.
+ */
+function readHeader(
   path: string,
   name: string,
-): Promise<{ header: SessionHeader; end: number } | undefined> {
-  const handle = await openIfExists(path);
-  if (handle === undefined) return undefined;
+  buffer: Buffer,
+): { header: SessionHeader; end: number } | undefined {
+  let fd: number;
   try {
-    const first = await readFirstLine(handle);
+    fd = openSync(path, "r");
+  } catch (error) {
+    // Deleted between the folder read and now: not listed.
+    if (isErrno(error, "ENOENT")) return undefined;
+    throw error;
+  }
+  try {
+    const first = readFirstLineSync(fd, buffer);
     if (first === undefined) return undefined;
     const header = parseHeaderLine(first.text, path);
     return logFileName(header.id) === name ? { header, end: first.end } : undefined;
@@ -73,7 +97,30 @@ async function readHeader(
     if (error instanceof StorageError) return undefined;
     throw error;
   } finally {
-    await handle.close();
+    closeSync(fd);
+  }
+}
+
+/** The first complete line of an open file and where it ends, or undefined when it has none. */
+function readFirstLineSync(
+  fd: number,
+  buffer: Buffer,
+): { readonly text: string; readonly end: number } | undefined {
+  const parts: Buffer[] = [];
+  let chunk = buffer;
+  for (let position = 0; ; ) {
+    const read = readSync(fd, chunk, 0, chunk.length, position);
+    if (read === 0) return undefined;
+    const newline = chunk.indexOf(0x0a);
+    if (newline !== -1 && newline < read) {
+      const line = chunk.subarray(0, newline);
+      const text = (parts.length === 0 ? line : Buffer.concat([...parts, line])).toString("utf8");
+      return { text, end: position + newline + 1 };
+    }
+    // A first line longer than what was read: keep it and read on, in larger chunks.
+    parts.push(Buffer.from(chunk.subarray(0, read)));
+    position += read;
+    chunk = Buffer.allocUnsafe(HEADER_READ_BYTES * 16);
   }
 }
 
