@@ -1,6 +1,6 @@
 // Durable file writes: publish a new file atomically (temp + fsync + link), append with truncate-back on failure.
 import { randomBytes } from "node:crypto";
-import { writeSync } from "node:fs";
+import { readSync, writeSync } from "node:fs";
 import { type FileHandle, link, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -126,7 +126,11 @@ export class DurableFiles {
   }
 }
 
-/** Copies bytes [from, to) of a file to `write`, a chunk at a time. */
+/**
+ * Copies bytes [from, to) of a file to `write`, a chunk at a time. The reads are synchronous: the
+ * bytes were just written or are about to be copied from the page cache, and a round trip through
+ * the thread pool per chunk costs more than the read.
+ */
 export async function copyRange(
   handle: FileHandle,
   from: number,
@@ -137,7 +141,7 @@ export async function copyRange(
   const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkBytes, to - from)));
   for (let position = from; position < to; ) {
     const length = Math.min(buffer.length, to - position);
-    const { bytesRead } = await handle.read(buffer, 0, length, position);
+    const bytesRead = readSync(handle.fd, buffer, 0, length, position);
     if (bytesRead === 0)
       throw new Error(`expected bytes up to ${to} of a file, got its end at ${position}`);
     await write(buffer.subarray(0, bytesRead));
