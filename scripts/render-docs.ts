@@ -1,14 +1,14 @@
 // Renders the generated regions of the docs (event catalogue, SQLite DDL, RPC method and error tables) from a schema set.
 
 import { type SchemaSet, schemaFile } from "./lib/schema-set.js";
-import { readEventCatalogue } from "./render-event-catalogue.js";
-import { readRpcTables } from "./render-rpc.js";
 import {
   SQLITE_LAYOUT_PATH,
   SQLITE_LAYOUT_SCHEMA_PATH,
   sqliteDdlBody,
   validateSqliteLayout,
-} from "./render-sqlite.js";
+} from "./lib/sqlite-layout.js";
+import { readEventCatalogue } from "./render-event-catalogue.js";
+import { readRpcTables } from "./render-rpc.js";
 
 /** The names of the generated regions, as the docs' `<!-- BEGIN GENERATED <name> -->` markers spell them. */
 export const DOC_REGION_NAMES = [

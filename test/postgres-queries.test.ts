@@ -15,15 +15,15 @@ import {
   POSTGRES_SCHEMA_QUERIES,
   type PostgresQueryName,
 } from "../generated/postgres-queries.gen.js";
+import { postgresDdlBody } from "../scripts/lib/postgres-layout.js";
 import { loadSchemaSet, schemaFile } from "../scripts/lib/schema-set.js";
+import { validateSqliteLayout } from "../scripts/lib/sqlite-layout.js";
+import { renderPostgresFiles } from "../scripts/render-postgres.js";
 import {
   POSTGRES_QUERIES_PATH,
   PostgresQueryError,
-  postgresDdlBody,
-  renderPostgresFiles,
   renderPostgresQueries,
-} from "../scripts/render-postgres.js";
-import { validateSqliteLayout } from "../scripts/render-sqlite.js";
+} from "../scripts/render-postgres-queries.js";
 import { describePostgres, dropSchema, freshSchemaName, rawClient } from "./postgres-harness.js";
 
 const SCHEMA_DIR = fileURLToPath(new URL("../schema", import.meta.url));

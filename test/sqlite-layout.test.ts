@@ -14,16 +14,17 @@ import {
   SQLITE_TABLES,
 } from "../generated/sqlite-layout.gen.js";
 import { loadSchemaSet, schemaFile } from "../scripts/lib/schema-set.js";
+import { SqliteLayoutError, validateSqliteLayout } from "../scripts/lib/sqlite-layout.js";
 import {
-  readSqliteQueries,
   renderSqliteDdl,
   renderSqliteFiles,
   renderSqliteModule,
-  renderSqliteQueries,
-  SqliteLayoutError,
-  SqliteQueryError,
-  validateSqliteLayout,
 } from "../scripts/render-sqlite.js";
+import {
+  readSqliteQueries,
+  renderSqliteQueries,
+  SqliteQueryError,
+} from "../scripts/render-sqlite-queries.js";
 
 const SCHEMA_DIR = fileURLToPath(new URL("../schema", import.meta.url));
 const GENERATED_DIR = fileURLToPath(new URL("../generated", import.meta.url));
