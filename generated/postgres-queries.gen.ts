@@ -36,8 +36,6 @@ export const POSTGRES_QUERIES = {
    * READ COMMITTED it sees every append committed before the lock was granted.
    */
   appendPoint: "SELECT max(seq)::bigint AS \"lastSeq\" FROM events WHERE session_id = $1;",
-  /** The last event row of a session, for list()'s eventCount and updatedAt: one indexed lookup. */
-  lastEvent: "SELECT seq, time FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1;",
   /**
    * The last turn/start or turn/end at or before `@boundary`, walking the primary key backwards
    * from it. The backend reads `turn` from the data (data is text: a damaged row must not fail the
@@ -66,15 +64,17 @@ export const POSTGRES_QUERIES = {
   /**
    * One page, newest first, strictly after the cursor (`@afterCreatedAt`, `@afterId`); the first
    * page passes a cursor above every stored session. Walks sessions_by_created without sorting (ids
-   * compare bytewise: the columns are COLLATE "C").
+   * compare bytewise: the columns are COLLATE "C"). Each row carries the seq and time of the
+   * session's last event (NULL when it has none), read by primary-key probes inside the statement,
+   * so that a page is one round trip rather than one per listed session.
    */
-  listSessions: "SELECT\n  version,\n  id,\n  created_at AS \"createdAt\",\n  cwd,\n  parent_session AS \"parentSession\",\n  seed_length AS \"seedLength\"\nFROM sessions\nWHERE (created_at, id) < ($1, $2)\nORDER BY created_at DESC, id DESC\nLIMIT $3;",
+  listSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  (\n    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  )::bigint AS \"lastTime\"\nFROM sessions AS s\nWHERE (s.created_at, s.id) < ($1, $2)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $3;",
   /** listSessions filtered by cwd, through sessions_by_cwd. */
-  listSessionsInCwd: "SELECT\n  version,\n  id,\n  created_at AS \"createdAt\",\n  cwd,\n  parent_session AS \"parentSession\",\n  seed_length AS \"seedLength\"\nFROM sessions\nWHERE cwd = $1 AND (created_at, id) < ($2, $3)\nORDER BY created_at DESC, id DESC\nLIMIT $4;",
+  listSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  (\n    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  )::bigint AS \"lastTime\"\nFROM sessions AS s\nWHERE s.cwd = $1 AND (s.created_at, s.id) < ($2, $3)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $4;",
   /** listSessions filtered by parent session, through sessions_by_parent_session. */
-  listChildSessions: "SELECT\n  version,\n  id,\n  created_at AS \"createdAt\",\n  cwd,\n  parent_session AS \"parentSession\",\n  seed_length AS \"seedLength\"\nFROM sessions\nWHERE parent_session = $1 AND (created_at, id) < ($2, $3)\nORDER BY created_at DESC, id DESC\nLIMIT $4;",
+  listChildSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  (\n    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  )::bigint AS \"lastTime\"\nFROM sessions AS s\nWHERE s.parent_session = $1 AND (s.created_at, s.id) < ($2, $3)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $4;",
   /** listSessions filtered by parent session and cwd (the planner picks the index). */
-  listChildSessionsInCwd: "SELECT\n  version,\n  id,\n  created_at AS \"createdAt\",\n  cwd,\n  parent_session AS \"parentSession\",\n  seed_length AS \"seedLength\"\nFROM sessions\nWHERE parent_session = $1 AND cwd = $2\n  AND (created_at, id) < ($3, $4)\nORDER BY created_at DESC, id DESC\nLIMIT $5;",
+  listChildSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  (\n    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  )::bigint AS \"lastTime\"\nFROM sessions AS s\nWHERE s.parent_session = $1 AND s.cwd = $2\n  AND (s.created_at, s.id) < ($3, $4)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $5;",
   /**
    * Every relation of the target schema (tables, indexes, views, sequences…), each table with its
    * columns as `name type[ NOT NULL]`: none for a new schema, the generated layout's for one of
@@ -118,7 +118,6 @@ export const POSTGRES_QUERY_PARAMS = {
   shareSessionRow: ["sessionId"],
   sessionHeader: ["sessionId"],
   appendPoint: ["sessionId"],
-  lastEvent: ["sessionId"],
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId"],
   insertSession: ["id", "version", "createdAt", "cwd", "parentSession", "seedLength"],
@@ -180,10 +179,6 @@ export const POSTGRES_QUERY_COLUMNS = {
   appendPoint: [
     { name: "lastSeq", type: "number | null" },
   ],
-  lastEvent: [
-    { name: "seq", type: "number" },
-    { name: "time", type: "number" },
-  ],
   lastTurnMarker: [
     { name: "seq", type: "number" },
     { name: "type", type: "string" },
@@ -201,6 +196,8 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "cwd", type: "string | null" },
     { name: "parentSession", type: "string | null" },
     { name: "seedLength", type: "number | null" },
+    { name: "lastSeq", type: "number | null" },
+    { name: "lastTime", type: "number | null" },
   ],
   listSessionsInCwd: [
     { name: "version", type: "number" },
@@ -209,6 +206,8 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "cwd", type: "string | null" },
     { name: "parentSession", type: "string | null" },
     { name: "seedLength", type: "number | null" },
+    { name: "lastSeq", type: "number | null" },
+    { name: "lastTime", type: "number | null" },
   ],
   listChildSessions: [
     { name: "version", type: "number" },
@@ -217,6 +216,8 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "cwd", type: "string | null" },
     { name: "parentSession", type: "string | null" },
     { name: "seedLength", type: "number | null" },
+    { name: "lastSeq", type: "number | null" },
+    { name: "lastTime", type: "number | null" },
   ],
   listChildSessionsInCwd: [
     { name: "version", type: "number" },
@@ -225,6 +226,8 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "cwd", type: "string | null" },
     { name: "parentSession", type: "string | null" },
     { name: "seedLength", type: "number | null" },
+    { name: "lastSeq", type: "number | null" },
+    { name: "lastTime", type: "number | null" },
   ],
   layoutObjects: [
     { name: "kind", type: "string | null" },
@@ -264,7 +267,6 @@ export interface PostgresQueryRows {
     readonly seedLength: number | null;
   };
   readonly appendPoint: { readonly lastSeq: number | null };
-  readonly lastEvent: { readonly seq: number; readonly time: number };
   readonly lastTurnMarker: { readonly seq: number; readonly type: string; readonly data: string };
   readonly eventLines: {
     readonly seq: number;
@@ -278,6 +280,8 @@ export interface PostgresQueryRows {
     readonly cwd: string | null;
     readonly parentSession: string | null;
     readonly seedLength: number | null;
+    readonly lastSeq: number | null;
+    readonly lastTime: number | null;
   };
   readonly listSessionsInCwd: {
     readonly version: number;
@@ -286,6 +290,8 @@ export interface PostgresQueryRows {
     readonly cwd: string | null;
     readonly parentSession: string | null;
     readonly seedLength: number | null;
+    readonly lastSeq: number | null;
+    readonly lastTime: number | null;
   };
   readonly listChildSessions: {
     readonly version: number;
@@ -294,6 +300,8 @@ export interface PostgresQueryRows {
     readonly cwd: string | null;
     readonly parentSession: string | null;
     readonly seedLength: number | null;
+    readonly lastSeq: number | null;
+    readonly lastTime: number | null;
   };
   readonly listChildSessionsInCwd: {
     readonly version: number;
@@ -302,6 +310,8 @@ export interface PostgresQueryRows {
     readonly cwd: string | null;
     readonly parentSession: string | null;
     readonly seedLength: number | null;
+    readonly lastSeq: number | null;
+    readonly lastTime: number | null;
   };
   readonly layoutObjects: {
     readonly kind: string | null;

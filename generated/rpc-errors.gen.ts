@@ -41,6 +41,8 @@ export const RPC_ERROR_CODES = {
   CORRUPT_LOG: -32016,
   /** Another live process is writing the session. */
   SESSION_BUSY: -32017,
+  /** The store could not be reached, or the connection to it broke during the operation (a PostgreSQL store); nothing of the operation was stored, unless commitUnknown says the connection broke while the commit was in flight. */
+  STORAGE_UNAVAILABLE: -32018,
   /** A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden. */
   REPLAY_INCOMPLETE: -32030,
   /** A caller asked for a response past the end of its script. */
@@ -68,6 +70,7 @@ export const RPC_ERROR_CODE_NAMES = [
   "FORMAT_UNSUPPORTED",
   "CORRUPT_LOG",
   "SESSION_BUSY",
+  "STORAGE_UNAVAILABLE",
   "REPLAY_INCOMPLETE",
   "REPLAY_EXHAUSTED",
   "REPLAY_UNEXPECTED_SESSION",
@@ -92,6 +95,7 @@ export interface RpcErrorData {
   readonly FORMAT_UNSUPPORTED: FormatUnsupportedErrorData;
   readonly CORRUPT_LOG: CorruptLogErrorData;
   readonly SESSION_BUSY: SessionBusyErrorData;
+  readonly STORAGE_UNAVAILABLE: StorageUnavailableErrorData;
   readonly REPLAY_INCOMPLETE: ReplayIncompleteErrorData;
   readonly REPLAY_EXHAUSTED: ReplayExhaustedErrorData;
   readonly REPLAY_UNEXPECTED_SESSION: ReplayUnexpectedSessionErrorData;
@@ -269,6 +273,20 @@ export interface SessionBusyErrorData {
    * The session held by the other process.
    */
   readonly sessionId: string;
+}
+/**
+ * The store could not be reached, or the connection to it broke during the operation (a PostgreSQL store); nothing of the operation was stored, unless commitUnknown says the connection broke while the commit was in flight.
+ */
+export interface StorageUnavailableErrorData {
+  readonly code: "STORAGE_UNAVAILABLE";
+  /**
+   * The store: its URL without password, and its schema.
+   */
+  readonly location: string;
+  /**
+   * Whether the connection broke while the commit was in flight, so the write may have landed: reload the session, or retry the same append (an identical retry is acknowledged).
+   */
+  readonly commitUnknown: boolean;
 }
 /**
  * A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden.

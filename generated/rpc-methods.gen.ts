@@ -89,13 +89,14 @@ export interface RpcMethods {
       | "SESSION_ALREADY_EXISTS"
       | "INVALID_EVENT"
       | "FORMAT_UNSUPPORTED"
+      | "STORAGE_UNAVAILABLE"
       | "INTERNAL";
   };
   /** Creates an empty session with a cwd, in ACP's shape. */
   readonly "session/new": {
     readonly params: SessionNewParams;
     readonly result: SessionNewResult;
-    readonly errors: "INVALID_PARAMS" | "INTERNAL";
+    readonly errors: "INVALID_PARAMS" | "STORAGE_UNAVAILABLE" | "INTERNAL";
   };
   /** Appends a batch of events, all or nothing, and answers once it is durable. */
   readonly "session/append": {
@@ -109,6 +110,7 @@ export interface RpcMethods {
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "SESSION_BUSY"
+      | "STORAGE_UNAVAILABLE"
       | "INTERNAL";
   };
   /** Forks a session at an event boundary into a child that remembers where its inherited prefix ends. */
@@ -123,6 +125,7 @@ export interface RpcMethods {
       | "OPEN_TURN"
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
       | "INTERNAL";
   };
   /** Reads a session's header and a page of its events, repairing a cold log that ended inside a turn. */
@@ -134,13 +137,19 @@ export interface RpcMethods {
       | "SESSION_NOT_FOUND"
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
       | "INTERNAL";
   };
   /** Lists stored sessions newest first, filtered by cwd or parent and paged by an opaque cursor. */
   readonly "session/list": {
     readonly params: SessionListParams;
     readonly result: SessionListResult;
-    readonly errors: "INVALID_PARAMS" | "FORMAT_UNSUPPORTED" | "CORRUPT_LOG" | "INTERNAL";
+    readonly errors:
+      | "INVALID_PARAMS"
+      | "FORMAT_UNSUPPORTED"
+      | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
+      | "INTERNAL";
   };
   /** Derives a session's provider messages from its surface. */
   readonly "session/messages": {
@@ -151,6 +160,7 @@ export interface RpcMethods {
       | "SESSION_NOT_FOUND"
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
       | "INTERNAL";
   };
   /** Exports a session as its JSONL log text. */
@@ -162,6 +172,7 @@ export interface RpcMethods {
       | "SESSION_NOT_FOUND"
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
       | "INTERNAL";
   };
   /** Imports a JSONL log text and stores it at once, under its header's id or a given one. */
@@ -174,13 +185,19 @@ export interface RpcMethods {
       | "INVALID_EVENT"
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
       | "INTERNAL";
   };
   /** Deletes a session; its children keep their copies of the inherited prefix. */
   readonly "session/delete": {
     readonly params: SessionDeleteParams;
     readonly result: SessionDeleteResult;
-    readonly errors: "INVALID_PARAMS" | "SESSION_NOT_FOUND" | "SESSION_BUSY" | "INTERNAL";
+    readonly errors:
+      | "INVALID_PARAMS"
+      | "SESSION_NOT_FOUND"
+      | "SESSION_BUSY"
+      | "STORAGE_UNAVAILABLE"
+      | "INTERNAL";
   };
   /** Derives the replay script of one stored session, sliced at its seedLength. */
   readonly "replay/script": {
@@ -191,6 +208,7 @@ export interface RpcMethods {
       | "SESSION_NOT_FOUND"
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
       | "REPLAY_INCOMPLETE"
       | "INTERNAL";
   };
@@ -203,6 +221,7 @@ export interface RpcMethods {
       | "SESSION_NOT_FOUND"
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
       | "REPLAY_INCOMPLETE"
       | "INTERNAL";
   };
@@ -215,6 +234,7 @@ export interface RpcMethods {
       | "SESSION_NOT_FOUND"
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
       | "REPLAY_INCOMPLETE"
       | "INTERNAL";
   };
@@ -287,6 +307,7 @@ export const RPC_METHODS = {
       "SESSION_ALREADY_EXISTS",
       "INVALID_EVENT",
       "FORMAT_UNSUPPORTED",
+      "STORAGE_UNAVAILABLE",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -297,7 +318,7 @@ export const RPC_METHODS = {
     clientName: "sessionNew",
     validateParams: validateSessionNewParams,
     validateResult: validateSessionNewResult,
-    errors: ["INVALID_PARAMS", "INTERNAL"],
+    errors: ["INVALID_PARAMS", "STORAGE_UNAVAILABLE", "INTERNAL"],
     summary: "Creates an empty session with a cwd, in ACP's shape.",
   },
   "session/append": {
@@ -313,6 +334,7 @@ export const RPC_METHODS = {
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
       "SESSION_BUSY",
+      "STORAGE_UNAVAILABLE",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -331,6 +353,7 @@ export const RPC_METHODS = {
       "OPEN_TURN",
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -346,6 +369,7 @@ export const RPC_METHODS = {
       "SESSION_NOT_FOUND",
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -356,7 +380,13 @@ export const RPC_METHODS = {
     clientName: "sessionList",
     validateParams: validateSessionListParams,
     validateResult: validateSessionListResult,
-    errors: ["INVALID_PARAMS", "FORMAT_UNSUPPORTED", "CORRUPT_LOG", "INTERNAL"],
+    errors: [
+      "INVALID_PARAMS",
+      "FORMAT_UNSUPPORTED",
+      "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
+      "INTERNAL",
+    ],
     summary: "Lists stored sessions newest first, filtered by cwd or parent and paged by an opaque cursor.",
   },
   "session/messages": {
@@ -369,6 +399,7 @@ export const RPC_METHODS = {
       "SESSION_NOT_FOUND",
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -384,6 +415,7 @@ export const RPC_METHODS = {
       "SESSION_NOT_FOUND",
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -400,6 +432,7 @@ export const RPC_METHODS = {
       "INVALID_EVENT",
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -410,7 +443,13 @@ export const RPC_METHODS = {
     clientName: "sessionDelete",
     validateParams: validateSessionDeleteParams,
     validateResult: validateSessionDeleteResult,
-    errors: ["INVALID_PARAMS", "SESSION_NOT_FOUND", "SESSION_BUSY", "INTERNAL"],
+    errors: [
+      "INVALID_PARAMS",
+      "SESSION_NOT_FOUND",
+      "SESSION_BUSY",
+      "STORAGE_UNAVAILABLE",
+      "INTERNAL",
+    ],
     orderingKey: "sessionId",
     summary: "Deletes a session; its children keep their copies of the inherited prefix.",
   },
@@ -424,6 +463,7 @@ export const RPC_METHODS = {
       "SESSION_NOT_FOUND",
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
       "REPLAY_INCOMPLETE",
       "INTERNAL",
     ],
@@ -440,6 +480,7 @@ export const RPC_METHODS = {
       "SESSION_NOT_FOUND",
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
       "REPLAY_INCOMPLETE",
       "INTERNAL",
     ],
@@ -456,6 +497,7 @@ export const RPC_METHODS = {
       "SESSION_NOT_FOUND",
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
       "REPLAY_INCOMPLETE",
       "INTERNAL",
     ],

@@ -63,10 +63,30 @@ export type StorageErrorCode =
   | "SESSION_BUSY"
   | "SESSION_NOT_FOUND"
   | "SESSION_ALREADY_EXISTS"
-  | "INVALID_PARAMS";
+  | "INVALID_PARAMS"
+  | "STORAGE_UNAVAILABLE";
 
 /** A store or backend refused an operation, or found its data unreadable. */
 export class StorageError<C extends StorageErrorCode = StorageErrorCode> extends SeedlineError<C> {}
+
+/**
+ * The store could not be reached, or the connection to it broke during an operation (a database
+ * server such as PostgreSQL). The server rolls back a transaction whose connection ends, so
+ * nothing of the operation was stored — unless the connection broke while the COMMIT was in
+ * flight (`commitUnknown`): then the outcome is unknown, and retrying the same append is safe (an
+ * identical retry is acknowledged, a different one is SEQ_CONFLICT). `cause` holds the driver's
+ * error.
+ */
+export class StorageUnavailableError extends StorageError<"STORAGE_UNAVAILABLE"> {
+  /** The store: its URL without password, and its schema. */
+  get location(): string {
+    return this.details.location;
+  }
+  /** Whether the connection broke while a COMMIT was in flight, so the write may have landed. */
+  get commitUnknown(): boolean {
+    return this.details.commitUnknown;
+  }
+}
 
 /**
  * The codes of `ReplayError`: the replay codes, plus INVALID_PARAMS for overrides that name no

@@ -50,6 +50,10 @@ export {
   STORE_URL_FORMS,
 } from "./store/open-backend.js";
 export {
+  PostgresBackend,
+  type PostgresBackendOptions,
+} from "./store/postgres/postgres-backend.js";
+export {
   DEFAULT_LIST_LIMIT,
   type ForkOptions,
   Session,

@@ -1,14 +1,24 @@
-// The real built server process (dist/src/rpc/stdio-main.js) for both framings and both durable stores: every method,
-// every error code a client can provoke, protocol errors, the raw NDJSON wire format, stdin close and SIGTERM.
+// The real built server process (dist/src/rpc/stdio-main.js) for both framings and every durable store (JSONL, SQLite,
+// PostgreSQL): every method, every error code a client can provoke, protocol errors, the raw NDJSON wire format, stdin
+// close and SIGTERM.
 import { afterAll, describe, expect, it } from "vitest";
 import {
   type Framing,
   openBackend,
   RPC_ERROR_CODE_NAMES,
+  type RpcErrorCode,
   SeedlineClient,
   SessionStore,
 } from "../src/index.js";
 import { balancedLog, simpleTurn } from "./builders.js";
+import {
+  dropSchema,
+  freshSchemaName,
+  POSTGRES_SKIP,
+  POSTGRES_TEST_URL,
+  rawClient,
+  sql,
+} from "./postgres-harness.js";
 import {
   everyErrorScenario,
   everyMethodScenario,
@@ -21,25 +31,57 @@ import {
 } from "./rpc-fixtures.js";
 
 const temp = tempDir("seedline-e2e-");
-afterAll(() => temp.remove());
+/** The PostgreSQL schemas this run created: one per store, dropped at the end. */
+const schemas: string[] = [];
+afterAll(async () => {
+  temp.remove();
+  for (const schema of schemas.splice(0)) await dropSchema(schema);
+});
+
+/** A PostgreSQL store URL over a fresh schema of the test server (the server creates it). */
+function postgresStore(): string {
+  const schema = freshSchemaName();
+  schemas.push(schema);
+  const url = new URL(POSTGRES_TEST_URL);
+  url.searchParams.set("schema", schema);
+  return url.toString();
+}
 
 const STORES = {
   jsonl: (name: string) => `jsonl:${temp.dir}/${name}`,
   sqlite: (name: string) => `sqlite:${temp.dir}/${name}.db`,
+  postgres: (_name: string) => postgresStore(),
 } as const;
+type StoreKind = keyof typeof STORES;
 
 const COMBINATIONS = (["ndjson", "content-length"] as const).flatMap((framing) =>
-  (["jsonl", "sqlite"] as const).map((store) => [framing, store] as const),
+  (["jsonl", "sqlite", "postgres"] as const).map((store) => [framing, store] as const),
 );
 
 let stores = 0;
 /** A fresh store URL of `kind`. */
-function freshStore(kind: keyof typeof STORES): string {
+function freshStore(kind: StoreKind): string {
   stores++;
   return STORES[kind](`store-${stores}`);
 }
 
-describe.each(COMBINATIONS)("the built server (%s framing, %s store)", (framing, kind) => {
+/** The codes no client request can provoke on a store of `kind`: a bug, and a lost connection to a store without one. */
+function unprovokable(kind: StoreKind): RpcErrorCode[] {
+  return kind === "postgres" ? ["INTERNAL"] : ["INTERNAL", "STORAGE_UNAVAILABLE"];
+}
+
+for (const [framing, kind] of COMBINATIONS) {
+  const title = `the built server (${framing} framing, ${kind} store)`;
+  if (kind === "postgres" && POSTGRES_SKIP !== undefined) {
+    describe.skip(`${title} — skipped: ${POSTGRES_SKIP}`, () => {
+      it("answers every method and error code", () => {});
+    });
+  } else {
+    describe(title, () => serverSuite(framing, kind));
+  }
+}
+
+function serverSuite(framing: Framing, kind: StoreKind): void {
   it("answers every method of the table, then exits 0 when its input ends", async () => {
     const { client, stderr } = spawnedClient(freshStore(kind), framing);
     await everyMethodScenario(client, "e2e");
@@ -64,8 +106,10 @@ describe.each(COMBINATIONS)("the built server (%s framing, %s store)", (framing,
     seen.add("SESSION_BUSY");
     await Promise.all([client.close(), second.close()]);
 
+    if (kind === "postgres") seen.add(await connectionLoss(url, framing));
+
     const protocol = await protocolErrors(url, framing);
-    expect([...seen, "INTERNAL"].sort()).toEqual([...RPC_ERROR_CODE_NAMES].sort());
+    expect([...seen, ...unprovokable(kind)].sort()).toEqual([...RPC_ERROR_CODE_NAMES].sort());
     expect(protocol).toEqual({ parse: -32700, batch: -32600, notRequest: -32600, unknown: -32601 });
   });
 
@@ -117,7 +161,7 @@ describe.each(COMBINATIONS)("the built server (%s framing, %s store)", (framing,
     expect(peer.garbage).toEqual([]);
     await expectStored(url, count, "term");
   });
-});
+}
 
 describe("the built server's wire format", () => {
   it("speaks NDJSON byte for byte to a hand-written client", async () => {
@@ -235,6 +279,73 @@ async function protocolErrors(url: string, framing: Framing) {
     notRequest: notRequest.error?.code,
     unknown: unknown.error?.code,
   };
+}
+
+/**
+ * STORAGE_UNAVAILABLE from a real connection loss: an append's insert is held up by another
+ * transaction's uncommitted row at a seq inside the batch, and its server connection is then
+ * terminated (pg_terminate_backend) while the insert waits. Checks the wire error, that no event of
+ * the batch is stored, and that the server reconnects for the same append.
+ */
+async function connectionLoss(url: string, framing: Framing): Promise<RpcErrorCode> {
+  const schema = new URL(url).searchParams.get("schema") as string;
+  const { client } = spawnedClient(url, framing);
+  const seed = simpleTurn(0, 1);
+  await client.sessionCreate({ sessionId: "lost", seed });
+  const batch = simpleTurn(seed.length, 2);
+  const side = await rawClient(schema);
+  try {
+    const sidePid = (await side.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]
+      ?.pid;
+    await side.query("BEGIN");
+    await side.query(
+      "INSERT INTO events (session_id, seq, type, time, data) VALUES ('lost', $1, 'turn/start', 0, '{}')",
+      [seed.length + 3],
+    );
+    const append = client.sessionAppend({ sessionId: "lost", events: batch });
+    const failed = expectCode(append, "STORAGE_UNAVAILABLE");
+    const blocked = await waitFor(async () => {
+      const rows = await sql<{ pid: number }>(
+        "SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+        [sidePid],
+      );
+      return rows[0];
+    });
+    await sql("SELECT pg_terminate_backend($1)", [blocked.pid]);
+    const error = await failed;
+    expect(error.data).toEqual({
+      code: "STORAGE_UNAVAILABLE",
+      location: expect.stringContaining(`(schema ${schema})`),
+      commitUnknown: false,
+    });
+    await side.query("ROLLBACK");
+  } finally {
+    await side.end();
+  }
+  const stored = await sql<{ n: number }>(
+    "SELECT count(*)::int AS n FROM events WHERE session_id = 'lost'",
+    [],
+    schema,
+  );
+  expect(stored).toEqual([{ n: seed.length }]);
+  // The broken connection left the pool: the same append now lands.
+  expect(await client.sessionAppend({ sessionId: "lost", events: batch })).toEqual({
+    nextSeq: seed.length + batch.length,
+  });
+  await client.close();
+  return "STORAGE_UNAVAILABLE";
+}
+
+/** Polls `probe` until it returns a value (fails after `ms`). */
+async function waitFor<T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end)
+      throw new Error(`expected the append to wait on a row lock within ${ms} ms`);
+    await sleep(25);
+  }
 }
 
 /** Every acknowledged create is in the store after the server exited. */

@@ -83,6 +83,16 @@ describe("src/ layers", () => {
     expect(upwardImports(graph)).toEqual([]);
   });
 
+  // Seen failing before: src/store/postgres/statements.ts and src/client/seedline-client.ts
+  // imported generated/*.gen.js directly.
+  it("reaches generated/ only through src/generated.ts", () => {
+    const direct = sourceFiles(SRC)
+      .filter((path) => relative(SRC, path) !== "generated.ts")
+      .filter((path) => /from\s+["'](?:\.\.\/)+generated\//.test(readFileSync(path, "utf8")))
+      .map((path) => relative(SRC, path));
+    expect(direct).toEqual([]);
+  });
+
   it("has no import cycle", () => {
     expect(cyclesOf(graph)).toEqual([]);
   });

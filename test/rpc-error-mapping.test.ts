@@ -14,6 +14,7 @@ import {
   SeedlineError,
   SessionForkError,
   StorageError,
+  StorageUnavailableError,
   toResponseError,
 } from "../src/index.js";
 
@@ -29,6 +30,10 @@ const DETAILS: { [C in Exclude<RpcErrorCode, "INTERNAL">]: Omit<RpcErrorData[C],
   FORMAT_UNSUPPORTED: { found: 1, supported: 0, location: "imported log" },
   CORRUPT_LOG: { location: "session s", line: 3, seq: 1, rule: "turn-order" },
   SESSION_BUSY: { sessionId: "s" },
+  STORAGE_UNAVAILABLE: {
+    location: "postgres://u@db:5432/x (schema seedline)",
+    commitUnknown: false,
+  },
   REPLAY_INCOMPLETE: { sessionId: "s", turn: 1, step: 2 },
   REPLAY_EXHAUSTED: { sessionId: "s", callerSessionId: "c" },
   REPLAY_UNEXPECTED_SESSION: { callerSessionId: "c" },
@@ -75,6 +80,31 @@ describe("toResponseError", () => {
       expect(json.code, code).toBe(RPC_ERROR_CODES[code]);
       expect((json.data as { code: string }).code).toBe(code);
     }
+  });
+
+  it("maps a lost store connection to STORAGE_UNAVAILABLE with where and whether a commit was in flight", () => {
+    const lost = new StorageUnavailableError(
+      "STORAGE_UNAVAILABLE",
+      "expected a working connection, got: Connection terminated unexpectedly",
+      { location: "postgres://u@db:5432/x (schema s)", commitUnknown: true },
+      { cause: new Error("Connection terminated unexpectedly") },
+    );
+    expect(lost).toBeInstanceOf(StorageError);
+    expect(lost).toMatchObject({
+      location: "postgres://u@db:5432/x (schema s)",
+      commitUnknown: true,
+    });
+    const { json, lines } = mapped(lost);
+    expect(json).toEqual({
+      code: RPC_ERROR_CODES.STORAGE_UNAVAILABLE,
+      message: lost.message,
+      data: {
+        code: "STORAGE_UNAVAILABLE",
+        location: "postgres://u@db:5432/x (schema s)",
+        commitUnknown: true,
+      },
+    });
+    expect(lines).toEqual([]);
   });
 
   it.each([
@@ -138,6 +168,7 @@ describe("toResponseError", () => {
       FORMAT_UNSUPPORTED: -32015,
       CORRUPT_LOG: -32016,
       SESSION_BUSY: -32017,
+      STORAGE_UNAVAILABLE: -32018,
       REPLAY_INCOMPLETE: -32030,
       REPLAY_EXHAUSTED: -32031,
       REPLAY_UNEXPECTED_SESSION: -32032,

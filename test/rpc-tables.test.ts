@@ -55,6 +55,7 @@ const SPEC_DOMAIN_ERRORS = {
   FORMAT_UNSUPPORTED: -32015,
   CORRUPT_LOG: -32016,
   SESSION_BUSY: -32017,
+  STORAGE_UNAVAILABLE: -32018,
   REPLAY_INCOMPLETE: -32030,
   REPLAY_EXHAUSTED: -32031,
   REPLAY_UNEXPECTED_SESSION: -32032,
@@ -79,6 +80,7 @@ const SPEC_ERROR_DATA: Record<string, string[]> = {
   FORMAT_UNSUPPORTED: ["found", "supported", "location?"],
   CORRUPT_LOG: ["location", "line?", "seq?", "rule?"],
   SESSION_BUSY: ["sessionId"],
+  STORAGE_UNAVAILABLE: ["location", "commitUnknown"],
   REPLAY_INCOMPLETE: ["sessionId", "turn", "step"],
   REPLAY_EXHAUSTED: ["sessionId", "callerSessionId"],
   REPLAY_UNEXPECTED_SESSION: ["callerSessionId"],
@@ -233,6 +235,13 @@ describe("the method table", () => {
     );
     expect(errors["replay/open"]).toContain("REPLAY_INCOMPLETE");
     expect(errors["session/delete"]).toContain("SESSION_BUSY");
+    const touchStore = methods.filter((m) => m.method.startsWith("session/")).map((m) => m.method);
+    for (const method of [...touchStore, "replay/script", "replay/scripts", "replay/open"]) {
+      expect(errors[method], method).toContain("STORAGE_UNAVAILABLE");
+    }
+    for (const method of ["initialize", "replay/next", "replay/close"]) {
+      expect(errors[method], method).not.toContain("STORAGE_UNAVAILABLE");
+    }
   });
 });
 

@@ -44,10 +44,6 @@ WHERE id = @sessionId;
 -- COMMITTED it sees every append committed before the lock was granted.
 SELECT max(seq)::bigint AS "lastSeq" FROM events WHERE session_id = @sessionId;
 
--- name: lastEvent
--- The last event row of a session, for list()'s eventCount and updatedAt: one indexed lookup.
-SELECT seq, time FROM events WHERE session_id = @sessionId ORDER BY seq DESC LIMIT 1;
-
 -- name: lastTurnMarker
 -- The last turn/start or turn/end at or before @boundary, walking the primary key backwards from
 -- it. The backend reads `turn` from the data (data is text: a damaged row must not fail the query).
@@ -112,60 +108,78 @@ DELETE FROM sessions WHERE id = @sessionId;
 -- name: listSessions
 -- One page, newest first, strictly after the cursor (@afterCreatedAt, @afterId); the first page
 -- passes a cursor above every stored session. Walks sessions_by_created without sorting (ids
--- compare bytewise: the columns are COLLATE "C").
+-- compare bytewise: the columns are COLLATE "C"). Each row carries the seq and time of the
+-- session's last event (NULL when it has none), read by primary-key probes inside the statement,
+-- so that a page is one round trip rather than one per listed session.
 SELECT
-  version,
-  id,
-  created_at AS "createdAt",
-  cwd,
-  parent_session AS "parentSession",
-  seed_length AS "seedLength"
-FROM sessions
-WHERE (created_at, id) < (@afterCreatedAt, @afterId)
-ORDER BY created_at DESC, id DESC
+  s.version,
+  s.id,
+  s.created_at AS "createdAt",
+  s.cwd,
+  s.parent_session AS "parentSession",
+  s.seed_length AS "seedLength",
+  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
+  (
+    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1
+  )::bigint AS "lastTime"
+FROM sessions AS s
+WHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)
+ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
 
 -- name: listSessionsInCwd
 -- listSessions filtered by cwd, through sessions_by_cwd.
 SELECT
-  version,
-  id,
-  created_at AS "createdAt",
-  cwd,
-  parent_session AS "parentSession",
-  seed_length AS "seedLength"
-FROM sessions
-WHERE cwd = @cwd AND (created_at, id) < (@afterCreatedAt, @afterId)
-ORDER BY created_at DESC, id DESC
+  s.version,
+  s.id,
+  s.created_at AS "createdAt",
+  s.cwd,
+  s.parent_session AS "parentSession",
+  s.seed_length AS "seedLength",
+  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
+  (
+    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1
+  )::bigint AS "lastTime"
+FROM sessions AS s
+WHERE s.cwd = @cwd AND (s.created_at, s.id) < (@afterCreatedAt, @afterId)
+ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
 
 -- name: listChildSessions
 -- listSessions filtered by parent session, through sessions_by_parent_session.
 SELECT
-  version,
-  id,
-  created_at AS "createdAt",
-  cwd,
-  parent_session AS "parentSession",
-  seed_length AS "seedLength"
-FROM sessions
-WHERE parent_session = @parentSession AND (created_at, id) < (@afterCreatedAt, @afterId)
-ORDER BY created_at DESC, id DESC
+  s.version,
+  s.id,
+  s.created_at AS "createdAt",
+  s.cwd,
+  s.parent_session AS "parentSession",
+  s.seed_length AS "seedLength",
+  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
+  (
+    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1
+  )::bigint AS "lastTime"
+FROM sessions AS s
+WHERE s.parent_session = @parentSession AND (s.created_at, s.id) < (@afterCreatedAt, @afterId)
+ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
 
 -- name: listChildSessionsInCwd
 -- listSessions filtered by parent session and cwd (the planner picks the index).
 SELECT
-  version,
-  id,
-  created_at AS "createdAt",
-  cwd,
-  parent_session AS "parentSession",
-  seed_length AS "seedLength"
-FROM sessions
-WHERE parent_session = @parentSession AND cwd = @cwd
-  AND (created_at, id) < (@afterCreatedAt, @afterId)
-ORDER BY created_at DESC, id DESC
+  s.version,
+  s.id,
+  s.created_at AS "createdAt",
+  s.cwd,
+  s.parent_session AS "parentSession",
+  s.seed_length AS "seedLength",
+  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
+  (
+    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1
+  )::bigint AS "lastTime"
+FROM sessions AS s
+WHERE s.parent_session = @parentSession AND s.cwd = @cwd
+  AND (s.created_at, s.id) < (@afterCreatedAt, @afterId)
+ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
 
 -- name: layoutObjects

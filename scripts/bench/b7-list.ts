@@ -22,13 +22,14 @@ import {
   syntheticTurns,
 } from "./synthetic-log.js";
 
-const PAGE = 100;
+/** The page size listed. */
+export const PAGE = 100;
 
 /** Small logs: one turn of one step of 20–40 chunks (~35 events). */
 const SMALL: SyntheticShape = { ...DEFAULT_SHAPE, steps: [1, 1], chunks: [20, 40] };
 
 /** `count` sessions of one small generated turn each, created one second apart. */
-function* manySessions(
+export function* manySessions(
   count: number,
 ): Generator<{ header: SessionHeader; events: SessionEvent[] }> {
   for (let i = 0; i < count; i++) {

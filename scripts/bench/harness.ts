@@ -51,6 +51,15 @@ export interface BenchContext {
   readonly rounds: number;
   /** Writes one progress line to stderr. */
   progress(message: string): void;
+  /** Records a row that could not be measured here (say, no PostgreSQL server), with why. */
+  skip(id: string, what: string, reason: string): void;
+}
+
+/** A row that was not measured, and why. */
+export interface SkippedRow {
+  readonly id: string;
+  readonly what: string;
+  readonly reason: string;
 }
 
 /** A benchmark: one quality.md id, producing one or more rows. */

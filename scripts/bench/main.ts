@@ -3,16 +3,26 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, platform, release, totalmem } from "node:os";
 import { join, resolve } from "node:path";
+import { b1PostgresAppend } from "./b1-postgres-append.js";
 import { b1SqliteAppend } from "./b1-sqlite-append.js";
 import { b2JsonlAppend } from "./b2-jsonl-append.js";
 import { b3Load } from "./b3-load.js";
+import { b3PostgresLoad } from "./b3-postgres-load.js";
 import { b4Fork } from "./b4-fork.js";
+import { b4PostgresFork } from "./b4-postgres-fork.js";
 import { b5RpcAppend } from "./b5-rpc-append.js";
 import { b6RpcRead } from "./b6-rpc-read.js";
 import { b7List } from "./b7-list.js";
+import { b7PostgresList } from "./b7-postgres-list.js";
 import { b8Derive } from "./b8-derive.js";
 import { FULL_SIZES, QUICK_SIZES, type Sizes } from "./fixtures.js";
-import { type BenchContext, type Benchmark, type BenchRow, fmt } from "./harness.js";
+import {
+  type BenchContext,
+  type Benchmark,
+  type BenchRow,
+  fmt,
+  type SkippedRow,
+} from "./harness.js";
 import { m1Memory } from "./m1-memory.js";
 import {
   builtPath,
@@ -22,16 +32,23 @@ import {
   staleBuild,
 } from "./runtime.js";
 
-/** Every benchmark, in quality.md's order. */
+/**
+ * Every benchmark, in quality.md's order; the PostgreSQL rows of an id follow the others (they are
+ * skipped, with the reason, when no server answers).
+ */
 export function benchmarks(sizes: Sizes): Benchmark[] {
   return [
     b1SqliteAppend(sizes),
+    b1PostgresAppend(sizes),
     b2JsonlAppend(sizes),
     b3Load(sizes),
+    b3PostgresLoad(sizes),
     b4Fork(sizes),
+    b4PostgresFork(sizes),
     b5RpcAppend(sizes),
     b6RpcRead(sizes),
     b7List(sizes),
+    b7PostgresList(sizes),
     b8Derive(sizes),
     m1Memory(sizes),
   ];
@@ -90,6 +107,8 @@ export interface BenchResults {
   };
   readonly sizes: Sizes;
   readonly rows: readonly BenchRow[];
+  /** Rows that were not measured in this run (say, no PostgreSQL server), with why. */
+  readonly skipped: readonly SkippedRow[];
   /** Benchmarks that could not run, with why. */
   readonly failures: readonly { readonly id: string; readonly error: string }[];
 }
@@ -140,11 +159,16 @@ async function main(): Promise<void> {
   }
   const sizes = options.quick ? QUICK_SIZES : FULL_SIZES;
   const started = Date.now();
+  const skipped: SkippedRow[] = [];
   const ctx: BenchContext = {
     quick: options.quick,
     rounds: sizes.rounds,
     progress: (message) =>
       process.stderr.write(`[bench ${fmt((Date.now() - started) / 1000)}s] ${message}\n`),
+    skip: (id, what, reason) => {
+      skipped.push({ id, what, reason });
+      ctx.progress(`${id} ${what}: skipped, ${reason}`);
+    },
   };
   const selected = benchmarks(sizes).filter(
     (b) => options.only === undefined || options.only.has(b.id),
@@ -184,10 +208,13 @@ async function main(): Promise<void> {
     },
     sizes,
     rows,
+    skipped,
     failures,
   };
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(`${table(rows)}\n`);
+  for (const skip of skipped)
+    process.stdout.write(`${skip.id} ${skip.what} skipped: ${skip.reason}\n`);
   for (const failure of failures)
     process.stdout.write(`${failure.id} FAILED: ${failure.error.split("\n")[0]}\n`);
   process.stdout.write(

@@ -10,9 +10,8 @@ import {
   type MessageConnection,
   ResponseError,
 } from "vscode-jsonrpc/node";
-// The typed method layer is generated from the method table (scripts/render-rpc.ts).
-import { RpcClientMethods } from "../../generated/rpc-client.gen.js";
-import type { RpcMethodName, RpcMethods } from "../generated.js";
+// The typed method layer (RpcClientMethods) is generated from the method table (scripts/render-rpc.ts).
+import { RpcClientMethods, type RpcMethodName, type RpcMethods } from "../generated.js";
 import { createFraming, type Framing } from "../rpc/framing.js";
 import { packageInfo } from "../rpc/package-info.js";
 import { ConnectionClosedError, RpcResponseError } from "./rpc-response-error.js";

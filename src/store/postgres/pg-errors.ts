@@ -1,31 +1,6 @@
 // What a failure of the PostgreSQL server or connection means for the store: lost, retryable, or a domain error.
 import { DatabaseError } from "pg";
-import { StorageError, show } from "../../errors.js";
-
-/**
- * The store could not be reached, or the connection broke during an operation. PostgreSQL rolls
- * back a transaction whose connection ends, so nothing of the operation was stored — unless the
- * connection broke while the COMMIT was in flight (`commitUnknown`): then the outcome is unknown,
- * and retrying the same append is safe (an identical retry is acknowledged, a different one is
- * SEQ_CONFLICT).
- *
- * The storage code union has no code for an unreachable store yet, so this is its own class with
- * the code `STORAGE_UNAVAILABLE`; `cause` holds the driver's error.
- */
-export class StorageUnavailableError extends Error {
-  readonly code = "STORAGE_UNAVAILABLE" as const;
-  /** The store, as `PostgresBackend.location` names it. */
-  readonly location: string;
-  /** Whether the connection broke while a COMMIT was in flight, so the write may have landed. */
-  readonly commitUnknown: boolean;
-
-  constructor(message: string, location: string, commitUnknown: boolean, cause: unknown) {
-    super(message, { cause });
-    this.name = "StorageUnavailableError";
-    this.location = location;
-    this.commitUnknown = commitUnknown;
-  }
-}
+import { StorageError, StorageUnavailableError, show } from "../../errors.js";
 
 /** Node socket errors that mean the server cannot be reached or the connection broke. */
 const NETWORK_CODES = new Set([
@@ -90,10 +65,10 @@ export function connectionLost(
     ? "the connection broke while the COMMIT was in flight, so the outcome is unknown: reload the session, or retry the same append (an identical retry is acknowledged)"
     : "the server rolled the transaction back, so nothing of it was stored";
   return new StorageUnavailableError(
+    "STORAGE_UNAVAILABLE",
     `expected a working connection to the PostgreSQL store ${location} to ${what}, got: ${reason}; ${outcome}`,
-    location,
-    committing,
-    error,
+    { location, commitUnknown: committing },
+    { cause: error },
   );
 }
 
@@ -101,9 +76,9 @@ export function connectionLost(
 export function unreachable(error: unknown, location: string): StorageUnavailableError {
   const reason = error instanceof Error ? error.message || String(error) : show(error);
   return new StorageUnavailableError(
+    "STORAGE_UNAVAILABLE",
     `expected to reach the PostgreSQL store ${location}, got: ${reason}`,
-    location,
-    false,
-    error,
+    { location, commitUnknown: false },
+    { cause: error },
   );
 }

@@ -242,16 +242,16 @@ export class PostgresBackend implements SessionBackend {
         : query.cwd === undefined
           ? "listChildSessions"
           : "listChildSessionsInCwd";
-    return this.#read("list sessions", async (c) => {
+    // One statement (one snapshot): each row carries its session's last seq and time.
+    return this.#withClient("list sessions", async (c) => {
       const rows = await this.#queries.rows(c, name, paramsFrom(name, filter));
       const sessions: ListedSession[] = [];
-      for (const row of rows.slice(0, query.limit)) {
+      for (const { lastSeq, lastTime, ...row } of rows.slice(0, query.limit)) {
         const header = headerFromRow(row);
-        const last = await this.#queries.first(c, "lastEvent", { sessionId: header.id });
         sessions.push(
-          last === undefined
+          lastSeq === null || lastTime === null
             ? { header, eventCount: 0 }
-            : { header, eventCount: last.seq + 1, updatedAt: last.time },
+            : { header, eventCount: lastSeq + 1, updatedAt: lastTime },
         );
       }
       const end = sessions.at(-1);

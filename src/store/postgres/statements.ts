@@ -9,7 +9,7 @@ import {
   type PostgresQueryName,
   type PostgresQueryParams,
   type PostgresQueryRows,
-} from "../../../generated/postgres-queries.gen.js";
+} from "../../generated.js";
 
 export {
   POSTGRES_DDL,
@@ -17,7 +17,7 @@ export {
   POSTGRES_LAYOUT_VERSION,
   POSTGRES_TABLES,
   POSTGRES_VERSION_TABLE,
-} from "../../../generated/postgres-layout.gen.js";
+} from "../../generated.js";
 export type { PostgresQueryParams, PostgresQueryRows };
 export { POSTGRES_QUERY_PARAMS };
 

@@ -1,0 +1,89 @@
+// B3 (PostgreSQL): loading a large session through the store (validation on) against a raw SELECT of its rows and JSON.parse of each.
+import type pg from "pg";
+import { SEED, type Sizes, storeOver } from "./fixtures.js";
+import { alternate, type Benchmark, fmt, row, timed } from "./harness.js";
+import { benchSchema, fillPostgres, postgresUnavailable } from "./postgres.js";
+import { syntheticLog } from "./synthetic-log.js";
+
+const SELECT_ROWS = {
+  name: "bench_b3_rows",
+  text: "SELECT type, seq, time, data, source_event_seqs, surface_op FROM events WHERE session_id = $1 ORDER BY seq",
+  rowMode: "array",
+} as const;
+
+/** Reads every row of a session and builds each event with JSON.parse of its JSON columns. */
+async function floorPostgres(client: pg.Client, id: string): Promise<number> {
+  const result = await client.query<[string, number, number, string, string | null, string | null]>(
+    { ...SELECT_ROWS, values: [id] },
+  );
+  const events: unknown[] = [];
+  for (const r of result.rows) {
+    const event: Record<string, unknown> = {
+      type: r[0],
+      seq: r[1],
+      time: r[2],
+      data: JSON.parse(r[3]),
+    };
+    if (r[4] !== null) event.sourceEventSeqs = JSON.parse(r[4]);
+    if (r[5] !== null) event.surfaceOp = JSON.parse(r[5]);
+    events.push(event);
+  }
+  return events.length;
+}
+
+export function b3PostgresLoad(sizes: Sizes): Benchmark {
+  return {
+    id: "B3",
+    title: "load a large session (PostgreSQL), validation on",
+    async run(ctx) {
+      const log = syntheticLog(SEED, sizes.logEvents, "b3");
+      const what = `load ${log.events.length} events (postgres), validated`;
+      const unavailable = await postgresUnavailable();
+      if (unavailable !== undefined) {
+        ctx.skip("B3", what, unavailable);
+        return [];
+      }
+      const pg = await benchSchema("b3");
+      try {
+        await fillPostgres(pg, [{ header: log.header, events: log.events }]);
+        const backend = await pg.open("fsync");
+        const client = await pg.raw("fsync");
+        ctx.progress(`B3 postgres: loading ${log.events.length} events`);
+        const subject = async (): Promise<number> => {
+          const store = storeOver(backend);
+          let length = 0;
+          const ms = await timed(async () => {
+            length = (await store.load(log.header.id)).nextSeq;
+          });
+          if (length !== log.events.length) throw new Error(`B3 postgres: loaded ${length} events`);
+          await store.unload(log.header.id);
+          return ms;
+        };
+        const floor = async (): Promise<number> => {
+          let length = 0;
+          const ms = await timed(async () => {
+            length = await floorPostgres(client, log.header.id);
+          });
+          if (length !== log.events.length) throw new Error(`B3 postgres floor: ${length} events`);
+          return ms;
+        };
+        const figures = await alternate(ctx.rounds, subject, floor, (r, s, f) =>
+          ctx.progress(`B3 postgres round ${r + 1}: store ${fmt(s)} ms, raw ${fmt(f)} ms`),
+        );
+        return [
+          row({
+            id: "B3",
+            what,
+            floor: "raw SELECT of the rows + JSON.parse each JSON column",
+            unit: "ms",
+            ...figures,
+            target: { op: "<=", value: 1.5 },
+            facts: { backend: "postgres", events: log.events.length, eventBytes: log.eventBytes },
+          }),
+        ];
+      } finally {
+        await pg.drop();
+      }
+    },
+  };
+}
