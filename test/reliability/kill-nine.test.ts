@@ -55,8 +55,9 @@ function hashOf(events: readonly SessionEvent[]): string {
 
 /**
  * The writer: opens the store (repairing what the last kill left), then appends generated turns
- * in random-sized batches forever, printing `ack FROM COUNT HASH` once each append resolved
- * (stdout is a pipe, written synchronously on Linux: a printed ack reached the parent).
+ * in random-sized batches forever, printing `ack FROM COUNT HASH` once each append resolved. The
+ * acks the parent reads are the acknowledged batches; an ack still buffered in the writer when it
+ * is killed reached no one, so a log may hold more events than were acknowledged, never fewer.
  */
 async function writer(): Promise<void> {
   const [kind, location, id, durability, seedText] = process.argv.slice(2);
@@ -123,9 +124,7 @@ if (process.env[CHILD_FLAG] === "1") {
     if (!fromReady) timer = setTimeout(kill, delayMs);
     // A writer that cannot start must not hang the test.
     const guard = setTimeout(kill, 30_000);
-    // "close", not "exit": the acks still in the pipe when the writer died are read first. (With
-    // "exit" the JSONL run counted 18,721 acknowledged events of a final log of 79,726: acks
-    // written before the kill were dropped unread, so fewer batches were checked.)
+    // "close", not "exit": every ack that reached the pipe before the kill is read first.
     const signal = await new Promise<string | null>((resolve) =>
       child.once("close", (_code, sig) => resolve(sig)),
     );
