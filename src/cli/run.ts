@@ -1,4 +1,6 @@
 // The CLI as a function: the command table, top-level help and version, dispatch and exit codes (0 ok, 1 failed, 2 usage).
+
+import { packageInfo } from "../rpc/package-info.js";
 import { DEFAULT_STORE_URL, STORE_URL_FORMS } from "../store/open-backend.js";
 import {
   type CommandSpec,
@@ -24,7 +26,6 @@ import { validateCommand } from "./commands/validate.js";
 import type { Output } from "./output.js";
 import { reportError } from "./report.js";
 import { STORE_ENV } from "./store.js";
-import { packageVersion } from "./version.js";
 
 /** Every command, in the order `seedline --help` lists them. */
 export const COMMANDS: readonly CommandSpec[] = [
@@ -46,7 +47,7 @@ const TOP_USAGE = "seedline <command> [options]   (seedline --help lists the com
 export function topHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
   const list = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n");
-  return `seedline ${packageVersion()}: event-sourced agent session logs: store, fork, replay.
+  return `seedline ${packageInfo().version}: event-sourced agent session logs: store, fork, replay.
 
 Usage: seedline <command> [options]
        seedline <command> --help
@@ -86,7 +87,7 @@ export async function runCli(
     return EXIT_OK;
   }
   if (first === "--version" || first === "-V") {
-    out.out(`${packageVersion()}\n`);
+    out.out(`${packageInfo().version}\n`);
     return EXIT_OK;
   }
   const command = COMMANDS.find((c) => c.name === first);

@@ -6,11 +6,11 @@ import { fileURLToPath } from "node:url";
 import { SeedlineClient } from "../../client/seedline-client.js";
 import type { ReplayEntry, SessionEvent } from "../../generated.js";
 import { assembleMessage } from "../../replay/assemble.js";
+import { packageInfo } from "../../rpc/package-info.js";
 import { type CommandSpec, EXIT_OK } from "../command.js";
 import { FakeAgent } from "../demo/fake-agent.js";
 import { CALL, Narrator } from "../demo/narrate.js";
 import { excerpt, plural } from "../output.js";
-import { packageVersion } from "../version.js";
 
 const BACKENDS = ["sqlite", "jsonl"] as const;
 
@@ -83,7 +83,7 @@ async function scenario(n: Narrator, cwd: string): Promise<void> {
   n.section("Handshake");
   const hello = await n.request(CALL.initialize, {
     protocolVersion: 1,
-    clientInfo: { name: "seedline-demo", version: packageVersion() },
+    clientInfo: { name: "seedline-demo", version: packageInfo().version },
   });
   n.done(`talking to ${hello.agentInfo.name} ${hello.agentInfo.version}`);
 
