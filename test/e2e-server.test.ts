@@ -337,7 +337,7 @@ async function connectionLoss(url: string, framing: Framing): Promise<RpcErrorCo
 }
 
 /** Polls `probe` until it returns a value (fails after `ms`). */
-async function waitFor<T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+async function waitFor<T>(probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const value = await probe();

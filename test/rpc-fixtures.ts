@@ -159,7 +159,7 @@ export class RawPeer {
   }
 
   /** The next message read, in arrival order. */
-  next(timeoutMs = 10_000): Promise<WireMessage> {
+  next(timeoutMs = 30_000): Promise<WireMessage> {
     const queued = this.#queue.shift();
     if (queued) return Promise.resolve(queued);
     return new Promise((resolve, reject) => {
