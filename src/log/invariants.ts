@@ -9,8 +9,11 @@ import {
 } from "../generated.js";
 import { copyJsonValue, freezeParsed } from "./json-value.js";
 import { isSurfaceEligibleType, isSurfaceEvent, Surface } from "./surface.js";
+import type { SurfaceEvent } from "./types.js";
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
+/** The envelope members only surface-eligible events may carry. */
+const SURFACE_MARKERS = ["surfaceOp", "sourceEventSeqs"] as const;
 
 /** Where a turn marker stands: the last `turn/start` or `turn/end` seen. */
 export interface TurnMarker {
@@ -84,55 +87,73 @@ export class LogState {
    * @throws InvalidEventError naming the rule, the seq and the batch index.
    */
   check(event: SessionEvent, index: number): void {
-    const fail = (rule: InvariantRule, expected: string, got: string): never => {
-      throw invalidEvent(event, index, event.seq, rule, `expected ${expected}, got ${got}`);
-    };
-    const d = event.data as { turn?: number; step?: number };
-    const needTurn = (rule: InvariantRule) => {
-      if (this.openTurn === undefined) fail(rule, "an open turn", `no open turn for ${event.type}`);
-      if (d.turn !== this.openTurn) fail(rule, `turn ${this.openTurn}`, `turn ${d.turn}`);
-    };
-    const needStep = () => {
-      needTurn("step-order");
-      if (this.openStep === undefined)
-        fail("step-order", "an open step", `no open step for ${event.type}`);
-      if (d.step !== this.openStep) fail("step-order", `step ${this.openStep}`, `step ${d.step}`);
-    };
-
+    // No closure per event: `breaks` builds the error only when a rule is broken.
     switch (event.type) {
       case "turn/start":
         if (this.openTurn !== undefined) {
-          fail("turn-order", "no open turn", `turn/start while turn ${this.openTurn} is open`);
+          breaks(
+            event,
+            index,
+            "turn-order",
+            "no open turn",
+            `turn/start while turn ${this.openTurn} is open`,
+          );
         }
         if (event.data.turn !== this.lastTurn + 1) {
-          fail("turn-order", `turn ${this.lastTurn + 1}`, `turn ${event.data.turn}`);
+          breaks(
+            event,
+            index,
+            "turn-order",
+            `turn ${this.lastTurn + 1}`,
+            `turn ${event.data.turn}`,
+          );
         }
         break;
       case "turn/end":
-        needTurn("turn-order");
+        this.#needTurn(event, index, "turn-order");
         if (this.openStep !== undefined) {
-          fail("turn-order", "no open step at turn/end", `step ${this.openStep} open`);
+          breaks(
+            event,
+            index,
+            "turn-order",
+            "no open step at turn/end",
+            `step ${this.openStep} open`,
+          );
         }
         break;
       case "step/start":
-        needTurn("step-order");
+        this.#needTurn(event, index, "step-order");
         if (this.openStep !== undefined) {
-          fail("step-order", "no open step", `step/start while step ${this.openStep} is open`);
+          breaks(
+            event,
+            index,
+            "step-order",
+            "no open step",
+            `step/start while step ${this.openStep} is open`,
+          );
         }
         if (event.data.step !== this.lastStep + 1) {
-          fail("step-order", `step ${this.lastStep + 1}`, `step ${event.data.step}`);
+          breaks(
+            event,
+            index,
+            "step-order",
+            `step ${this.lastStep + 1}`,
+            `step ${event.data.step}`,
+          );
         }
         break;
       case "step/end":
       case "assistant/chunk":
       case "assistant/message":
       case "tool/call":
-        needStep();
+        this.#needStep(event, index);
         break;
       case "tool/result":
-        needStep();
+        this.#needStep(event, index);
         if (!this.openCalls.has(event.data.callId) && !isInterruptedResult(event)) {
-          fail(
+          breaks(
+            event,
+            index,
             "tool-pairing",
             `a tool/call with callId ${show(event.data.callId)} unanswered in step ${this.openStep}`,
             "none",
@@ -144,42 +165,78 @@ export class LogState {
       case "compact/end":
       case "hook/invoked":
       case "hook/result":
-        needTurn("turn-scope");
+        this.#needTurn(event, index, "turn-scope");
         break;
       default:
         // user/message, context/message, prompt/blocked, todo/write and compact/summary may stand anywhere.
         break;
     }
 
-    if (isSurfaceEvent(event)) {
-      const sources = event.sourceEventSeqs ?? [];
-      const seen = new Set<number>();
-      for (const s of sources) {
-        if (s >= event.seq) fail("provenance", `source seqs lower than ${event.seq}`, `${s}`);
-        if (seen.has(s)) fail("provenance", "no duplicate source seqs", `${s} twice`);
-        seen.add(s);
-      }
-      const op = event.surfaceOp;
-      if (op !== "append") {
-        const from = this.surface.positionOf(op.start);
-        const to = this.surface.positionOf(op.end);
-        if (from < 0)
-          fail("replace", `start ${op.start} on the surface`, "a seq not on the surface");
-        if (to < 0) fail("replace", `end ${op.end} on the surface`, "a seq not on the surface");
-        if (from > to)
-          fail(
-            "replace",
-            `start ${op.start} not after end ${op.end} in surface order`,
-            "start after end",
-          );
-        const missing = this.surface.range(from, to).filter((s) => !seen.has(s));
-        if (missing.length > 0) {
-          fail(
-            "replace",
-            "sourceEventSeqs to include every node it removes",
-            `missing ${missing.join(", ")}`,
-          );
-        }
+    if (isSurfaceEvent(event)) this.#checkSurface(event, index);
+  }
+
+  /** The event's turn is the open one. */
+  #needTurn(event: SessionEvent, index: number, rule: InvariantRule): void {
+    const turn = (event.data as { turn?: number }).turn;
+    if (this.openTurn === undefined) {
+      breaks(event, index, rule, "an open turn", `no open turn for ${event.type}`);
+    }
+    if (turn !== this.openTurn) breaks(event, index, rule, `turn ${this.openTurn}`, `turn ${turn}`);
+  }
+
+  /** The event's turn and step are the open ones. */
+  #needStep(event: SessionEvent, index: number): void {
+    this.#needTurn(event, index, "step-order");
+    const step = (event.data as { step?: number }).step;
+    if (this.openStep === undefined) {
+      breaks(event, index, "step-order", "an open step", `no open step for ${event.type}`);
+    }
+    if (step !== this.openStep) {
+      breaks(event, index, "step-order", `step ${this.openStep}`, `step ${step}`);
+    }
+  }
+
+  /** The provenance and replace rules of a surface event. */
+  #checkSurface(event: SurfaceEvent, index: number): void {
+    const sources = event.sourceEventSeqs ?? [];
+    const seen = new Set<number>();
+    for (const s of sources) {
+      if (s >= event.seq)
+        breaks(event, index, "provenance", `source seqs lower than ${event.seq}`, `${s}`);
+      if (seen.has(s)) breaks(event, index, "provenance", "no duplicate source seqs", `${s} twice`);
+      seen.add(s);
+    }
+    const op = event.surfaceOp;
+    if (op !== "append") {
+      const from = this.surface.positionOf(op.start);
+      const to = this.surface.positionOf(op.end);
+      if (from < 0)
+        breaks(
+          event,
+          index,
+          "replace",
+          `start ${op.start} on the surface`,
+          "a seq not on the surface",
+        );
+      if (to < 0)
+        breaks(event, index, "replace", `end ${op.end} on the surface`, "a seq not on the surface");
+      if (from > to)
+        breaks(
+          event,
+          index,
+          "replace",
+          `start ${op.start} not after end ${op.end} in surface order`,
+          "start after end",
+        );
+      const missing = this.surface.range(from, to).filter((s) => !seen.has(s));
+      if (missing.length > 0) {
+        breaks(
+          event,
+          index,
+          "replace",
+          "sourceEventSeqs to include every node it removes",
+          `missing ${missing.join(", ")}`,
+        );
       }
     }
   }
@@ -217,8 +274,9 @@ export class LogState {
         break;
     }
     if (isSurfaceEvent(event)) {
-      const undo = this.surface.apply(event);
-      this.#journal?.undo.push(undo);
+      // Outside a batch being tried nothing is undone: no undo step is made.
+      if (this.#journal === undefined) this.surface.advance(event);
+      else this.#journal.undo.push(this.surface.apply(event));
     }
   }
 }
@@ -251,11 +309,11 @@ export function admitEvent(
 ): SessionEvent {
   const envelope = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
   const ownSeq = Number.isSafeInteger(envelope.seq) ? (envelope.seq as number) : seq;
-  const fail = (rule: InvariantRule, message: string, instancePath?: string): never => {
-    throw invalidEvent(raw, index, ownSeq, rule, message, instancePath);
-  };
   if (Number.isSafeInteger(envelope.seq) && envelope.seq !== seq) {
-    fail(
+    throw invalidEvent(
+      raw,
+      index,
+      ownSeq,
       "seq-contiguous",
       `expected seq ${seq} (the index in the log), got ${envelope.seq}`,
       "/seq",
@@ -271,17 +329,28 @@ export function admitEvent(
   }
   if (typeof type === "string") {
     // A marker present as `undefined` is no marker: JSON drops it, so it would be stored without one.
-    if (isSurfaceEligibleType(type) && envelope.surfaceOp === undefined) {
-      fail(
+    const eligible = isSurfaceEligibleType(type);
+    if (eligible && envelope.surfaceOp === undefined) {
+      throw invalidEvent(
+        raw,
+        index,
+        ownSeq,
         "surface-marker",
         `expected surfaceOp on ${type} (a surface-eligible type), got none`,
         "",
       );
     }
-    if (!isSurfaceEligibleType(type)) {
-      for (const key of ["surfaceOp", "sourceEventSeqs"]) {
+    if (!eligible) {
+      for (const key of SURFACE_MARKERS) {
         if (envelope[key] !== undefined)
-          fail("surface-marker-forbidden", `expected no ${key} on ${type}, got one`, `/${key}`);
+          throw invalidEvent(
+            raw,
+            index,
+            ownSeq,
+            "surface-marker-forbidden",
+            `expected no ${key} on ${type}, got one`,
+            `/${key}`,
+          );
       }
     }
   }
@@ -289,14 +358,16 @@ export function admitEvent(
   if (ownership === "copy") {
     const copied = copyJsonValue(raw);
     if ("problem" in copied) {
-      fail(
+      throw invalidEvent(
+        raw,
+        index,
+        ownSeq,
         "json-value",
         `expected lossless JSON, got ${copied.problem.found} at ${copied.problem.path || "/"}`,
         copied.problem.path,
       );
-    } else {
-      event = copied.value;
     }
+    event = copied.value;
   } else {
     freezeParsed(raw);
   }
@@ -307,13 +378,27 @@ export function admitEvent(
       error?.params && "additionalProperty" in error.params
         ? ` (${error.params.additionalProperty})`
         : "";
-    fail(
+    throw invalidEvent(
+      raw,
+      index,
+      ownSeq,
       "schema",
       `expected a valid ${show(type)} event, got: ${path || "/"} ${error?.message ?? "invalid"}${extra}`,
       path,
     );
   }
   return event as SessionEvent;
+}
+
+/** Throws the InvalidEventError of an event that breaks `rule`. */
+function breaks(
+  event: SessionEvent,
+  index: number,
+  rule: InvariantRule,
+  expected: string,
+  got: string,
+): never {
+  throw invalidEvent(event, index, event.seq, rule, `expected ${expected}, got ${got}`);
 }
 
 function invalidEvent(

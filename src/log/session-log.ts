@@ -3,6 +3,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { InvalidEventError, StorageError, show } from "../errors.js";
 import type { DerivedMessage, SessionEvent, SessionHeader } from "../generated.js";
+import { markAdmitted } from "./admitted-events.js";
 import { admitEvent, LogState, type Ownership, type TurnMarker } from "./invariants.js";
 import { copyJsonValue } from "./json-value.js";
 import { deriveMessages } from "./surface.js";
@@ -43,7 +44,16 @@ export class SessionLog {
     ownership: Ownership = "copy",
   ): SessionLog {
     const log = new SessionLog(header);
-    log.commit(log.prepare(seed, ownership));
+    log.#repeatedPrefix(seed);
+    // A new log has no state to return to when a check fails (it is dropped): each event is
+    // checked and applied once, with no trial run to undo.
+    const state = log.#state;
+    for (let i = 0; i < seed.length; i++) {
+      const event = admitEvent(seed[i], i, i, ownership);
+      state.check(event, i);
+      state.apply(event);
+      log.#events.push(event);
+    }
     return log;
   }
 
@@ -67,7 +77,7 @@ export class SessionLog {
 
   /** The events, frozen; the same array until the log changes. */
   get events(): readonly SessionEvent[] {
-    this.#snapshot ??= Object.freeze(this.#events.slice());
+    this.#snapshot ??= markAdmitted(this.#events.slice());
     return this.#snapshot;
   }
 
@@ -152,7 +162,7 @@ export class SessionLog {
   deriveMessages(throughSeq?: number): readonly DerivedMessage[] {
     if (throughSeq === undefined || throughSeq >= this.length - 1)
       return this.#state.surface.messages();
-    return deriveMessages(this.#events.slice(0, throughSeq + 1));
+    return deriveMessages(markAdmitted(this.#events.slice(0, throughSeq + 1)));
   }
 
   /** How many leading events of `batch` repeat stored events exactly; throws on a conflicting one. */

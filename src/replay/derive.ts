@@ -1,6 +1,7 @@
 // Derives a replay script from recorded events: one entry per step, the model call that step made.
 import { ReplayError, show } from "../errors.js";
 import type { ReplayEntry, SessionEvent, StreamChunk, TurnEndReason } from "../generated.js";
+import { isAdmitted } from "../log/admitted-events.js";
 import { copyJsonValue } from "../log/json-value.js";
 
 /** One recorded model call: its step and the chunks it streamed, in log order. */
@@ -25,16 +26,22 @@ export function deriveReplayScript(events: readonly SessionEvent[], sessionId = 
   // The steps of the turn being read; settled when its turn/end tells how the turn ended.
   let steps: RecordedStep[] = [];
   let open: RecordedStep | undefined;
+  // Admitted events form a valid log, frozen throughout: each chunk belongs to the open step (the
+  // step-order rule) and is taken as it is. Any other array is checked chunk by chunk.
+  const admitted = isAdmitted(events);
   for (const event of events) {
     switch (event.type) {
+      // First: nearly every event of a log is a chunk.
+      case "assistant/chunk":
+        if (admitted) {
+          (open as RecordedStep).chunks.push(event.data.chunk);
+        } else if (open?.turn === event.data.turn && open.step === event.data.step) {
+          open.chunks.push(frozenChunk(event.data.chunk));
+        }
+        break;
       case "step/start":
         open = { turn: event.data.turn, step: event.data.step, chunks: [] };
         steps.push(open);
-        break;
-      case "assistant/chunk":
-        if (open?.turn === event.data.turn && open.step === event.data.step) {
-          open.chunks.push(frozenChunk(event.data.chunk));
-        }
         break;
       case "step/end":
         open = undefined;

@@ -17,8 +17,22 @@ const JSON_MEMBERS: ReadonlySet<string> = new Set(
     .filter(([, column]) => (jsonColumns as readonly string[]).includes(column))
     .map(([member]) => member),
 );
-/** The members of an event that insertEvent binds (all its parameters but the session id). */
-const EVENT_MEMBERS = paramsOf("insertEvent").filter((param) => param !== "sessionId");
+/**
+ * The members of an event that insertEvent binds (all its parameters but the session id), each
+ * with whether it is stored as JSON text: decided once here, not per event.
+ */
+const EVENT_MEMBERS: readonly { readonly member: string; readonly json: boolean }[] = paramsOf(
+  "insertEvent",
+)
+  .filter((param) => param !== "sessionId")
+  .map((member) => ({ member, json: JSON_MEMBERS.has(member) }));
+/**
+ * Every insertEvent parameter bound to NULL. Each event's parameters start as a copy of it, so
+ * they all share one shape and only the present members are written.
+ */
+const NULL_EVENT_PARAMS: Readonly<Record<string, null>> = Object.fromEntries(
+  paramsOf("insertEvent").map((param) => [param, null]),
+);
 
 /** The insertEvent parameters of one event: JSON members as JSON text, absent members NULL. */
 export function eventParams(
@@ -26,11 +40,12 @@ export function eventParams(
   event: SessionEvent,
 ): SqliteQueryParams<"insertEvent"> {
   const source = event as unknown as Record<string, unknown>;
-  const params: Record<string, unknown> = { sessionId };
-  for (const member of EVENT_MEMBERS) {
+  const params: Record<string, unknown> = { ...NULL_EVENT_PARAMS };
+  params.sessionId = sessionId;
+  for (let i = 0; i < EVENT_MEMBERS.length; i++) {
+    const { member, json } = EVENT_MEMBERS[i] as (typeof EVENT_MEMBERS)[number];
     const value = source[member];
-    params[member] =
-      value === undefined ? null : JSON_MEMBERS.has(member) ? JSON.stringify(value) : value;
+    if (value !== undefined) params[member] = json ? JSON.stringify(value) : value;
   }
   return params as SqliteQueryParams<"insertEvent">;
 }
