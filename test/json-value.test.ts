@@ -140,6 +140,19 @@ describe("copyJsonValue on deep nesting", () => {
   );
 });
 
+describe("copyJsonValue on cycles", () => {
+  it("reports a cycle far down a chain where the value first repeats", () => {
+    const chain: Record<string, unknown>[] = [];
+    for (let i = 0; i < 600; i++) chain.push({ i });
+    for (let i = 0; i < 599; i++) (chain[i] as Record<string, unknown>).next = chain[i + 1];
+    (chain[599] as Record<string, unknown>).back = chain[250];
+    const result = copyJsonValue({ head: chain[0] });
+    expect(result).toEqual({
+      problem: { path: `/head${"/next".repeat(599)}/back`, found: "a cycle" },
+    });
+  });
+});
+
 describe("freezeParsed", () => {
   it("freezes 200,000 levels of parsed nesting without overflowing the stack", () => {
     const depth = 200_000;

@@ -13,13 +13,21 @@ export interface JsonValueProblem {
  */
 export const MAX_JSON_DEPTH = 1000;
 
-/** One array or object being copied: its source, its copy, and the next member to visit. */
-interface Frame {
-  readonly source: object;
-  readonly out: unknown[] | Record<string, unknown>;
-  /** Object keys, or undefined for an array (whose members are visited by index). */
-  readonly keys: readonly string[] | undefined;
-  index: number;
+/**
+ * A problem found below the top of a value. It is returned (not thrown) up the copy, and each
+ * level adds its key on the way, so the JSON Pointer is only built when there is a problem.
+ */
+class Found {
+  /** The keys from the problem up to the top (reversed at the end). */
+  readonly keys: (string | number)[] = [];
+  readonly found: string;
+  /** Whether the problem is nesting deeper than {@link MAX_JSON_DEPTH}. */
+  readonly tooDeep: boolean;
+
+  constructor(found: string, tooDeep = false) {
+    this.found = found;
+    this.tooDeep = tooDeep;
+  }
 }
 
 /**
@@ -29,111 +37,88 @@ interface Frame {
  * instances, sparse arrays and cycles are problems: `JSON.stringify` would drop or change them, so
  * the stored log would differ from what the caller holds.
  *
- * The walk is iterative (no recursion, so no stack overflow however deep the input), and the JSON
- * Pointer of a problem is only built when there is one.
+ * The depth limit bounds the recursion, so no input overflows the stack. A cycle shows as nesting
+ * past the limit and is then reported where the value first repeats.
  */
 export function copyJsonValue(value: unknown): { value: unknown } | { problem: JsonValueProblem } {
-  const stack: Frame[] = [];
-  const ancestors = new Set<object>();
-  const fail = (found: string, member?: string | number) => {
-    const path = stack.map((f) => pointerStep(f, f.index - 1));
-    // The failing member itself (the frame's index was already advanced past it).
-    if (member !== undefined) path[path.length - 1] = pointerToken(member);
-    return { problem: { path: path.join(""), found } };
-  };
-
-  // A scalar is returned as is; an array or object is pushed and filled in by the loop below.
-  let root: unknown;
-  const first = classify(value);
-  if (first !== "container") {
-    if (first !== undefined) return { problem: { path: "", found: first } };
-    return { value };
+  const ancestors: object[] = [];
+  const result = copy(value, ancestors);
+  if (!(result instanceof Found)) return { value: result };
+  const keys = result.keys.reverse();
+  let found = result.found;
+  if (result.tooDeep) {
+    // `ancestors` still holds the chain down to the problem: a repeated object is a cycle.
+    const seen = new Set<object>();
+    for (let i = 0; i < ancestors.length; i++) {
+      const ancestor = ancestors[i] as object;
+      if (seen.has(ancestor)) {
+        keys.length = i;
+        found = "a cycle";
+        break;
+      }
+      seen.add(ancestor);
+    }
   }
-  {
-    const opened = open(value as object);
-    if (typeof opened === "string") return { problem: { path: "", found: opened } };
-    root = opened.out;
-    stack.push(opened);
-    ancestors.add(value as object);
-  }
-
-  while (stack.length > 0) {
-    const frame = stack[stack.length - 1] as Frame;
-    const { source, out, keys } = frame;
-    const length = keys === undefined ? (source as unknown[]).length : keys.length;
-    if (frame.index === length) {
-      Object.freeze(out);
-      ancestors.delete(source);
-      stack.pop();
-      continue;
-    }
-    const i = frame.index++;
-    let member: unknown;
-    if (keys === undefined) {
-      if (!(i in source)) return fail("a hole in a sparse array", i);
-      member = (source as unknown[])[i];
-    } else {
-      member = (source as Record<string, unknown>)[keys[i] as string];
-    }
-    const kind = classify(member);
-    if (kind === undefined) {
-      setMember(frame, i, member);
-      continue;
-    }
-    if (kind !== "container") return fail(kind, keys === undefined ? i : keys[i]);
-    const child = member as object;
-    if (ancestors.has(child)) return fail("a cycle", keys === undefined ? i : keys[i]);
-    if (stack.length >= MAX_JSON_DEPTH) {
-      return fail(
-        `arrays or objects nested more than ${MAX_JSON_DEPTH} deep`,
-        keys === undefined ? i : keys[i],
-      );
-    }
-    const opened = open(child);
-    if (typeof opened === "string") return fail(opened, keys === undefined ? i : keys[i]);
-    setMember(frame, i, opened.out);
-    ancestors.add(child);
-    stack.push(opened);
-  }
-  return { value: root };
+  return { problem: { path: keys.map(pointerToken).join(""), found } };
 }
 
-/** undefined for a lossless scalar, "container" for an array or object, else what was found. */
-function classify(v: unknown): string | undefined {
+function copy(v: unknown, ancestors: object[]): unknown {
   switch (typeof v) {
     case "string":
     case "boolean":
-      return undefined;
+      return v;
     case "number":
-      return Number.isFinite(v) ? undefined : String(v);
-    case "object":
-      return v === null ? undefined : "container";
+      return Number.isFinite(v) ? v : new Found(String(v));
+    case "object": {
+      if (v === null) return null;
+      if (ancestors.length >= MAX_JSON_DEPTH) {
+        return new Found(`arrays or objects nested more than ${MAX_JSON_DEPTH} deep`, true);
+      }
+      ancestors.push(v);
+      const out = Array.isArray(v) ? copyArray(v, ancestors) : copyObject(v, ancestors);
+      // On a problem the chain is left in place for the cycle check.
+      if (!(out instanceof Found)) ancestors.pop();
+      return out;
+    }
     case "undefined":
-      return "undefined";
+      return new Found("undefined");
     default:
-      return `a ${typeof v}`;
+      return new Found(`a ${typeof v}`);
   }
 }
 
-/** A frame for an array or plain object, or what makes it something else. */
-function open(v: object): Frame | string {
-  if (Array.isArray(v)) {
-    return { source: v, out: new Array<unknown>(v.length), keys: undefined, index: 0 };
+function copyArray(v: readonly unknown[], ancestors: object[]): unknown {
+  const length = v.length;
+  const out = new Array<unknown>(length);
+  for (let i = 0; i < length; i++) {
+    if (!(i in v)) return at(new Found("a hole in a sparse array"), i);
+    const child = copy(v[i], ancestors);
+    if (child instanceof Found) return at(child, i);
+    out[i] = child;
   }
+  return Object.freeze(out);
+}
+
+function copyObject(v: object, ancestors: object[]): unknown {
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) {
-    return `an instance of ${proto?.constructor?.name ?? "a class"}`;
+    return new Found(`an instance of ${proto?.constructor?.name ?? "a class"}`);
   }
-  return { source: v, out: {}, keys: Object.keys(v), index: 0 };
+  const out: Record<string, unknown> = {};
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const child = copy((v as Record<string, unknown>)[key], ancestors);
+    if (child instanceof Found) return at(child, key);
+    out[key] = child;
+  }
+  return Object.freeze(out);
 }
 
-function setMember(frame: Frame, i: number, member: unknown): void {
-  if (frame.keys === undefined) (frame.out as unknown[])[i] = member;
-  else (frame.out as Record<string, unknown>)[frame.keys[i] as string] = member;
-}
-
-function pointerStep(frame: Frame, i: number): string {
-  return pointerToken(frame.keys === undefined ? i : (frame.keys[i] as string));
+/** Adds the key a problem was found under, on its way up. */
+function at(found: Found, key: string | number): Found {
+  found.keys.push(key);
+  return found;
 }
 
 function pointerToken(member: string | number): string {
