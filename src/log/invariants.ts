@@ -7,7 +7,7 @@ import {
   type SessionEvent,
   validateSessionEvent,
 } from "../generated.js";
-import { copyJsonValue, freezeParsed } from "./json-value.js";
+import { copyJsonValue, freezeParsed, type JsonValueProblem } from "./json-value.js";
 import { isSurfaceEligibleType, isSurfaceEvent, Surface } from "./surface.js";
 import type { SurfaceEvent } from "./types.js";
 
@@ -296,9 +296,9 @@ export type Ownership =
   | "parsed";
 
 /**
- * Admits one raw value as the event at `seq`: envelope rules that come before the schema
- * (seq-contiguous, json-value, a known type, the surface marker), then the generated validator.
- * Returns the frozen event.
+ * Admits one raw value as the event at `seq`: seq-contiguous first, then the copy (or the in-place
+ * freeze) and the generated validator. A refused value is reported by the first rule it breaks in
+ * this order: a known type, the surface marker, json-value, the schema. Returns the frozen event.
  * @throws InvalidEventError for a rule, StorageError FORMAT_UNSUPPORTED for an unknown type.
  */
 export function admitEvent(
@@ -319,6 +319,19 @@ export function admitEvent(
       "/seq",
     );
   }
+  // The common case first: a lossless value the generated validator accepts is admitted as it is.
+  let event: unknown;
+  let problem: JsonValueProblem | undefined;
+  if (ownership === "copy") {
+    const copied = copyJsonValue(raw);
+    if ("problem" in copied) problem = copied.problem;
+    else event = copied.value;
+  } else {
+    event = freezeParsed(raw);
+  }
+  if (problem === undefined && validateSessionEvent(event)) return event as SessionEvent;
+
+  // Refused: the rules that come before the schema name the reason when one of them applies.
   const type = envelope.type;
   if (typeof type === "string" && !KNOWN_TYPES.has(type)) {
     throw new StorageError(
@@ -354,40 +367,30 @@ export function admitEvent(
       }
     }
   }
-  let event: unknown = raw;
-  if (ownership === "copy") {
-    const copied = copyJsonValue(raw);
-    if ("problem" in copied) {
-      throw invalidEvent(
-        raw,
-        index,
-        ownSeq,
-        "json-value",
-        `expected lossless JSON, got ${copied.problem.found} at ${copied.problem.path || "/"}`,
-        copied.problem.path,
-      );
-    }
-    event = copied.value;
-  } else {
-    freezeParsed(raw);
-  }
-  if (!validateSessionEvent(event)) {
-    const error = validateSessionEvent.errors?.[0];
-    const path = error?.instancePath ?? "";
-    const extra =
-      error?.params && "additionalProperty" in error.params
-        ? ` (${error.params.additionalProperty})`
-        : "";
+  if (problem !== undefined) {
     throw invalidEvent(
       raw,
       index,
       ownSeq,
-      "schema",
-      `expected a valid ${show(type)} event, got: ${path || "/"} ${error?.message ?? "invalid"}${extra}`,
-      path,
+      "json-value",
+      `expected lossless JSON, got ${problem.found} at ${problem.path || "/"}`,
+      problem.path,
     );
   }
-  return event as SessionEvent;
+  const error = validateSessionEvent.errors?.[0];
+  const path = error?.instancePath ?? "";
+  const extra =
+    error?.params && "additionalProperty" in error.params
+      ? ` (${error.params.additionalProperty})`
+      : "";
+  throw invalidEvent(
+    raw,
+    index,
+    ownSeq,
+    "schema",
+    `expected a valid ${show(type)} event, got: ${path || "/"} ${error?.message ?? "invalid"}${extra}`,
+    path,
+  );
 }
 
 /** Throws the InvalidEventError of an event that breaks `rule`. */

@@ -126,28 +126,44 @@ function pointerToken(member: string | number): string {
 }
 
 /**
- * Freezes a value that came from `JSON.parse` in place (it is lossless by construction), so a log
- * read from storage holds one copy of its events, not two. Iterative, like {@link copyJsonValue}.
+ * Freezes a value that came from `JSON.parse` in place (it is lossless by construction, and shares
+ * no object between two places), so a log read from storage holds one copy of its events, not two.
+ * A value already frozen at the top is returned as it is.
  */
 export function freezeParsed<T>(value: T): T {
-  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) freezeTree(value, 0);
+  return value;
+}
+
+/** Freezes `value` and everything below it: recursively down to the depth limit, then iteratively. */
+function freezeTree(value: object, depth: number): void {
+  if (depth === MAX_JSON_DEPTH) {
+    freezeIteratively(value);
+    return;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const child: unknown = value[i];
+      if (typeof child === "object" && child !== null) freezeTree(child, depth + 1);
+    }
+  } else {
+    for (const key in value) {
+      const child: unknown = (value as Record<string, unknown>)[key];
+      if (typeof child === "object" && child !== null) freezeTree(child, depth + 1);
+    }
+  }
+  Object.freeze(value);
+}
+
+/** Freezes a deeply nested parsed value with an explicit stack (no recursion). */
+function freezeIteratively(value: object): void {
   const pending: object[] = [value];
   while (pending.length > 0) {
     const next = pending.pop() as object;
     Object.freeze(next);
-    if (Array.isArray(next)) {
-      for (let i = 0; i < next.length; i++) {
-        const child: unknown = next[i];
-        if (typeof child === "object" && child !== null && !Object.isFrozen(child))
-          pending.push(child);
-      }
-    } else {
-      for (const key in next) {
-        const child: unknown = (next as Record<string, unknown>)[key];
-        if (typeof child === "object" && child !== null && !Object.isFrozen(child))
-          pending.push(child);
-      }
+    for (const key in next) {
+      const child: unknown = (next as Record<string, unknown>)[key];
+      if (typeof child === "object" && child !== null) pending.push(child);
     }
   }
-  return value;
 }
