@@ -19,7 +19,7 @@ export {
 } from "./log/fork-rules.js";
 export type { TurnMarker } from "./log/invariants.js";
 export { isInterruptedResult } from "./log/invariants.js";
-export { copyJsonValue } from "./log/json-value.js";
+export { copyJsonValue, MAX_JSON_DEPTH } from "./log/json-value.js";
 export { INTERRUPTED_RESULT_TEXT, interruptedTurnClosers } from "./log/repair.js";
 export { type PreparedBatch, SessionLog } from "./log/session-log.js";
 export { deriveMessages, isSurfaceEligibleType, messageOf, Surface } from "./log/surface.js";
