@@ -14,9 +14,15 @@ import {
   SqliteBackend,
 } from "../src/index.js";
 import { validLogArb } from "./log-arbitrary.js";
+import { makePostgresHarness, POSTGRES_SKIP, type PostgresHarness } from "./postgres-harness.js";
 
 const root = mkdtempSync(join(tmpdir(), "seedline-differential-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+/** One fresh PostgreSQL schema per storage name, dropped at the end. */
+const schemas = new Map<string, PostgresHarness>();
+afterAll(async () => {
+  rmSync(root, { recursive: true, force: true });
+  for (const harness of schemas.values()) await harness.cleanup();
+});
 
 /** Each backend kind, opened (again) over storage named by `dir`. */
 const BACKENDS: Record<string, (dir: string) => Promise<SessionBackend>> = {
@@ -33,7 +39,18 @@ const BACKENDS: Record<string, (dir: string) => Promise<SessionBackend>> = {
     mkdirSync(dir, { recursive: true });
     return SqliteBackend.open(join(dir, "sessions.db"), { durability: "process" });
   },
+  // PostgreSQL joins when the test server answers (see test/postgres-harness.ts for when it skips).
+  ...(POSTGRES_SKIP === undefined
+    ? {
+        postgres: async (dir: string) => {
+          const harness = schemas.get(dir) ?? (await makePostgresHarness());
+          schemas.set(dir, harness);
+          return harness.open({ durability: "process" });
+        },
+      }
+    : {}),
 };
+const KINDS = Object.keys(BACKENDS).join(", ");
 
 /** What a reader can observe of a stored session, after a reopen. */
 interface Observed {
@@ -82,7 +99,7 @@ async function roundTrip(
 }
 
 describe("differential: every backend stores and reads back the same thing", () => {
-  it("gives identical results across memory, JSONL and SQLite, equal to the input", async () => {
+  it(`gives identical results across ${KINDS}, equal to the input${POSTGRES_SKIP === undefined ? "" : ` (PostgreSQL skipped: ${POSTGRES_SKIP})`}`, async () => {
     let logs = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -105,7 +122,7 @@ describe("differential: every backend stores and reads back the same thing", () 
       { numRuns: 40 },
     );
     console.log(
-      `differential: ${logs} random logs × ${Object.keys(BACKENDS).length} backends agreed`,
+      `differential: ${logs} random logs × ${Object.keys(BACKENDS).length} backends (${KINDS}) agreed`,
     );
   });
 });

@@ -1,4 +1,4 @@
-// R6 (quality.md): random valid logs written through memory, JSONL and SQLite read back identically, equal to the input.
+// R6 (quality.md): random valid logs written through memory, JSONL, SQLite and PostgreSQL read back identically, equal to the input.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +19,7 @@ import {
 } from "../../src/index.js";
 import { formatEventLine, formatHeaderLine } from "../../src/store/jsonl/format.js";
 import { validLogArb } from "../log-arbitrary.js";
+import { makePostgresHarness, POSTGRES_SKIP, type PostgresHarness } from "../postgres-harness.js";
 
 const RUNS = 300;
 const root = mkdtempSync(join(tmpdir(), "seedline-r6-"));
@@ -44,10 +45,18 @@ const syntheticArb: fc.Arbitrary<SessionEvent[]> = fc
     return cut % 2 === 0 ? events : events.slice(0, events.length - 1 - (cut % 7));
   });
 
-const BACKENDS = ["memory", "jsonl", "sqlite"] as const;
-type Kind = (typeof BACKENDS)[number];
+/** The backends compared; PostgreSQL joins when the test server answers (see postgres-harness). */
+const BACKENDS = [
+  "memory",
+  "jsonl",
+  "sqlite",
+  ...(POSTGRES_SKIP === undefined ? (["postgres"] as const) : []),
+] as const;
+type Kind = "memory" | "jsonl" | "sqlite" | "postgres";
 
 const memories = new Map<string, MemoryBackend>();
+/** One fresh PostgreSQL schema per storage name, dropped when that round is read back. */
+const schemas = new Map<string, PostgresHarness>();
 
 /** A backend of `kind` over the storage `dir` (the same storage when opened again). */
 async function open(kind: Kind, dir: string, durability: Durability): Promise<SessionBackend> {
@@ -62,6 +71,11 @@ async function open(kind: Kind, dir: string, durability: Durability): Promise<Se
     case "sqlite":
       mkdirSync(dir, { recursive: true });
       return SqliteBackend.open(join(dir, "store.db"), { durability });
+    case "postgres": {
+      const harness = schemas.get(dir) ?? (await makePostgresHarness());
+      schemas.set(dir, harness);
+      return harness.open({ durability });
+    }
   }
 }
 
@@ -120,12 +134,14 @@ async function writeAndRead(
   } finally {
     await reader.close();
     memories.delete(dir);
+    await schemas.get(dir)?.cleanup();
+    schemas.delete(dir);
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
 describe("R6 differential fuzz", () => {
-  it(`reads ${RUNS} random valid logs back identically through memory, JSONL and SQLite, equal to the input`, async () => {
+  it(`reads ${RUNS} random valid logs back identically through ${BACKENDS.join(", ")}, equal to the input${POSTGRES_SKIP === undefined ? "" : ` (PostgreSQL skipped: ${POSTGRES_SKIP})`}`, async () => {
     let logs = 0;
     let events = 0;
     let open = 0;
