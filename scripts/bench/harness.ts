@@ -1,4 +1,5 @@
 // The benchmark harness: pairs measured alternately, ratios with median and range, temp folders, progress on stderr.
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -107,10 +108,27 @@ export async function timed(work: () => unknown): Promise<number> {
 /** One measurement: does its own setup and cleanup and returns the figure of the measured part only. */
 export type Measure = (round: number) => Promise<number>;
 
+/** How long the machine is left idle before each measurement. */
+const SETTLE_MS = 200;
+
+/**
+ * Lets one measurement's aftermath die down before the next starts: flushes every file system
+ * (`sync`: a deleted file's blocks, a journal commit), collects garbage, then waits
+ * {@link SETTLE_MS}. The wait matters on a machine with few cores: V8 sweeps a freed heap on
+ * background threads, which compete with the I/O thread pool. (Without it, a fork measured right
+ * after the load-and-create contender freed its 100k events took 30–45 ms instead of 20: its
+ * `stat` and `open` calls waited 5–11 ms for a pool thread.)
+ */
+export async function settle(): Promise<void> {
+  spawnSync("sync", { stdio: "ignore" });
+  collectGarbage();
+  await new Promise((done) => setTimeout(done, SETTLE_MS));
+}
+
 /**
  * Measures several contenders in rotation, `rounds` times: each round starts with the next one,
- * so that none always runs first on a warmer (or noisier) machine. Garbage is collected before
- * each measurement. Returns each contender's figures, round by round.
+ * so that none always runs first on a warmer (or noisier) machine. Before each measurement the
+ * machine is settled ({@link settle}). Returns each contender's figures, round by round.
  */
 export async function rotate(
   rounds: number,
@@ -122,7 +140,7 @@ export async function rotate(
     const current: number[] = new Array(measures.length);
     for (let k = 0; k < measures.length; k++) {
       const which = (round + k) % measures.length;
-      collectGarbage();
+      await settle();
       current[which] = await (measures[which] as Measure)(round);
     }
     for (const [which, value] of current.entries()) figures[which]?.push(value);
