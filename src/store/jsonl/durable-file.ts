@@ -1,7 +1,7 @@
 // Durable file writes: publish a new file atomically (temp + fsync + link), append with truncate-back on failure.
 import { randomBytes } from "node:crypto";
-import { readSync, writeSync } from "node:fs";
-import { type FileHandle, link, open, rm } from "node:fs/promises";
+import { fstatSync, readSync, rmSync, writeSync } from "node:fs";
+import { type FileHandle, link, open } from "node:fs/promises";
 import { join } from "node:path";
 
 import type { Durability } from "../backend.js";
@@ -114,14 +114,14 @@ export class DurableFiles {
         position += bytes.length;
       });
       await this.syncFile(handle);
-      const stat = await handle.stat({ bigint: true });
+      const stat = fstatSync(handle.fd, { bigint: true });
       await link(temp, join(dir, name));
       await this.syncDir(dir);
       return { key: `${stat.dev}:${stat.ino}`, size: Number(stat.size) };
     } finally {
       await handle.close();
       // A leftover temp name after a crash is harmless: readers only look at `.jsonl` names.
-      await rm(temp, { force: true });
+      rmSync(temp, { force: true });
     }
   }
 }

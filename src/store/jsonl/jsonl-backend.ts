@@ -1,5 +1,6 @@
 // The JSONL backend: one append-only log file per session in <root>/sessions, durable writes, per-session lock files.
-import { type FileHandle, mkdir, open, stat, unlink } from "node:fs/promises";
+import { type BigIntStats, fstatSync, statSync } from "node:fs";
+import { type FileHandle, mkdir, open, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
@@ -209,7 +210,7 @@ export class JsonlBackend implements SessionBackend {
     const handle = await this.#openFile(id, "r");
     if (handle === undefined) return undefined;
     try {
-      const key = await fileKey(handle);
+      const key = fileKey(handle);
       const events: unknown[] = [];
       const markers: IndexedMarker[] = [];
       const scan = await this.#scan(id, handle, (event, line) => {
@@ -227,7 +228,9 @@ export class JsonlBackend implements SessionBackend {
   async has(id: string): Promise<boolean> {
     this.#assertOpen();
     try {
-      await stat(this.#path(id));
+      // Metadata calls like this one are done synchronously: they take microseconds, less than a
+      // round trip through the thread pool.
+      statSync(this.#path(id));
       return true;
     } catch (error) {
       if (isErrno(error, "ENOENT")) return false;
@@ -241,14 +244,33 @@ export class JsonlBackend implements SessionBackend {
    */
   async forkPoint(id: string, boundary: number | undefined): Promise<StoredForkPoint | undefined> {
     this.#assertOpen();
+    const state = this.#knownState(id) ?? (await this.#readState(id));
+    if (state === undefined) return undefined;
+    const found = markerAt(state.markers, boundary ?? Number.POSITIVE_INFINITY);
+    const marker =
+      found === undefined ? undefined : { seq: found.seq, type: found.type, turn: found.turn };
+    return { header: state.header, length: state.length, marker };
+  }
+
+  /** The remembered state of the file now at the log's path, when it is still the same file. */
+  #knownState(id: string): FileState | undefined {
+    const known = this.#held.get(id)?.state ?? this.#states.get(id);
+    if (known === undefined) return undefined;
+    try {
+      const now = keyOf(statSync(this.#path(id), { bigint: true }));
+      return now.key === known.key && now.size === known.size ? known : undefined;
+    } catch (error) {
+      if (isErrno(error, "ENOENT")) return undefined;
+      throw error;
+    }
+  }
+
+  /** The state of the log read from its file, or undefined when there is none. */
+  async #readState(id: string): Promise<FileState | undefined> {
     const handle = await this.#openFile(id, "r");
     if (handle === undefined) return undefined;
     try {
-      const state = await this.#stateOf(id, handle);
-      const found = markerAt(state.markers, boundary ?? Number.POSITIVE_INFINITY);
-      const marker =
-        found === undefined ? undefined : { seq: found.seq, type: found.type, turn: found.turn };
-      return { header: state.header, length: state.length, marker };
+      return await this.#stateOf(id, handle);
     } finally {
       await handle.close();
     }
@@ -476,7 +498,7 @@ export class JsonlBackend implements SessionBackend {
   async #stateOf(id: string, handle: FileHandle): Promise<FileState> {
     const trusted = this.#held.get(id)?.state;
     if (trusted !== undefined) return trusted;
-    const key = await fileKey(handle);
+    const key = fileKey(handle);
     const known = this.#states.get(id);
     if (known !== undefined && known.key === key.key && known.size === key.size) return known;
     const markers: IndexedMarker[] = [];
@@ -559,8 +581,11 @@ export class JsonlBackend implements SessionBackend {
   }
 }
 
-async function fileKey(handle: FileHandle): Promise<{ key: string; size: number }> {
-  const info = await handle.stat({ bigint: true });
+function fileKey(handle: FileHandle): { key: string; size: number } {
+  return keyOf(fstatSync(handle.fd, { bigint: true }));
+}
+
+function keyOf(info: BigIntStats): { key: string; size: number } {
   return { key: `${info.dev}:${info.ino}`, size: Number(info.size) };
 }
 
