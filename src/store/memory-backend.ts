@@ -1,6 +1,5 @@
 // A backend that keeps sessions in this process's memory, as JSON text (so nothing is shared with callers).
 
-import { StorageError, show } from "../errors.js";
 import type { SessionEvent, SessionHeader } from "../generated.js";
 import { lastTurnMarkerAt } from "../log/fork-rules.js";
 import type {
@@ -12,6 +11,7 @@ import type {
   StoredLog,
 } from "./backend.js";
 import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "./list-cursor.js";
+import { seqConflict, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
 interface Entry {
   readonly header: string;
@@ -25,7 +25,7 @@ export class MemoryBackend implements SessionBackend {
   #sessions = new Map<string, Entry>();
 
   async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
-    if (this.#sessions.has(header.id)) throw alreadyExists(header.id);
+    if (this.#sessions.has(header.id)) throw sessionTaken(header.id);
     this.#sessions.set(header.id, {
       header: JSON.stringify(header),
       events: events.map((e) => JSON.stringify(e)),
@@ -36,11 +36,7 @@ export class MemoryBackend implements SessionBackend {
   async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
     const entry = this.#get(id);
     if (entry.events.length !== fromSeq) {
-      throw new StorageError(
-        "SEQ_CONFLICT",
-        `expected the batch to start at seq ${entry.events.length} of session ${show(id)}, got ${fromSeq}`,
-        { expectedSeq: entry.events.length },
-      );
+      throw seqConflict(id, entry.events.length, fromSeq);
     }
     const lines = events.map((e) => JSON.stringify(e));
     this.#sessions.set(id, {
@@ -77,7 +73,7 @@ export class MemoryBackend implements SessionBackend {
 
   async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
     const source = this.#get(sourceId);
-    if (this.#sessions.has(header.id)) throw alreadyExists(header.id);
+    if (this.#sessions.has(header.id)) throw sessionTaken(header.id);
     const events = source.events.slice(0, boundary + 1);
     const last = events.at(-1);
     this.#sessions.set(header.id, {
@@ -133,22 +129,8 @@ export class MemoryBackend implements SessionBackend {
   #get(id: string): Entry {
     const entry = this.#sessions.get(id);
     if (entry === undefined) {
-      throw new StorageError(
-        "SESSION_NOT_FOUND",
-        `expected a stored session ${show(id)}, found none`,
-        { sessionId: id },
-      );
+      throw sessionNotFound(id);
     }
     return entry;
   }
-}
-
-function alreadyExists(id: string): StorageError {
-  return new StorageError(
-    "SESSION_ALREADY_EXISTS",
-    `expected a new session id, got ${show(id)} which is taken`,
-    {
-      sessionId: id,
-    },
-  );
 }

@@ -27,6 +27,7 @@ import type { ListPage, ListQuery, ReleaseLock, SessionBackend } from "./backend
 import { checkFormatVersion } from "./format-version.js";
 import { formatEventLine, formatHeaderLine, parseLogText } from "./jsonl/format.js";
 import { MemoryBackend } from "./memory-backend.js";
+import { sessionNotFound, sessionTaken } from "./storage-errors.js";
 
 /** How a store is set up. */
 export interface SessionStoreOptions {
@@ -205,7 +206,7 @@ export class SessionStore {
   /** Like {@link get}, but a missing session is an error. @throws StorageError SESSION_NOT_FOUND. */
   async load(id: string): Promise<Session> {
     const session = await this.get(id);
-    if (session === undefined) throw notFound(id);
+    if (session === undefined) throw sessionNotFound(id);
     return session;
   }
 
@@ -404,10 +405,10 @@ export class SessionStore {
         await this.#unregister(id);
         return;
       }
-      if (state?.release === undefined && !(await this.backend.has(id))) throw notFound(id);
+      if (state?.release === undefined && !(await this.backend.has(id))) throw sessionNotFound(id);
       const release = state?.release ?? (await this.backend.lock(id));
       try {
-        if (!(await this.backend.delete(id))) throw notFound(id);
+        if (!(await this.backend.delete(id))) throw sessionNotFound(id);
       } finally {
         await release();
         this.#live.delete(id);
@@ -517,13 +518,7 @@ export class SessionStore {
 
   async #assertFree(id: string): Promise<void> {
     if (this.#live.has(id) || this.#reserved.has(id) || (await this.backend.has(id))) {
-      throw new StorageError(
-        "SESSION_ALREADY_EXISTS",
-        `expected a new session id, got ${show(id)} which is taken`,
-        {
-          sessionId: id,
-        },
-      );
+      throw sessionTaken(id);
     }
   }
 
@@ -595,12 +590,6 @@ function forkChildTaken(id: string): SessionForkError<"SESSION_ALREADY_EXISTS"> 
       sessionId: id,
     },
   );
-}
-
-function notFound(id: string): StorageError<"SESSION_NOT_FOUND"> {
-  return new StorageError("SESSION_NOT_FOUND", `expected a session ${show(id)}, found none`, {
-    sessionId: id,
-  });
 }
 
 function busy(id: string): StorageError<"SESSION_BUSY"> {

@@ -16,6 +16,7 @@ import type {
 } from "../backend.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { LockFiles } from "../lock-files.js";
+import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import {
   copyRange,
   type Durability,
@@ -170,16 +171,12 @@ export class JsonlBackend implements SessionBackend {
     await this.#exclusive(id, async () => {
       const held = this.#held.get(id);
       const handle = held?.handle ?? (await this.#openFile(id, "r+"));
-      if (handle === undefined) throw notFound(id);
+      if (handle === undefined) throw sessionNotFound(id);
       if (held !== undefined) held.handle = handle;
       try {
         const state = held?.state ?? (await this.#stateOf(id, handle));
         if (state.length !== fromSeq) {
-          throw new StorageError(
-            "SEQ_CONFLICT",
-            `expected the batch to start at seq ${state.length} of session ${show(id)}, got ${fromSeq}`,
-            { expectedSeq: state.length },
-          );
+          throw seqConflict(id, state.length, fromSeq);
         }
         if (events.length === 0) return;
         this.#forgetState(id);
@@ -285,7 +282,7 @@ export class JsonlBackend implements SessionBackend {
   async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
     await this.#exclusive(header.id, async () => {
       const source = await this.#openFile(sourceId, "r");
-      if (source === undefined) throw notFound(sourceId);
+      if (source === undefined) throw sessionNotFound(sourceId);
       try {
         const state = await this.#stateOf(sourceId, source);
         const prefix = await this.#prefixOf(sourceId, source, state, boundary + 1);
@@ -321,7 +318,7 @@ export class JsonlBackend implements SessionBackend {
     await this.#exclusive(id, async () => {
       this.#dropHandle(id);
       const handle = await this.#openFile(id, "r+");
-      if (handle === undefined) throw notFound(id);
+      if (handle === undefined) throw sessionNotFound(id);
       try {
         const state = await this.#stateOf(id, handle);
         const prefix = await this.#prefixOf(id, handle, state, keep);
@@ -457,11 +454,7 @@ export class JsonlBackend implements SessionBackend {
       return await this.#files.publish(this.sessionsDir, logFileName(id), fill);
     } catch (error) {
       if (isErrno(error, "EEXIST")) {
-        throw new StorageError(
-          "SESSION_ALREADY_EXISTS",
-          `expected a new session id, got ${show(id)} which is taken`,
-          { sessionId: id },
-        );
+        throw sessionTaken(id);
       }
       throw error;
     }
@@ -591,16 +584,6 @@ function keyOf(info: BigIntStats): { key: string; size: number } {
 
 function isErrno(error: unknown, code: string): boolean {
   return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
-}
-
-function notFound(id: string): StorageError<"SESSION_NOT_FOUND"> {
-  return new StorageError(
-    "SESSION_NOT_FOUND",
-    `expected a stored session ${show(id)}, found none`,
-    {
-      sessionId: id,
-    },
-  );
 }
 
 /** Adds `event` to `markers` when it is a turn marker whose line ends at `end`. */

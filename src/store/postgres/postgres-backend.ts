@@ -14,6 +14,7 @@ import type {
 } from "../backend.js";
 import { checkFormatVersion } from "../format-version.js";
 import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
+import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { clientConfig, type PostgresTarget, resolveTarget } from "./connection.js";
 import { createLayout, inspectSchema } from "./layout-policy.js";
 import {
@@ -197,7 +198,7 @@ export class PostgresBackend implements SessionBackend {
       if (
         (await this.#queries.first(c, "shareSessionRow", { sessionId: sourceId })) === undefined
       ) {
-        throw notFound(sourceId);
+        throw sessionNotFound(sourceId);
       }
       await this.#insertSession(c, header);
       if (boundary < 0) return;
@@ -308,7 +309,7 @@ export class PostgresBackend implements SessionBackend {
    */
   async #lockForWrite(c: PoolClient, id: string): Promise<number> {
     if ((await this.#queries.first(c, "lockSessionRow", { sessionId: id })) === undefined) {
-      throw notFound(id);
+      throw sessionNotFound(id);
     }
     const last = await this.#queries.first(c, "appendPoint", { sessionId: id });
     return typeof last?.lastSeq === "number" ? last.lastSeq + 1 : 0;
@@ -318,7 +319,7 @@ export class PostgresBackend implements SessionBackend {
     try {
       await this.#queries.run(c, "insertSession", paramsFrom("insertSession", header));
     } catch (error) {
-      if (serverError(error)?.code === UNIQUE_VIOLATION) throw alreadyExists(header.id);
+      if (serverError(error)?.code === UNIQUE_VIOLATION) throw sessionTaken(header.id);
       throw error;
     }
   }
@@ -338,7 +339,7 @@ export class PostgresBackend implements SessionBackend {
         await this.#queries.run(c, "insertEvents", eventArrays(id, chunk));
       } catch (error) {
         const failure = serverError(error);
-        if (failure?.code === FOREIGN_KEY_VIOLATION) throw notFound(id);
+        if (failure?.code === FOREIGN_KEY_VIOLATION) throw sessionNotFound(id);
         if (failure?.code === UNIQUE_VIOLATION && failure.table === POSTGRES_TABLES.events.name) {
           throw new StorageError(
             "SEQ_CONFLICT",
@@ -433,28 +434,4 @@ export class PostgresBackend implements SessionBackend {
   #assertOpen(): void {
     if (this.#closed) throw new Error(`the PostgreSQL backend of ${this.location} is closed`);
   }
-}
-
-function seqConflict(id: string, expected: number, got: number): StorageError<"SEQ_CONFLICT"> {
-  return new StorageError(
-    "SEQ_CONFLICT",
-    `expected the batch to continue session ${show(id)} at seq ${expected}, got ${got}`,
-    { expectedSeq: expected },
-  );
-}
-
-function notFound(id: string): StorageError<"SESSION_NOT_FOUND"> {
-  return new StorageError(
-    "SESSION_NOT_FOUND",
-    `expected a stored session ${show(id)}, found none`,
-    { sessionId: id },
-  );
-}
-
-function alreadyExists(id: string): StorageError<"SESSION_ALREADY_EXISTS"> {
-  return new StorageError(
-    "SESSION_ALREADY_EXISTS",
-    `expected a new session id, got ${show(id)} which is taken`,
-    { sessionId: id },
-  );
 }

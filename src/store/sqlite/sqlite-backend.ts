@@ -16,6 +16,7 @@ import { checkFormatVersion } from "../format-version.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
 import { LockFiles } from "../lock-files.js";
+import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { GroupCommit, type WriteStats } from "./group-commit.js";
 import { eventParams, frameEventRows, headerFromRow } from "./rows.js";
 import { paramsFrom, type SqliteQueryRows, Statements } from "./statements.js";
@@ -161,7 +162,7 @@ export class SqliteBackend implements SessionBackend {
   async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
     await this.#write(() => {
       if (this.#statements.get("sessionExists", { sessionId: sourceId }) === undefined) {
-        throw notFound(sourceId);
+        throw sessionNotFound(sourceId);
       }
       this.#insertSession(header);
       if (boundary < 0) return;
@@ -183,7 +184,7 @@ export class SqliteBackend implements SessionBackend {
   async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
     await this.#write(() => {
       if (this.#statements.get("sessionExists", { sessionId: id }) === undefined) {
-        throw notFound(id);
+        throw sessionNotFound(id);
       }
       this.#statements.run("deleteEventsFrom", { sessionId: id, keep });
       this.#insertEvents(id, keep, closers);
@@ -285,7 +286,7 @@ export class SqliteBackend implements SessionBackend {
   /** The seq the next event of a stored session takes. @throws StorageError SESSION_NOT_FOUND. */
   #nextSeq(id: string): number {
     const point = this.#statements.get("appendPoint", { sessionId: id });
-    if (point === undefined) throw notFound(id);
+    if (point === undefined) throw sessionNotFound(id);
     return typeof point.lastSeq === "number" ? point.lastSeq + 1 : 0;
   }
 
@@ -293,7 +294,7 @@ export class SqliteBackend implements SessionBackend {
     try {
       this.#statements.run("insertSession", paramsFrom("insertSession", header));
     } catch (error) {
-      if (constraint(error) === "SQLITE_CONSTRAINT_PRIMARYKEY") throw alreadyExists(header.id);
+      if (constraint(error) === "SQLITE_CONSTRAINT_PRIMARYKEY") throw sessionTaken(header.id);
       throw error;
     }
   }
@@ -306,7 +307,7 @@ export class SqliteBackend implements SessionBackend {
       } catch (error) {
         const code = constraint(error);
         if (code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw seqConflict(id, fromSeq + i, event.seq);
-        if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") throw notFound(id);
+        if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") throw sessionNotFound(id);
         throw error;
       }
     });
@@ -324,28 +325,4 @@ export class SqliteBackend implements SessionBackend {
 function constraint(error: unknown): string | undefined {
   const code = (error as { code?: unknown }).code;
   return typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT") ? code : undefined;
-}
-
-function seqConflict(id: string, expected: number, got: number): StorageError<"SEQ_CONFLICT"> {
-  return new StorageError(
-    "SEQ_CONFLICT",
-    `expected the batch to continue session ${show(id)} at seq ${expected}, got ${got}`,
-    { expectedSeq: expected },
-  );
-}
-
-function notFound(id: string): StorageError<"SESSION_NOT_FOUND"> {
-  return new StorageError(
-    "SESSION_NOT_FOUND",
-    `expected a stored session ${show(id)}, found none`,
-    { sessionId: id },
-  );
-}
-
-function alreadyExists(id: string): StorageError<"SESSION_ALREADY_EXISTS"> {
-  return new StorageError(
-    "SESSION_ALREADY_EXISTS",
-    `expected a new session id, got ${show(id)} which is taken`,
-    { sessionId: id },
-  );
 }

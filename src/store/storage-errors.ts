@@ -1,0 +1,31 @@
+// The storage errors every backend and the store raise alike: a stale seq, an absent session, a taken id.
+import { StorageError, show } from "../errors.js";
+
+/** A batch that does not start where the stored log ends. */
+export function seqConflict(
+  id: string,
+  expected: number,
+  got: number,
+): StorageError<"SEQ_CONFLICT"> {
+  return new StorageError(
+    "SEQ_CONFLICT",
+    `expected the batch to start at seq ${expected} of session ${show(id)}, got ${got}`,
+    { expectedSeq: expected },
+  );
+}
+
+/** No stored session with this id. */
+export function sessionNotFound(id: string): StorageError<"SESSION_NOT_FOUND"> {
+  return new StorageError("SESSION_NOT_FOUND", `expected a session ${show(id)}, found none`, {
+    sessionId: id,
+  });
+}
+
+/** A new session asked for an id that is taken. */
+export function sessionTaken(id: string): StorageError<"SESSION_ALREADY_EXISTS"> {
+  return new StorageError(
+    "SESSION_ALREADY_EXISTS",
+    `expected a new session id, got ${show(id)} which is taken`,
+    { sessionId: id },
+  );
+}
