@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
+import type { SessionBackend } from "../../src/index.js";
 import {
   type BackendKind,
   fillOne,
@@ -12,26 +13,58 @@ import {
   type Sizes,
   storeOver,
 } from "./fixtures.js";
-import { alternate, type Benchmark, type BenchRow, fmt, row, tempDir, timed } from "./harness.js";
+import {
+  alternate,
+  type Benchmark,
+  type BenchRow,
+  fmt,
+  type Measure,
+  row,
+  tempDir,
+  timed,
+} from "./harness.js";
 import { syntheticLog } from "./synthetic-log.js";
+
+/** An event row as the floors select it: type, seq, time, data, source_event_seqs, surface_op. */
+export type RawEventRow = [string, number, number, string, string | null, string | null];
+
+/** The event of a raw row, with JSON.parse of its JSON columns: what any SQL load must do. */
+export function eventFromRow(r: RawEventRow): Record<string, unknown> {
+  const event: Record<string, unknown> = {
+    type: r[0],
+    seq: r[1],
+    time: r[2],
+    data: JSON.parse(r[3]),
+  };
+  if (r[4] !== null) event.sourceEventSeqs = JSON.parse(r[4]);
+  if (r[5] !== null) event.surfaceOp = JSON.parse(r[5]);
+  return event;
+}
 
 /** Reads every row of a session and builds each event with JSON.parse of its JSON columns. */
 function floorSqlite(select: Database.Statement, id: string): number {
   const events: unknown[] = [];
-  for (const r of select.iterate(id) as IterableIterator<
-    [string, number, number, string, string | null, string | null]
-  >) {
-    const event: Record<string, unknown> = {
-      type: r[0],
-      seq: r[1],
-      time: r[2],
-      data: JSON.parse(r[3]),
-    };
-    if (r[4] !== null) event.sourceEventSeqs = JSON.parse(r[4]);
-    if (r[5] !== null) event.surfaceOp = JSON.parse(r[5]);
-    events.push(event);
-  }
+  for (const r of select.iterate(id) as IterableIterator<RawEventRow>) events.push(eventFromRow(r));
   return events.length;
+}
+
+/** The subject of B3: a load through a fresh store over `backend` (then unloaded), in ms. */
+export function loadThroughStore(
+  backend: SessionBackend,
+  id: string,
+  expected: number,
+  label: string,
+): Measure {
+  return async () => {
+    const store = storeOver(backend);
+    let length = 0;
+    const ms = await timed(async () => {
+      length = (await store.load(id)).nextSeq;
+    });
+    if (length !== expected) throw new Error(`B3 ${label}: loaded ${length} events`);
+    await store.unload(id);
+    return ms;
+  };
 }
 
 /** Reads the whole file and JSON.parse-s each line. */
@@ -65,17 +98,7 @@ export function b3Load(sizes: Sizes): Benchmark {
             )
             .raw();
           ctx.progress(`B3 ${kind}: loading ${log.events.length} events`);
-          const subject = async (): Promise<number> => {
-            const store = storeOver(backend);
-            let length = 0;
-            const ms = await timed(async () => {
-              length = (await store.load(log.header.id)).nextSeq;
-            });
-            if (length !== log.events.length)
-              throw new Error(`B3 ${kind}: loaded ${length} events`);
-            await store.unload(log.header.id);
-            return ms;
-          };
+          const subject = loadThroughStore(backend, log.header.id, log.events.length, kind);
           const floor = async (): Promise<number> => {
             let length = 0;
             const ms = await timed(() => {

@@ -1,6 +1,7 @@
 // B3 (PostgreSQL): loading a large session through the store (validation on) against a raw SELECT of its rows and JSON.parse of each.
 import type pg from "pg";
-import { SEED, type Sizes, storeOver } from "./fixtures.js";
+import { eventFromRow, loadThroughStore, type RawEventRow } from "./b3-load.js";
+import { SEED, type Sizes } from "./fixtures.js";
 import { alternate, type Benchmark, fmt, row, timed } from "./harness.js";
 import { benchSchema, fillPostgres, postgresUnavailable } from "./postgres.js";
 import { syntheticLog } from "./synthetic-log.js";
@@ -13,21 +14,9 @@ const SELECT_ROWS = {
 
 /** Reads every row of a session and builds each event with JSON.parse of its JSON columns. */
 async function floorPostgres(client: pg.Client, id: string): Promise<number> {
-  const result = await client.query<[string, number, number, string, string | null, string | null]>(
-    { ...SELECT_ROWS, values: [id] },
-  );
+  const result = await client.query<RawEventRow>({ ...SELECT_ROWS, values: [id] });
   const events: unknown[] = [];
-  for (const r of result.rows) {
-    const event: Record<string, unknown> = {
-      type: r[0],
-      seq: r[1],
-      time: r[2],
-      data: JSON.parse(r[3]),
-    };
-    if (r[4] !== null) event.sourceEventSeqs = JSON.parse(r[4]);
-    if (r[5] !== null) event.surfaceOp = JSON.parse(r[5]);
-    events.push(event);
-  }
+  for (const r of result.rows) events.push(eventFromRow(r));
   return events.length;
 }
 
@@ -49,16 +38,7 @@ export function b3PostgresLoad(sizes: Sizes): Benchmark {
         const backend = await pg.open("fsync");
         const client = await pg.raw("fsync");
         ctx.progress(`B3 postgres: loading ${log.events.length} events`);
-        const subject = async (): Promise<number> => {
-          const store = storeOver(backend);
-          let length = 0;
-          const ms = await timed(async () => {
-            length = (await store.load(log.header.id)).nextSeq;
-          });
-          if (length !== log.events.length) throw new Error(`B3 postgres: loaded ${length} events`);
-          await store.unload(log.header.id);
-          return ms;
-        };
+        const subject = loadThroughStore(backend, log.header.id, log.events.length, "postgres");
         const floor = async (): Promise<number> => {
           let length = 0;
           const ms = await timed(async () => {

@@ -1,7 +1,7 @@
 // B4: a durable fork at the middle of a large session, against the copy itself and against forking through JavaScript.
 import { closeSync, fsyncSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { type SessionHeader, SQLITE_QUERIES } from "../../src/index.js";
+import { type SessionBackend, type SessionHeader, SQLITE_QUERIES } from "../../src/index.js";
 import { formatHeaderLine } from "../../src/store/jsonl/format.js";
 import {
   type BackendKind,
@@ -14,7 +14,17 @@ import {
   type Sizes,
   storeOver,
 } from "./fixtures.js";
-import { type Benchmark, type BenchRow, fmt, rotate, row, tempDir, timed } from "./harness.js";
+import {
+  type BenchContext,
+  type Benchmark,
+  type BenchRow,
+  fmt,
+  type Measure,
+  rotate,
+  row,
+  tempDir,
+  timed,
+} from "./harness.js";
 import { middleTurnEnd, syntheticLog } from "./synthetic-log.js";
 
 const COPY_CHUNK = 1 << 20;
@@ -44,6 +54,98 @@ function copyPrefix(
   }
 }
 
+/** The header of a fork child of `source` at `boundary`, as a hand-written copy writes it. */
+export function forkChildHeader(
+  source: SessionHeader,
+  boundary: number,
+): (id: string) => SessionHeader {
+  return (id) => ({
+    version: 0,
+    id,
+    createdAt: source.createdAt + 1,
+    cwd: source.cwd as string,
+    parentSession: source.id,
+    seedLength: boundary + 1,
+  });
+}
+
+/**
+ * The two contenders that go through the store: `fork` (the subject) and `viaJs`, forking through
+ * JavaScript (load the source, create the child with the prefix as seed). Each removes its child.
+ */
+export function storeForks(
+  backend: SessionBackend,
+  sourceId: string,
+  boundary: number,
+): { fork: Measure; viaJs: Measure } {
+  const fork = async (round: number): Promise<number> => {
+    const store = storeOver(backend);
+    const child = `fork-${round}`;
+    const ms = await timed(() => store.fork(sourceId, boundary, child));
+    await store.delete(child);
+    return ms;
+  };
+  const viaJs = async (round: number): Promise<number> => {
+    const store = storeOver(backend);
+    const child = `js-${round}`;
+    const ms = await timed(async () => {
+      const source = await store.load(sourceId);
+      await store.create(child, {
+        seed: source.events.slice(0, boundary + 1),
+        meta: {
+          ...(source.header.cwd === undefined ? {} : { cwd: source.header.cwd }),
+          parentSession: sourceId,
+          seedLength: boundary + 1,
+        },
+      });
+    });
+    await store.delete(child);
+    await store.unload(sourceId);
+    return ms;
+  };
+  return { fork, viaJs };
+}
+
+/** Runs fork, copy and fork-through-JavaScript in rotation and gives B4's two rows. */
+export async function forkRows(
+  ctx: BenchContext,
+  kind: string,
+  measures: { fork: Measure; copy: Measure; viaJs: Measure },
+  described: { what: string; floor: string; facts: Record<string, number | string> },
+): Promise<BenchRow[]> {
+  const [forks = [], copies = [], js = []] = await rotate(
+    ctx.rounds,
+    [measures.fork, measures.copy, measures.viaJs],
+    (r, f) =>
+      ctx.progress(
+        `B4 ${kind} round ${r + 1}: fork ${fmt(f[0] as number)} ms, copy ${fmt(f[1] as number)} ms, via JS ${fmt(f[2] as number)} ms`,
+      ),
+  );
+  return [
+    row({
+      id: "B4",
+      what: described.what,
+      floor: described.floor,
+      unit: "ms",
+      subject: forks,
+      baseline: copies,
+      target: { op: "<=", value: 1.3 },
+      facts: described.facts,
+    }),
+    row({
+      id: "B4",
+      what: `fork speed-up over load + seeded create (${kind})`,
+      floor: "fork through JavaScript: load, then create with the prefix as seed",
+      unit: "ms",
+      ratioOf: "floor/subject",
+      subject: forks,
+      baseline: js,
+      target: { op: ">=", value: 3 },
+      facts: described.facts,
+    }),
+  ];
+}
+
 export function b4Fork(sizes: Sizes): Benchmark {
   return {
     id: "B4",
@@ -65,22 +167,7 @@ export function b4Fork(sizes: Sizes): Benchmark {
           const backend = await openDurable(kind, temp.dir);
           const db = kind === "sqlite" ? rawSqlite(join(temp.dir, "store.db"), "fsync") : undefined;
           ctx.progress(`B4 ${kind}: forking ${log.events.length} events at seq ${boundary}`);
-          const childHeader = (id: string): SessionHeader => ({
-            version: 0,
-            id,
-            createdAt: log.header.createdAt + 1,
-            cwd: log.header.cwd as string,
-            parentSession: sourceId,
-            seedLength: boundary + 1,
-          });
-
-          const fork = async (round: number): Promise<number> => {
-            const store = storeOver(backend);
-            const child = `fork-${round}`;
-            const ms = await timed(() => store.fork(sourceId, boundary, child));
-            await store.delete(child);
-            return ms;
-          };
+          const childHeader = forkChildHeader(log.header, boundary);
           // The copy alone: the child's row and INSERT … SELECT of the prefix in one durable
           // transaction (SQLite); the child's header line and a byte copy of the prefix, flushed (JSONL).
           const copy = async (round: number): Promise<number> => {
@@ -111,36 +198,6 @@ export function b4Fork(sizes: Sizes): Benchmark {
             rmSync(target);
             return ms;
           };
-          // Forking through JavaScript: load the source, create the child seeded with the prefix.
-          const viaJs = async (round: number): Promise<number> => {
-            const store = storeOver(backend);
-            const child = `js-${round}`;
-            const ms = await timed(async () => {
-              const source = await store.load(sourceId);
-              await store.create(child, {
-                seed: source.events.slice(0, boundary + 1),
-                meta: {
-                  ...(source.header.cwd === undefined ? {} : { cwd: source.header.cwd }),
-                  parentSession: sourceId,
-                  seedLength: boundary + 1,
-                },
-              });
-            });
-            await store.delete(child);
-            await store.unload(sourceId);
-            return ms;
-          };
-
-          const [forks = [], copies = [], js = []] = await rotate(
-            ctx.rounds,
-            [fork, copy, viaJs],
-            (r, f) =>
-              ctx.progress(
-                `B4 ${kind} round ${r + 1}: fork ${fmt(f[0] as number)} ms, copy ${fmt(f[1] as number)} ms, via JS ${fmt(f[2] as number)} ms`,
-              ),
-          );
-          db?.close();
-          await backend.close();
           const facts = {
             backend: kind,
             events: log.events.length,
@@ -148,31 +205,22 @@ export function b4Fork(sizes: Sizes): Benchmark {
             prefixBytes: prefixEnd - headerBytes,
           };
           rows.push(
-            row({
-              id: "B4",
-              what: `fork at seq ${boundary} of ${log.events.length} (${kind}), fsync`,
-              floor:
-                kind === "sqlite"
-                  ? "INSERT … SELECT of the prefix rows, one durable transaction"
-                  : "byte copy of the prefix + fsync",
-              unit: "ms",
-              subject: forks,
-              baseline: copies,
-              target: { op: "<=", value: 1.3 },
-              facts,
-            }),
-            row({
-              id: "B4",
-              what: `fork speed-up over load + seeded create (${kind})`,
-              floor: "fork through JavaScript: load, then create with the prefix as seed",
-              unit: "ms",
-              ratioOf: "floor/subject",
-              subject: forks,
-              baseline: js,
-              target: { op: ">=", value: 3 },
-              facts,
-            }),
+            ...(await forkRows(
+              ctx,
+              kind,
+              { ...storeForks(backend, sourceId, boundary), copy },
+              {
+                what: `fork at seq ${boundary} of ${log.events.length} (${kind}), fsync`,
+                floor:
+                  kind === "sqlite"
+                    ? "INSERT … SELECT of the prefix rows, one durable transaction"
+                    : "byte copy of the prefix + fsync",
+                facts,
+              },
+            )),
           );
+          db?.close();
+          await backend.close();
         } finally {
           temp.remove();
         }

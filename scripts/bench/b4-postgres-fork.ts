@@ -1,7 +1,7 @@
 // B4 (PostgreSQL): a durable fork at the middle of a large session, against a hand-written INSERT … SELECT and against forking through JavaScript.
-import type { SessionHeader } from "../../src/index.js";
-import { SEED, type Sizes, storeOver } from "./fixtures.js";
-import { type Benchmark, fmt, rotate, row, timed } from "./harness.js";
+import { forkChildHeader, forkRows, storeForks } from "./b4-fork.js";
+import { SEED, type Sizes } from "./fixtures.js";
+import { type Benchmark, timed } from "./harness.js";
 import {
   benchSchema,
   fillPostgres,
@@ -40,23 +40,9 @@ export function b4PostgresFork(sizes: Sizes): Benchmark {
         const backend = await pg.open("fsync");
         const client = await pg.raw("fsync");
         ctx.progress(`B4 postgres: forking ${log.events.length} events at seq ${boundary}`);
-        const childHeader = (id: string): SessionHeader => ({
-          version: 0,
-          id,
-          createdAt: log.header.createdAt + 1,
-          cwd: log.header.cwd as string,
-          parentSession: sourceId,
-          seedLength: boundary + 1,
-        });
+        const childHeader = forkChildHeader(log.header, boundary);
         const dropChild = (id: string) => client.query(prepared("deleteSession", [id]));
 
-        const fork = async (round: number): Promise<number> => {
-          const store = storeOver(backend);
-          const child = `fork-${round}`;
-          const ms = await timed(() => store.fork(sourceId, boundary, child));
-          await store.delete(child);
-          return ms;
-        };
         // The copy alone: the child's row and INSERT … SELECT of the prefix in one durable
         // transaction.
         const copy = async (round: number): Promise<number> => {
@@ -70,58 +56,16 @@ export function b4PostgresFork(sizes: Sizes): Benchmark {
           await dropChild(child);
           return ms;
         };
-        // Forking through JavaScript: load the source, create the child seeded with the prefix.
-        const viaJs = async (round: number): Promise<number> => {
-          const store = storeOver(backend);
-          const child = `js-${round}`;
-          const ms = await timed(async () => {
-            const source = await store.load(sourceId);
-            await store.create(child, {
-              seed: source.events.slice(0, boundary + 1),
-              meta: {
-                ...(source.header.cwd === undefined ? {} : { cwd: source.header.cwd }),
-                parentSession: sourceId,
-                seedLength: boundary + 1,
-              },
-            });
-          });
-          await store.delete(child);
-          await store.unload(sourceId);
-          return ms;
-        };
-
-        const [forks = [], copies = [], js = []] = await rotate(
-          ctx.rounds,
-          [fork, copy, viaJs],
-          (r, f) =>
-            ctx.progress(
-              `B4 postgres round ${r + 1}: fork ${fmt(f[0] as number)} ms, copy ${fmt(f[1] as number)} ms, via JS ${fmt(f[2] as number)} ms`,
-            ),
-        );
-        const facts = { backend: "postgres", events: log.events.length, boundary };
-        return [
-          row({
-            id: "B4",
+        return await forkRows(
+          ctx,
+          "postgres",
+          { ...storeForks(backend, sourceId, boundary), copy },
+          {
             what,
             floor: "hand-written INSERT … SELECT of the prefix rows, one durable transaction",
-            unit: "ms",
-            subject: forks,
-            baseline: copies,
-            target: { op: "<=", value: 1.3 },
-            facts,
-          }),
-          row({
-            id: "B4",
-            what: "fork speed-up over load + seeded create (postgres)",
-            floor: "fork through JavaScript: load, then create with the prefix as seed",
-            unit: "ms",
-            ratioOf: "floor/subject",
-            subject: forks,
-            baseline: js,
-            target: { op: ">=", value: 3 },
-            facts,
-          }),
-        ];
+            facts: { backend: "postgres", events: log.events.length, boundary },
+          },
+        );
       } finally {
         await pg.drop();
       }
