@@ -49,6 +49,26 @@ export const POSTGRES_QUERIES = {
    * not parse is a damaged row.
    */
   eventLines: "SELECT\n  seq,\n  type,\n  (\n    '{\"type\":' || to_json(type)::text\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}'\n  )::text AS line\nFROM events\nWHERE session_id = $1\nORDER BY seq;",
+  /**
+   * loadFrom in one statement (one snapshot, one round trip, no lock): the header, with every event
+   * row from seq `@fromSeq` - 1 on rebuilt as its JSONL line as in eventLines. The row before the
+   * first new one proves that the stored log still extends the prefix the reader has. A session
+   * with no such rows gives one row whose event columns are NULL; no session gives no row. Walks
+   * the primary key from `@fromSeq` - 1, so that a reader with nothing new costs an index probe.
+   */
+  sessionFrom: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  e.seq,\n  e.type,\n  (\n    '{\"type\":' || to_json(e.type)::text\n    || ',\"seq\":' || e.seq\n    || ',\"time\":' || e.time\n    || ',\"data\":' || e.data\n    || coalesce(',\"sourceEventSeqs\":' || e.source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || e.surface_op, '')\n    || '}'\n  )::text AS line\nFROM sessions AS s\nLEFT JOIN events AS e ON e.session_id = s.id AND e.seq >= $1::bigint - 1\nWHERE s.id = $2\nORDER BY e.seq;",
+  /**
+   * Tells every backend LISTENing on the schema's change channel (`@channel`) that session
+   * `@sessionId` may have changed. Run inside each write transaction: PostgreSQL delivers it at
+   * commit, and only if the transaction commits. The payload (an id of at most 256 UTF-16 units, at
+   * most 1 KiB of UTF-8) stays under the 8000-byte limit.
+   */
+  notifyChange: "SELECT pg_notify($1::text, $2::text)::text AS notified;",
+  /**
+   * Subscribes the listening connection to the schema's change channel (an identifier: LISTEN takes
+   * no parameter). The subscription ends with the connection.
+   */
+  listenChanges: "LISTEN {channel};",
   insertSession: "INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)\nVALUES ($1, $2, $3, $4, $5, $6);",
   /**
    * A whole batch in one statement, one array per member (in seq order); data, sourceEventSeqs and
@@ -120,6 +140,9 @@ export const POSTGRES_QUERY_PARAMS = {
   appendPoint: ["sessionId"],
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId"],
+  sessionFrom: ["fromSeq", "sessionId"],
+  notifyChange: ["channel", "sessionId"],
+  listenChanges: [],
   insertSession: ["id", "version", "createdAt", "cwd", "parentSession", "seedLength"],
   insertEvents: ["sessionId", "seq", "type", "time", "data", "sourceEventSeqs", "surfaceOp"],
   copyEventPrefix: ["childId", "sourceId", "boundary"],
@@ -155,6 +178,13 @@ export const POSTGRES_SCHEMA_PLACEHOLDER = "{schema}";
 export const POSTGRES_SCHEMA_QUERIES = ["createSchema"] as const satisfies readonly PostgresQueryName[];
 
 /**
+ * The placeholder for the schema's change channel (LISTEN takes an identifier, not a
+ * parameter): the backend substitutes the quoted channel name in the statements listed here.
+ */
+export const POSTGRES_CHANNEL_PLACEHOLDER = "{channel}";
+export const POSTGRES_CHANNEL_QUERIES = ["listenChanges"] as const satisfies readonly PostgresQueryName[];
+
+/**
  * The result columns of each SELECT with the TypeScript type the generator derived for it
  * without a server; the tests compare them with what the server reports.
  */
@@ -188,6 +218,20 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "seq", type: "number" },
     { name: "type", type: "string" },
     { name: "line", type: "string | null" },
+  ],
+  sessionFrom: [
+    { name: "version", type: "number | null" },
+    { name: "id", type: "string | null" },
+    { name: "createdAt", type: "number | null" },
+    { name: "cwd", type: "string | null" },
+    { name: "parentSession", type: "string | null" },
+    { name: "seedLength", type: "number | null" },
+    { name: "seq", type: "number | null" },
+    { name: "type", type: "string | null" },
+    { name: "line", type: "string | null" },
+  ],
+  notifyChange: [
+    { name: "notified", type: "string | null" },
   ],
   listSessions: [
     { name: "version", type: "number" },
@@ -273,6 +317,18 @@ export interface PostgresQueryRows {
     readonly type: string;
     readonly line: string | null;
   };
+  readonly sessionFrom: {
+    readonly version: number | null;
+    readonly id: string | null;
+    readonly createdAt: number | null;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly seq: number | null;
+    readonly type: string | null;
+    readonly line: string | null;
+  };
+  readonly notifyChange: { readonly notified: string | null };
   readonly listSessions: {
     readonly version: number;
     readonly id: string;

@@ -125,4 +125,18 @@ export abstract class RpcClientMethods {
   ): Promise<RpcMethods["replay/close"]["result"]> {
     return this.request("replay/close", params);
   }
+
+  /** Starts watching a session: session/events notifications carry every event from fromSeq on, exactly once and in order, from any writer. */
+  sessionWatch(
+    params: RpcMethods["session/watch"]["params"],
+  ): Promise<RpcMethods["session/watch"]["result"]> {
+    return this.request("session/watch", params);
+  }
+
+  /** Stops a watch of this connection. */
+  sessionUnwatch(
+    params: RpcMethods["session/unwatch"]["params"],
+  ): Promise<RpcMethods["session/unwatch"]["result"]> {
+    return this.request("session/unwatch", params);
+  }
 }

@@ -43,6 +43,8 @@ export const RPC_ERROR_CODES = {
   SESSION_BUSY: -32017,
   /** The store could not be reached, or the connection to it broke during the operation (a PostgreSQL store); nothing of the operation was stored, unless commitUnknown says the connection broke while the commit was in flight. */
   STORAGE_UNAVAILABLE: -32018,
+  /** A watch whose client did not read its session/events notifications fast enough: more events were waiting to be written than the server buffers for one watch. The watch is ended, never silently truncated: every event up to lastSeq was sent. Watch again from lastSeq + 1 to go on. */
+  WATCH_OVERFLOW: -32019,
   /** A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden. */
   REPLAY_INCOMPLETE: -32030,
   /** A caller asked for a response past the end of its script. */
@@ -71,6 +73,7 @@ export const RPC_ERROR_CODE_NAMES = [
   "CORRUPT_LOG",
   "SESSION_BUSY",
   "STORAGE_UNAVAILABLE",
+  "WATCH_OVERFLOW",
   "REPLAY_INCOMPLETE",
   "REPLAY_EXHAUSTED",
   "REPLAY_UNEXPECTED_SESSION",
@@ -96,6 +99,7 @@ export interface RpcErrorData {
   readonly CORRUPT_LOG: CorruptLogErrorData;
   readonly SESSION_BUSY: SessionBusyErrorData;
   readonly STORAGE_UNAVAILABLE: StorageUnavailableErrorData;
+  readonly WATCH_OVERFLOW: WatchOverflowErrorData;
   readonly REPLAY_INCOMPLETE: ReplayIncompleteErrorData;
   readonly REPLAY_EXHAUSTED: ReplayExhaustedErrorData;
   readonly REPLAY_UNEXPECTED_SESSION: ReplayUnexpectedSessionErrorData;
@@ -287,6 +291,20 @@ export interface StorageUnavailableErrorData {
    * Whether the connection broke while the commit was in flight, so the write may have landed: reload the session, or retry the same append (an identical retry is acknowledged).
    */
   readonly commitUnknown: boolean;
+}
+/**
+ * A watch whose client did not read its session/events notifications fast enough: more events were waiting to be written than the server buffers for one watch. The watch is ended, never silently truncated: every event up to lastSeq was sent. Watch again from lastSeq + 1 to go on.
+ */
+export interface WatchOverflowErrorData {
+  readonly code: "WATCH_OVERFLOW";
+  /**
+   * The watched session.
+   */
+  readonly sessionId: string;
+  /**
+   * The seq of the last event the watch sent (-1 when it sent none).
+   */
+  readonly lastSeq: number;
 }
 /**
  * A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden.

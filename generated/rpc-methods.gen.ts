@@ -35,6 +35,11 @@ import type {
   ReplayNextResult,
   ReplayCloseParams,
   ReplayCloseResult,
+  SessionWatchParams,
+  SessionWatchResult,
+  SessionUnwatchParams,
+  SessionUnwatchResult,
+  SessionEventsParams,
 } from "./types.gen.js";
 import type { Validator } from "./validators.gen.js";
 import {
@@ -70,6 +75,11 @@ import {
   validateReplayNextResult,
   validateReplayCloseParams,
   validateReplayCloseResult,
+  validateSessionWatchParams,
+  validateSessionWatchResult,
+  validateSessionUnwatchParams,
+  validateSessionUnwatchResult,
+  validateSessionEventsParams,
 } from "./validators.gen.js";
 
 /** Every JSON-RPC method: its params and result types and the domain error codes it may return. */
@@ -254,6 +264,24 @@ export interface RpcMethods {
     readonly params: ReplayCloseParams;
     readonly result: ReplayCloseResult;
     readonly errors: "INVALID_PARAMS" | "REPLAY_NOT_FOUND" | "INTERNAL";
+  };
+  /** Starts watching a session: session/events notifications carry every event from fromSeq on, exactly once and in order, from any writer. */
+  readonly "session/watch": {
+    readonly params: SessionWatchParams;
+    readonly result: SessionWatchResult;
+    readonly errors:
+      | "INVALID_PARAMS"
+      | "SESSION_NOT_FOUND"
+      | "FORMAT_UNSUPPORTED"
+      | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
+      | "INTERNAL";
+  };
+  /** Stops a watch of this connection. */
+  readonly "session/unwatch": {
+    readonly params: SessionUnwatchParams;
+    readonly result: SessionUnwatchResult;
+    readonly errors: "INVALID_PARAMS" | "INTERNAL";
   };
 }
 
@@ -528,6 +556,30 @@ export const RPC_METHODS = {
     orderingKey: "replayId",
     summary: "Closes a replay.",
   },
+  "session/watch": {
+    method: "session/watch",
+    clientName: "sessionWatch",
+    validateParams: validateSessionWatchParams,
+    validateResult: validateSessionWatchResult,
+    errors: [
+      "INVALID_PARAMS",
+      "SESSION_NOT_FOUND",
+      "FORMAT_UNSUPPORTED",
+      "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
+      "INTERNAL",
+    ],
+    orderingKey: "sessionId",
+    summary: "Starts watching a session: session/events notifications carry every event from fromSeq on, exactly once and in order, from any writer.",
+  },
+  "session/unwatch": {
+    method: "session/unwatch",
+    clientName: "sessionUnwatch",
+    validateParams: validateSessionUnwatchParams,
+    validateResult: validateSessionUnwatchResult,
+    errors: ["INVALID_PARAMS", "INTERNAL"],
+    summary: "Stops a watch of this connection.",
+  },
 } as const satisfies { readonly [M in RpcMethodName]: RpcMethodSpec<M> };
 
 /** Every method's wire name, in table order. */
@@ -548,6 +600,8 @@ export const RPC_METHOD_NAMES = [
   "replay/open",
   "replay/next",
   "replay/close",
+  "session/watch",
+  "session/unwatch",
 ] as const satisfies readonly RpcMethodName[];
 
 /** Whether `name` is a method of the table (own keys only, so `constructor` is not). */
@@ -576,4 +630,41 @@ export const RPC_METHOD = {
   replayOpen: "replay/open",
   replayNext: "replay/next",
   replayClose: "replay/close",
+  sessionWatch: "session/watch",
+  sessionUnwatch: "session/unwatch",
 } as const satisfies { readonly [clientName: string]: RpcMethodName };
+
+/** Every notification the server sends: its params type. */
+export interface RpcNotifications {
+  /** Sent by the server to a client watching a session: its next events in seq order, and how the watch ended when the server ended it. */
+  readonly "session/events": { readonly params: SessionEventsParams };
+}
+
+/** A notification's wire name. */
+export type RpcNotificationName = keyof RpcNotifications;
+/** The params of notification `N`. */
+export type RpcNotificationParams<N extends RpcNotificationName> = RpcNotifications[N]["params"];
+
+/** What a client needs to recognise and check one notification. */
+export interface RpcNotificationSpec<N extends RpcNotificationName> {
+  /** The wire name. */
+  readonly method: N;
+  /** The generated params validator. */
+  readonly validateParams: Validator<RpcNotificationParams<N>>;
+  /** One sentence: what the notification carries. */
+  readonly summary: string;
+}
+
+/** The notification table, keyed by wire name. */
+export const RPC_NOTIFICATIONS = {
+  "session/events": {
+    method: "session/events",
+    validateParams: validateSessionEventsParams,
+    summary: "Sent by the server to a client watching a session: its next events in seq order, and how the watch ended when the server ended it.",
+  },
+} as const satisfies { readonly [N in RpcNotificationName]: RpcNotificationSpec<N> };
+
+/** Each notification's wire name under its camelCase name. */
+export const RPC_NOTIFICATION = {
+  sessionEvents: "session/events",
+} as const satisfies { readonly [clientName: string]: RpcNotificationName };

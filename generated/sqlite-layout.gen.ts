@@ -56,8 +56,8 @@ export const SQLITE_TABLES = {
 } as const;
 
 /**
- * A row of table `sessions`. One row per stored session: its header. A session created without a
- * seed has no row until its first append.
+ * A row of table `sessions`. One row per stored session: its header, written when the session is
+ * created (before its first event, when it has none yet).
  */
 export interface SessionsRow {
   /** The session id. */

@@ -29,12 +29,13 @@ export const SQLITE_QUERIES = {
    */
   lastTurnMarker: "SELECT\n  seq,\n  type,\n  CASE WHEN json_valid(data) THEN json_extract(data, '$.turn') END AS turn\nFROM events\nWHERE session_id = @sessionId AND seq <= @boundary AND type IN ('turn/start', 'turn/end')\nORDER BY seq DESC\nLIMIT 1;",
   /**
-   * Every event row of a session in seq order, each rebuilt as its JSONL line in envelope member
-   * order (type, seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one
-   * JSON.parse per row gives the event with the key order an export must write. A line that does
-   * not parse is a damaged row.
+   * The event rows of a session from seq `@fromSeq` on (0 for the whole log) in seq order, each
+   * rebuilt as its JSONL line in envelope member order (type, seq, time, data, then sourceEventSeqs
+   * and surfaceOp when not NULL), so that one JSON.parse per row gives the event with the key order
+   * an export must write. A line that does not parse is a damaged row. A range of the primary key:
+   * reading from the end of the log costs one index probe.
    */
-  eventLines: "SELECT\n  seq,\n  type,\n  '{\"type\":' || json_quote(type)\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}' AS line\nFROM events\nWHERE session_id = @sessionId\nORDER BY seq;",
+  eventLines: "SELECT\n  seq,\n  type,\n  '{\"type\":' || json_quote(type)\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}' AS line\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq\nORDER BY seq;",
   insertSession: "INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)\nVALUES (@id, @version, @createdAt, @cwd, @parentSession, @seedLength);",
   /** data, sourceEventSeqs and surfaceOp are bound as JSON text ("append" is the JSON string). */
   insertEvent: "INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)\nVALUES (@sessionId, @seq, @type, @time, @data, @sourceEventSeqs, @surfaceOp);",
@@ -70,6 +71,18 @@ export const SQLITE_QUERIES = {
    */
   connectionSettings: "SELECT\n  s.synchronous AS synchronous,\n  j.journal_mode AS journalMode,\n  f.foreign_keys AS foreignKeys,\n  b.timeout AS busyTimeoutMs\nFROM pragma_synchronous() AS s, pragma_journal_mode() AS j, pragma_foreign_keys() AS f,\n  pragma_busy_timeout() AS b;",
   /**
+   * Changes whenever another connection (of any process, this one's writer included) commits: the
+   * cheap question a change poller asks every interval before it looks at any session.
+   */
+  dataVersion: "SELECT data_version AS dataVersion FROM pragma_data_version();",
+  /**
+   * For each stored session among `@ids` (a JSON array of ids), its last event row as `seq`@time``
+   * (NULL when it has none) — the time tells a repair that put back as many rows as it cut: one
+   * probe of the primary key per id, never a scan of a log. A watched id that is not stored has no
+   * row.
+   */
+  watchedHeads: "SELECT\n  s.id AS id,\n  (\n    SELECT e.seq || '@' || e.time FROM events AS e\n    WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  ) AS lastEvent\nFROM sessions AS s\nWHERE s.id IN (SELECT value FROM json_each(@ids));",
+  /**
    * A write transaction takes the write lock at once (waiting up to busy_timeout), so it never has
    * to upgrade a read lock, which fails with SQLITE_BUSY instead of waiting.
    */
@@ -97,7 +110,7 @@ export const SQLITE_QUERY_PARAMS = {
   appendPoint: ["sessionId"],
   lastEvent: ["sessionId"],
   lastTurnMarker: ["sessionId", "boundary"],
-  eventLines: ["sessionId"],
+  eventLines: ["sessionId", "fromSeq"],
   insertSession: ["id", "version", "createdAt", "cwd", "parentSession", "seedLength"],
   insertEvent: ["sessionId", "seq", "type", "time", "data", "sourceEventSeqs", "surfaceOp"],
   copyEventPrefix: ["childId", "sourceId", "boundary"],
@@ -110,6 +123,8 @@ export const SQLITE_QUERY_PARAMS = {
   layoutVersion: [],
   schemaObjects: [],
   connectionSettings: [],
+  dataVersion: [],
+  watchedHeads: ["ids"],
   beginWrite: [],
   beginRead: [],
   commit: [],
@@ -188,4 +203,6 @@ export interface SqliteQueryRows {
     readonly foreignKeys: SqliteScalar;
     readonly busyTimeoutMs: SqliteScalar;
   };
+  readonly dataVersion: { readonly dataVersion: SqliteScalar };
+  readonly watchedHeads: { readonly id: string; readonly lastEvent: SqliteScalar };
 }

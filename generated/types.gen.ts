@@ -92,6 +92,10 @@ export type SessionId = string;
  * The recorded response to one model call (one step), as replay serves it (replay.md, Deriving a script). The caller enacts it: streams the chunks, then raises the error (throw) or waits for its own cancellation (hang).
  */
 export type ReplayEntry = ReplayChunksEntry | ReplayThrowEntry | ReplayHangEntry;
+/**
+ * A watch's id, made by the server that answered session/watch (a UUID); it names the watch in session/events and session/unwatch on that connection only.
+ */
+export type WatchId = string;
 
 /**
  * Plain text.
@@ -1336,6 +1340,39 @@ export interface SessionDeleteParams {
  */
 export interface SessionDeleteResult {}
 /**
+ * A notification from the server to a client that called session/watch: the next events of the watched session, in seq order, continuing exactly where the previous notification of the same watch stopped. The last notification of a watch that the server ends carries `end`. `watchId`: The watch. `sessionId`: The watched session.
+ */
+export interface SessionEventsParams {
+  readonly watchId: WatchId;
+  readonly sessionId: SessionId;
+  /**
+   * The new events (empty in a notification that only ends the watch); events[0].seq is the previous notification's nextSeq (the answer's nextSeq for the first).
+   */
+  readonly events: readonly SessionEvent[];
+  /**
+   * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
+   */
+  readonly nextSeq: number;
+  readonly end?: SessionWatchEnd;
+}
+/**
+ * Present when the server ended the watch: no notification of it follows. `deleted`: the session was deleted (or deleted and created anew). `error`: the watch could not go on; `error` is the error response it would have been (WATCH_OVERFLOW for a client that did not keep up, naming the last seq delivered; a storage error otherwise).
+ */
+export interface SessionWatchEnd {
+  readonly reason: "deleted" | "error";
+  readonly error?: WireError;
+}
+/**
+ * A JSON-RPC error object, as in an error response: the fixed number, the message and `data` with its `code` from the error table.
+ */
+export interface WireError {
+  readonly code: number;
+  readonly message: string;
+  readonly data?: {
+    readonly [k: string]: unknown | undefined;
+  };
+}
+/**
  * Exports a session as its JSONL log text. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: The session to export.
  */
 export interface SessionExportParams {
@@ -1500,7 +1537,7 @@ export interface SessionReadParams {
   readonly _meta?: AcpMeta;
 }
 /**
- * A page of the session's log. A cold log that ended inside a turn is returned repaired (and the repair is stored), unless another live process is writing the session. `header`: The session's header.
+ * A page of the session's log as stored when the request is served (reading never takes the writer lock): a log whose writer died inside a turn is returned as stored, that turn open (see openTurn); only the next writer closes it. `header`: The session's header.
  */
 export interface SessionReadResult {
   readonly header: SessionHeader;
@@ -1513,9 +1550,45 @@ export interface SessionReadResult {
    */
   readonly nextSeq: number;
   /**
+   * Turn number: starts at 1 and increases by 1 across the whole log (a fork child continues its parent's numbering).
+   */
+  readonly openTurn?: number;
+  /**
    * True when no event follows the returned ones (the page reaches the end of the log as read).
    */
   readonly done: boolean;
+}
+/**
+ * Stops a watch of this connection; no session/events notification for it follows the answer. Unwatching a watch that already ended (or never existed) is answered the same way. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `watchId`: The watch to stop.
+ */
+export interface SessionUnwatchParams {
+  readonly watchId: WatchId;
+  readonly _meta?: AcpMeta;
+}
+/**
+ * Empty: the watch is stopped.
+ */
+export interface SessionUnwatchResult {}
+/**
+ * Starts watching a session: from the answer on, the server sends session/events notifications carrying every event from fromSeq on, in seq order, each exactly once, whichever process or machine appends them. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: The session to watch.
+ */
+export interface SessionWatchParams {
+  readonly sessionId: SessionId;
+  /**
+   * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
+   */
+  readonly fromSeq?: number;
+  readonly _meta?: AcpMeta;
+}
+/**
+ * The watch is set up. `watchId`: Names the watch in its session/events notifications and in session/unwatch.
+ */
+export interface SessionWatchResult {
+  readonly watchId: WatchId;
+  /**
+   * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
+   */
+  readonly nextSeq: number;
 }
 /**
  * Options for creating a session; the store fills `version` and `id`.

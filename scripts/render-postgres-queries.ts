@@ -10,7 +10,12 @@ import {
   rowTypeLines,
 } from "./lib/named-queries.js";
 import { POSTGRES_VERSION_TABLE } from "./lib/postgres-layout.js";
-import { SCHEMA_PLACEHOLDER, type Token, tokenize } from "./lib/postgres-tokens.js";
+import {
+  CHANNEL_PLACEHOLDER,
+  SCHEMA_PLACEHOLDER,
+  type Token,
+  tokenize,
+} from "./lib/postgres-tokens.js";
 import { SQLITE_LAYOUT_PATH, type SqliteLayout } from "./lib/sqlite-layout.js";
 
 // render-postgres.ts assembles the PostgreSQL files, this one among them; the header names it.
@@ -59,6 +64,8 @@ interface CheckedQuery {
   readonly text: string;
   /** Whether the statement holds {@link SCHEMA_PLACEHOLDER}. */
   readonly usesSchema: boolean;
+  /** Whether the statement holds {@link CHANNEL_PLACEHOLDER}. */
+  readonly usesChannel: boolean;
   /** The result columns of a SELECT; undefined for a statement that returns no rows. */
   readonly columns: readonly ResultColumn[] | undefined;
 }
@@ -106,7 +113,8 @@ export function checkPostgresQuery(layout: SqliteLayout, query: NamedQuery): Che
     query,
     params,
     text,
-    usesSchema: tokens.some((t) => t.kind === "placeholder"),
+    usesSchema: tokens.some((t) => t.kind === "placeholder" && t.value === SCHEMA_PLACEHOLDER),
+    usesChannel: tokens.some((t) => t.kind === "placeholder" && t.value === CHANNEL_PLACEHOLDER),
     columns: reader ? resultColumns(layout, query, tokens, fail) : undefined,
   };
 }
@@ -333,6 +341,15 @@ export function renderPostgresQueries(layout: SqliteLayout, text: string): strin
     `export const POSTGRES_SCHEMA_PLACEHOLDER = ${JSON.stringify(SCHEMA_PLACEHOLDER)};`,
     `export const POSTGRES_SCHEMA_QUERIES = ${stringList(
       checked.filter((c) => c.usesSchema).map((c) => c.query.name),
+    )} as const satisfies readonly PostgresQueryName[];`,
+    "",
+    "/**",
+    " * The placeholder for the schema's change channel (LISTEN takes an identifier, not a",
+    " * parameter): the backend substitutes the quoted channel name in the statements listed here.",
+    " */",
+    `export const POSTGRES_CHANNEL_PLACEHOLDER = ${JSON.stringify(CHANNEL_PLACEHOLDER)};`,
+    `export const POSTGRES_CHANNEL_QUERIES = ${stringList(
+      checked.filter((c) => c.usesChannel).map((c) => c.query.name),
     )} as const satisfies readonly PostgresQueryName[];`,
     "",
     "/**",

@@ -27,6 +27,21 @@ export interface RpcMethodDoc {
   readonly summary: string;
 }
 
+/** One entry of methods.json's `notifications`: a message the server sends, never answered. */
+export interface RpcNotificationDoc {
+  readonly method: string;
+  readonly params: string;
+  readonly summary: string;
+}
+
+/** A notification entry with the names the generated code uses. */
+export interface RpcNotification extends RpcNotificationDoc {
+  /** The wire name in camelCase. */
+  readonly clientName: string;
+  /** The params schema's title (the type; its validator is `validate<title>`). */
+  readonly paramsTitle: string;
+}
+
 /** A closed object schema from errors.json (restricted by errors.schema.json). */
 export type ErrorDataSchema = Readonly<Record<string, unknown>> & {
   readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
@@ -68,6 +83,7 @@ export interface RpcMethod extends RpcMethodDoc {
 /** Both tables, checked against their schemas and against each other. */
 export interface RpcTables {
   readonly methods: readonly RpcMethod[];
+  readonly notifications: readonly RpcNotification[];
   readonly errors: RpcErrorTableDoc;
 }
 
@@ -84,6 +100,7 @@ export function readRpcTables(set: SchemaSet): RpcTables {
   );
   const doc = validateDocument(set, METHODS_DOC, METHODS_SCHEMA) as {
     methods: readonly RpcMethodDoc[];
+    notifications?: readonly RpcNotificationDoc[];
   };
   const order = new Map(errors.domainErrors.map((e, i) => [e.code, i]));
   const seen = new Map<string, string>();
@@ -112,7 +129,22 @@ export function readRpcTables(set: SchemaSet): RpcTables {
     }
     return { ...entry, clientName, paramsTitle, resultTitle };
   });
-  return { methods, errors };
+  const notifications = (doc.notifications ?? []).map((entry, i): RpcNotification => {
+    const at = `/notifications/${i}`;
+    const clientName = camelCase(entry.method);
+    for (const name of new Set([entry.method, clientName])) {
+      const clash = seen.get(name);
+      if (clash !== undefined) {
+        throw new Error(
+          `expected each method and notification (and its client name) once in ${METHODS_DOC}, got "${name}" at ${clash} and ${at}`,
+        );
+      }
+      seen.set(name, at);
+    }
+    const paramsTitle = checkMethodSchema(set, entry, "params", at);
+    return { ...entry, clientName, paramsTitle };
+  });
+  return { methods, notifications, errors };
 }
 
 /**
@@ -122,8 +154,11 @@ export function readRpcTables(set: SchemaSet): RpcTables {
  * @throws Error as {@link readRpcTables} does.
  */
 export function renderRpcMethods(set: SchemaSet): string {
-  const { methods } = readRpcTables(set);
-  const types = methods.flatMap((m) => [m.paramsTitle, m.resultTitle]);
+  const { methods, notifications } = readRpcTables(set);
+  const types = [
+    ...methods.flatMap((m) => [m.paramsTitle, m.resultTitle]),
+    ...notifications.map((n) => n.paramsTitle),
+  ];
   const validators = types.map((t) => `validate${t}`);
   const out: string[] = [
     generatedHeader({
@@ -221,6 +256,53 @@ export function renderRpcMethods(set: SchemaSet): string {
     "export const RPC_METHOD = {",
     ...methods.map((m) => `  ${m.clientName}: ${JSON.stringify(m.method)},`),
     "} as const satisfies { readonly [clientName: string]: RpcMethodName };",
+    "",
+    "/** Every notification the server sends: its params type. */",
+    "export interface RpcNotifications {",
+  );
+  for (const n of notifications) {
+    out.push(
+      `  /** ${jsdocText(n.summary)} */`,
+      `  readonly ${propertyKey(n.method)}: { readonly params: ${n.paramsTitle} };`,
+    );
+  }
+  out.push(
+    "}",
+    "",
+    "/** A notification's wire name. */",
+    "export type RpcNotificationName = keyof RpcNotifications;",
+    "/** The params of notification `N`. */",
+    'export type RpcNotificationParams<N extends RpcNotificationName> = RpcNotifications[N]["params"];',
+    "",
+    "/** What a client needs to recognise and check one notification. */",
+    "export interface RpcNotificationSpec<N extends RpcNotificationName> {",
+    "  /** The wire name. */",
+    "  readonly method: N;",
+    "  /** The generated params validator. */",
+    "  readonly validateParams: Validator<RpcNotificationParams<N>>;",
+    "  /** One sentence: what the notification carries. */",
+    "  readonly summary: string;",
+    "}",
+    "",
+    "/** The notification table, keyed by wire name. */",
+    "export const RPC_NOTIFICATIONS = {",
+  );
+  for (const n of notifications) {
+    out.push(
+      `  ${propertyKey(n.method)}: {`,
+      `    method: ${JSON.stringify(n.method)},`,
+      `    validateParams: validate${n.paramsTitle},`,
+      `    summary: ${JSON.stringify(n.summary)},`,
+      "  },",
+    );
+  }
+  out.push(
+    "} as const satisfies { readonly [N in RpcNotificationName]: RpcNotificationSpec<N> };",
+    "",
+    "/** Each notification's wire name under its camelCase name. */",
+    "export const RPC_NOTIFICATION = {",
+    ...notifications.map((n) => `  ${n.clientName}: ${JSON.stringify(n.method)},`),
+    "} as const satisfies { readonly [clientName: string]: RpcNotificationName };",
     "",
   );
   return out.join("\n");
@@ -452,7 +534,7 @@ function checkDataSchema(schema: ErrorDataSchema, at: string): void {
 
 function checkMethodSchema(
   set: SchemaSet,
-  entry: RpcMethodDoc,
+  entry: Pick<RpcMethodDoc, "method" | "params"> & Partial<Pick<RpcMethodDoc, "result">>,
   kind: "params" | "result",
   at: string,
 ): string {
@@ -462,7 +544,7 @@ function checkMethodSchema(
       `expected ${at}/${kind} of ${METHODS_DOC} to be "${expected}" (the method name with "/" replaced by "-"), got "${entry[kind]}"`,
     );
   }
-  const path = RPC_DIR + entry[kind];
+  const path = RPC_DIR + (entry[kind] ?? "");
   if (!set.files.has(path)) {
     throw new Error(
       `expected ${path} (named by ${at}/${kind} of ${METHODS_DOC}) in the schema folder, found no such file`,

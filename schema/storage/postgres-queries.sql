@@ -74,6 +74,47 @@ FROM events
 WHERE session_id = @sessionId
 ORDER BY seq;
 
+-- name: sessionFrom
+-- loadFrom in one statement (one snapshot, one round trip, no lock): the header, with every event
+-- row from seq @fromSeq - 1 on rebuilt as its JSONL line as in eventLines. The row before the first
+-- new one proves that the stored log still extends the prefix the reader has. A session with no
+-- such rows gives one row whose event columns are NULL; no session gives no row. Walks the primary
+-- key from @fromSeq - 1, so that a reader with nothing new costs an index probe.
+SELECT
+  s.version,
+  s.id,
+  s.created_at AS "createdAt",
+  s.cwd,
+  s.parent_session AS "parentSession",
+  s.seed_length AS "seedLength",
+  e.seq,
+  e.type,
+  (
+    '{"type":' || to_json(e.type)::text
+    || ',"seq":' || e.seq
+    || ',"time":' || e.time
+    || ',"data":' || e.data
+    || coalesce(',"sourceEventSeqs":' || e.source_event_seqs, '')
+    || coalesce(',"surfaceOp":' || e.surface_op, '')
+    || '}'
+  )::text AS line
+FROM sessions AS s
+LEFT JOIN events AS e ON e.session_id = s.id AND e.seq >= @fromSeq::bigint - 1
+WHERE s.id = @sessionId
+ORDER BY e.seq;
+
+-- name: notifyChange
+-- Tells every backend LISTENing on the schema's change channel (@channel) that session @sessionId
+-- may have changed. Run inside each write transaction: PostgreSQL delivers it at commit, and only
+-- if the transaction commits. The payload (an id of at most 256 UTF-16 units, at most 1 KiB of
+-- UTF-8) stays under the 8000-byte limit.
+SELECT pg_notify(@channel::text, @sessionId::text)::text AS notified;
+
+-- name: listenChanges
+-- Subscribes the listening connection to the schema's change channel (an identifier: LISTEN takes
+-- no parameter). The subscription ends with the connection.
+LISTEN {channel};
+
 -- name: insertSession
 INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)
 VALUES (@id, @version, @createdAt, @cwd, @parentSession, @seedLength);

@@ -45,10 +45,11 @@ ORDER BY seq DESC
 LIMIT 1;
 
 -- name: eventLines
--- Every event row of a session in seq order, each rebuilt as its JSONL line in envelope member
--- order (type, seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one
--- JSON.parse per row gives the event with the key order an export must write. A line that does
--- not parse is a damaged row.
+-- The event rows of a session from seq @fromSeq on (0 for the whole log) in seq order, each
+-- rebuilt as its JSONL line in envelope member order (type, seq, time, data, then sourceEventSeqs
+-- and surfaceOp when not NULL), so that one JSON.parse per row gives the event with the key order
+-- an export must write. A line that does not parse is a damaged row. A range of the primary key:
+-- reading from the end of the log costs one index probe.
 SELECT
   seq,
   type,
@@ -60,7 +61,7 @@ SELECT
     || coalesce(',"surfaceOp":' || surface_op, '')
     || '}' AS line
 FROM events
-WHERE session_id = @sessionId
+WHERE session_id = @sessionId AND seq >= @fromSeq
 ORDER BY seq;
 
 -- name: insertSession
@@ -164,6 +165,24 @@ SELECT
   b.timeout AS busyTimeoutMs
 FROM pragma_synchronous() AS s, pragma_journal_mode() AS j, pragma_foreign_keys() AS f,
   pragma_busy_timeout() AS b;
+
+-- name: dataVersion
+-- Changes whenever another connection (of any process, this one's writer included) commits: the
+-- cheap question a change poller asks every interval before it looks at any session.
+SELECT data_version AS dataVersion FROM pragma_data_version();
+
+-- name: watchedHeads
+-- For each stored session among @ids (a JSON array of ids), its last event row as `seq@time` (NULL
+-- when it has none) — the time tells a repair that put back as many rows as it cut: one probe of
+-- the primary key per id, never a scan of a log. A watched id that is not stored has no row.
+SELECT
+  s.id AS id,
+  (
+    SELECT e.seq || '@' || e.time FROM events AS e
+    WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1
+  ) AS lastEvent
+FROM sessions AS s
+WHERE s.id IN (SELECT value FROM json_each(@ids));
 
 -- name: beginWrite
 -- A write transaction takes the write lock at once (waiting up to busy_timeout), so it never has

@@ -2,8 +2,14 @@
 
 /** The placeholder a named query uses for the target schema (identifiers cannot be bound). */
 export const SCHEMA_PLACEHOLDER = "{schema}";
+/**
+ * The placeholder a named query uses for the schema's change channel (LISTEN takes an identifier,
+ * not a parameter).
+ */
+export const CHANNEL_PLACEHOLDER = "{channel}";
+const PLACEHOLDERS = [SCHEMA_PLACEHOLDER, CHANNEL_PLACEHOLDER] as const;
 
-/** What a token is; `placeholder` is {@link SCHEMA_PLACEHOLDER}. */
+/** What a token is; `placeholder` is {@link SCHEMA_PLACEHOLDER} or {@link CHANNEL_PLACEHOLDER}. */
 export type TokenKind = "word" | "quoted" | "string" | "param" | "placeholder" | "punct" | "other";
 
 /** One token of a statement; `start` and `end` are offsets into its text. */
@@ -17,7 +23,7 @@ export interface Token {
 
 /**
  * Splits a statement into tokens: words, quoted identifiers, string literals (`'…'`, `E'…'`),
- * `@name` parameters, the `{schema}` placeholder and punctuation. Comments are skipped.
+ * `@name` parameters, the `{schema}` and `{channel}` placeholders and punctuation. Comments are skipped.
  * Calls `fail` (which throws) with what was expected and the offset it was not found at, for `$`
  * (positional parameters and dollar quoting are refused so that rewriting `@name` to `$n` is
  * unambiguous), a bad `@` or `{`, or an unterminated literal.
@@ -76,9 +82,10 @@ export function tokenize(sql: string, fail: (expected: string, at: number) => ne
       i += 1 + (name as string).length;
       tokens.push({ kind: "param", value: name as string, start, end: i });
     } else if (ch === "{") {
-      if (!sql.startsWith(SCHEMA_PLACEHOLDER, i)) fail(`${SCHEMA_PLACEHOLDER} as the only {…}`, i);
-      i += SCHEMA_PLACEHOLDER.length;
-      tokens.push({ kind: "placeholder", value: SCHEMA_PLACEHOLDER, start, end: i });
+      const placeholder = PLACEHOLDERS.find((p) => sql.startsWith(p, i));
+      if (placeholder === undefined) fail(`${PLACEHOLDERS.join(" or ")} as the only {…}`, i);
+      i += (placeholder as string).length;
+      tokens.push({ kind: "placeholder", value: placeholder as string, start, end: i });
     } else if (/[A-Za-z_]/.test(ch)) {
       const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(sql.slice(i))?.[0] as string;
       i += word.length;

@@ -81,6 +81,12 @@ export class SessionLog {
     return this.#snapshot;
   }
 
+  /** The events from `from` (inclusive) to `to` (exclusive, default the end), frozen. */
+  range(from: number, to?: number): readonly SessionEvent[] {
+    if (from === 0 && (to === undefined || to >= this.#events.length)) return this.events;
+    return markAdmitted(this.#events.slice(from, to));
+  }
+
   /** The event at `seq`, or undefined. */
   at(seq: number): SessionEvent | undefined {
     return this.#events[seq];

@@ -27,6 +27,8 @@ export interface ServerConnection {
    * output stream.
    */
   drain(): Promise<void>;
+  /** Sends a notification to the client; resolves once the output stream has taken it. */
+  notify(method: string, params: object): Promise<void>;
   /** Releases the connection; the streams are left to the caller. */
   dispose(): void;
 }
@@ -130,6 +132,7 @@ export function openServerConnection(options: ServerConnectionOptions): ServerCo
         }
       }
     },
+    notify: (method, params) => connection.sendNotification(method, params),
     dispose() {
       connection.dispose();
       closeEmitter.dispose();

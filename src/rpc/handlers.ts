@@ -15,6 +15,7 @@ import { ReplayModel } from "../replay/replay-model.js";
 import { storedSessionScript, storedSessionScripts } from "../replay/store-scripts.js";
 import type { SessionStore } from "../store/session-store.js";
 import { packageInfo } from "./package-info.js";
+import type { ConnectionWatches } from "./watches.js";
 
 /** Runs one method: `params` already passed the method's params validator. */
 export type MethodHandler<M extends RpcMethodName> = (
@@ -31,6 +32,8 @@ export interface HandlerContext {
   readonly storeKind: string;
   /** The open replays of this server, by replay id. */
   readonly replays: Map<string, ReplayModel>;
+  /** The watches of this server's connection. */
+  readonly watches: ConnectionWatches;
 }
 
 /** The ACP protocol version the handshake answers with. */
@@ -44,7 +47,7 @@ const MAX_DATE_MS = 8_640_000_000_000_000;
  * method lists in the table; the dispatcher maps them.
  */
 export function createHandlers(context: HandlerContext): MethodHandlers {
-  const { store, replays } = context;
+  const { store, replays, watches } = context;
 
   const replayOf = (replayId: string): ReplayModel => {
     const replay = replays.get(replayId);
@@ -111,9 +114,16 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       const session = await store.load(params.sessionId);
       const from = params.fromSeq ?? 0;
       const end = params.limit === undefined ? undefined : from + params.limit;
-      const events = session.events.slice(from, end);
+      const events = from >= session.nextSeq ? [] : session.eventsBetween(from, end);
       const nextSeq = from + events.length;
-      return { header: session.header, events, nextSeq, done: nextSeq >= session.nextSeq };
+      const openTurn = session.openTurn;
+      return {
+        header: session.header,
+        events,
+        nextSeq,
+        ...(openTurn === undefined ? {} : { openTurn }),
+        done: nextSeq >= session.nextSeq,
+      };
     },
 
     [RPC_METHOD.sessionList]: async (params) => {
@@ -188,6 +198,13 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
     [RPC_METHOD.replayClose]: async (params) => {
       replayOf(params.replayId);
       replays.delete(params.replayId);
+      return {};
+    },
+
+    [RPC_METHOD.sessionWatch]: async (params) => watches.start(params),
+
+    [RPC_METHOD.sessionUnwatch]: async (params) => {
+      watches.stop(params.watchId);
       return {};
     },
   } satisfies MethodHandlers;

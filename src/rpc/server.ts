@@ -1,5 +1,5 @@
 // serve(): seedline's JSON-RPC server over one stream pair — the store, the handlers, ordering, idle unloading, shutdown.
-import { RPC_METHOD } from "../generated.js";
+import { RPC_METHOD, RPC_NOTIFICATION } from "../generated.js";
 import type { ReplayModel } from "../replay/replay-model.js";
 import type { SessionStore } from "../store/session-store.js";
 import { openServerConnection } from "./connection.js";
@@ -8,6 +8,7 @@ import type { Framing } from "./framing.js";
 import { createHandlers } from "./handlers.js";
 import { DEFAULT_IDLE_MS, IdleSessions } from "./idle-sessions.js";
 import { KeyedQueue } from "./ordering.js";
+import { ConnectionWatches } from "./watches.js";
 
 /** How `serve` runs. */
 export interface ServeOptions {
@@ -27,6 +28,11 @@ export interface ServeOptions {
   storeUrl?: string;
   /** How long (ms) a session may go unused before it is unloaded; 60 000 unless told otherwise. */
   idleMs?: number;
+  /**
+   * How many events one watch may have waiting to be written to a slow client before it is ended
+   * with WATCH_OVERFLOW; 10 000 unless told otherwise.
+   */
+  watchBufferEvents?: number;
 }
 
 /** A running server. */
@@ -55,10 +61,20 @@ export function serve(options: ServeOptions): RpcServer {
   const queue = new KeyedQueue();
   const replays = new Map<string, ReplayModel>();
   const idle = new IdleSessions({ store, queue, idleMs: options.idleMs ?? DEFAULT_IDLE_MS, log });
+  // The connection is made after the handlers; notifications go through it once it exists.
+  let connection: ReturnType<typeof openServerConnection> | undefined;
+  const watches = new ConnectionWatches({
+    store,
+    send: async (params) => connection?.notify(RPC_NOTIFICATION.sessionEvents, params),
+    log,
+    onDelivery: (sessionId) => idle.touch(sessionId),
+    ...(options.watchBufferEvents === undefined ? {} : { bufferEvents: options.watchBufferEvents }),
+  });
   const handlers = createHandlers({
     store,
     storeKind: options.storeKind ?? store.backend.kind,
     replays,
+    watches,
   });
   const dispatch = createDispatcher({
     handlers,
@@ -66,7 +82,8 @@ export function serve(options: ServeOptions): RpcServer {
     log,
     onOrderingKey: (member, value) => idle.noteRequest(member, value),
   });
-  const connection = openServerConnection({ input, output, framing, dispatch, log });
+  const open = openServerConnection({ input, output, framing, dispatch, log });
+  connection = open;
   // A reader that went away (EPIPE) must not crash the process: log it, the input end follows.
   const onOutputError = (error: Error) => log(`output error: ${error.message}`);
   output.on("error", onOutputError);
@@ -74,10 +91,12 @@ export function serve(options: ServeOptions): RpcServer {
   let closing: Promise<void> | undefined;
   const shutdown = (): Promise<void> => {
     closing ??= (async () => {
-      await connection.drain();
+      // Closing the connection stops its watches; the requests in flight are still answered.
+      await watches.close();
+      await open.drain();
       await idle.stop();
       replays.clear();
-      connection.dispose();
+      open.dispose();
       // The error listener stays: a late EPIPE on a finished stream must not crash the process.
       await endOutput(output);
     })();
@@ -86,16 +105,16 @@ export function serve(options: ServeOptions): RpcServer {
 
   let closeRequested: (() => void) | undefined;
   const closed = new Promise<void>((resolve, reject) => {
-    connection.onClose(() => {
+    open.onClose(() => {
       shutdown().then(resolve, reject);
     });
     closeRequested = () => {
-      connection.stopReading();
+      open.stopReading();
       shutdown().then(resolve, reject);
     };
   });
 
-  connection.listen();
+  open.listen();
   idle.start();
   if ((input as { isTTY?: boolean }).isTTY === true) log(hintLine(options, framing));
 

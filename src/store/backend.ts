@@ -22,6 +22,18 @@ export interface StoredLog {
   readonly tornTail: boolean;
 }
 
+/**
+ * What `loadFrom` reports: a stored log from some seq on. `from` is the seq of `events[0]`: the
+ * seq asked for, or 0 when the backend answered with the whole log instead (because the stored
+ * log no longer extends the prefix the caller knows, or the backend could not tell cheaply).
+ */
+export interface StoredSuffix extends StoredLog {
+  readonly from: number;
+}
+
+/** Stops a change subscription; idempotent. */
+export type Unsubscribe = () => void;
+
 /** What `forkPoint` reports: enough for the boundary checks without loading the whole log. */
 export interface StoredForkPoint {
   readonly header: SessionHeader;
@@ -85,6 +97,25 @@ export interface SessionBackend {
    *   the last `turn/end`, or a missing/invalid header).
    */
   load(id: string): Promise<StoredLog | undefined>;
+
+  /**
+   * Reads a session from `fromSeq` on, reading only what is new: the header, the intact events
+   * at `fromSeq` and after (none when nothing was appended), and whether a torn tail follows. Never
+   * takes or waits for the writer lock, and always answers from what is durable in the store now,
+   * whichever process wrote it. When the stored log has fewer than `fromSeq` intact events (it was
+   * deleted and created again), the answer is the whole log, with `from` 0.
+   * Returns undefined when there is no such session.
+   * @throws StorageError as `load` does.
+   */
+  loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined>;
+
+  /**
+   * Calls `onChange` soon after session `id` may have changed in the store (an append, a repair,
+   * its creation or deletion), whichever process or machine wrote it. Calls may be spurious or
+   * coalesced: the subscriber reads with `loadFrom` to learn what changed. A backend that may have
+   * missed changes (a lost notification connection) calls every subscriber once it is back.
+   */
+  subscribe(id: string, onChange: () => void): Unsubscribe;
 
   /** Whether a session is stored, without reading its events. */
   has(id: string): Promise<boolean>;

@@ -9,7 +9,10 @@ import type {
   SessionBackend,
   StoredForkPoint,
   StoredLog,
+  StoredSuffix,
+  Unsubscribe,
 } from "./backend.js";
+import { ChangeHub } from "./change-hub.js";
 import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "./list-cursor.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
@@ -23,6 +26,7 @@ interface Entry {
 export class MemoryBackend implements SessionBackend {
   readonly kind = "memory";
   #sessions = new Map<string, Entry>();
+  readonly #changes = new ChangeHub();
 
   async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
     if (this.#sessions.has(header.id)) throw sessionTaken(header.id);
@@ -31,6 +35,7 @@ export class MemoryBackend implements SessionBackend {
       events: events.map((e) => JSON.stringify(e)),
       lastTime: events.at(-1)?.time,
     });
+    this.#changes.notify(header.id);
   }
 
   async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
@@ -44,6 +49,7 @@ export class MemoryBackend implements SessionBackend {
       events: entry.events.concat(lines),
       lastTime: events.at(-1)?.time ?? entry.lastTime,
     });
+    this.#changes.notify(id);
   }
 
   async load(id: string): Promise<StoredLog | undefined> {
@@ -54,6 +60,22 @@ export class MemoryBackend implements SessionBackend {
       events: entry.events.map((line) => JSON.parse(line)),
       tornTail: false,
     };
+  }
+
+  async loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined> {
+    const entry = this.#sessions.get(id);
+    if (entry === undefined) return undefined;
+    const from = fromSeq <= entry.events.length ? fromSeq : 0;
+    return {
+      header: JSON.parse(entry.header),
+      events: entry.events.slice(from).map((line) => JSON.parse(line)),
+      tornTail: false,
+      from,
+    };
+  }
+
+  subscribe(id: string, onChange: () => void): Unsubscribe {
+    return this.#changes.subscribe(id, onChange);
   }
 
   async has(id: string): Promise<boolean> {
@@ -81,12 +103,14 @@ export class MemoryBackend implements SessionBackend {
       events,
       lastTime: last === undefined ? undefined : (JSON.parse(last) as SessionEvent).time,
     });
+    this.#changes.notify(header.id);
   }
 
   async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
     const entry = this.#get(id);
     const events = entry.events.slice(0, keep).concat(closers.map((e) => JSON.stringify(e)));
     this.#sessions.set(id, { ...entry, events, lastTime: closers.at(-1)?.time ?? entry.lastTime });
+    this.#changes.notify(id);
   }
 
   async list(query: ListQuery): Promise<ListPage> {
@@ -113,7 +137,9 @@ export class MemoryBackend implements SessionBackend {
   }
 
   async delete(id: string): Promise<boolean> {
-    return this.#sessions.delete(id);
+    const deleted = this.#sessions.delete(id);
+    if (deleted) this.#changes.notify(id);
+    return deleted;
   }
 
   async lock(_id: string): Promise<ReleaseLock> {

@@ -1,7 +1,7 @@
 // SessionStore: sessions over a backend — create, load (with crash repair), append, fork, list, delete.
 import { randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import {
-  hasCode,
   InvalidEventError,
   SeedlineError,
   SessionForkError,
@@ -23,11 +23,12 @@ import { lastTurnMarkerAt, resolveForkBoundary } from "../log/fork-rules.js";
 import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
-import type { ListPage, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
+import type { ListPage, ListQuery, ReleaseLock, SessionBackend, StoredLog } from "./backend.js";
 import { checkFormatVersion } from "./format-version.js";
 import { formatEventLine, formatHeaderLine, parseLogText } from "./jsonl/format.js";
 import { MemoryBackend } from "./memory-backend.js";
 import { sessionNotFound, sessionTaken } from "./storage-errors.js";
+import { SessionWatch, type WatchOptions } from "./session-watch.js";
 
 /** How a store is set up. */
 export interface SessionStoreOptions {
@@ -50,9 +51,10 @@ export const DEFAULT_LIST_LIMIT = 100;
 
 interface LiveState {
   readonly log: SessionLog;
-  /** Whether the backend holds the session (false for a session created without a seed, until its first append). */
-  stored: boolean;
-  /** The writer lock; absent when another live process writes the session (a read-only view). */
+  /**
+   * The writer lock, while this process writes the session; absent for a session this process
+   * only reads (a cached view, brought up to date from the store before every read).
+   */
   release: ReleaseLock | undefined;
 }
 
@@ -92,6 +94,19 @@ export class Session {
   /** How many leading events were inherited (the header's `seedLength`, 0 when absent). */
   get seedLength(): number {
     return this.#log.header.seedLength ?? 0;
+  }
+
+  /**
+   * The turn left open at the end of the log, if any: a turn in progress, or one whose writer died
+   * (a reader sees it as stored; only the next writer closes it).
+   */
+  get openTurn(): number | undefined {
+    return this.#log.openTurn;
+  }
+
+  /** The events with seqs `from` (inclusive) to `to` (exclusive), frozen; a copy of just that range. */
+  eventsBetween(from: number, to?: number): readonly SessionEvent[] {
+    return this.#log.range(from, to);
   }
 
   /** The session's own events: those after the inherited prefix. */
@@ -136,8 +151,9 @@ export class SessionStore {
   }
 
   /**
-   * Creates a session. Without a seed nothing is stored until the first append (an abandoned
-   * session leaves nothing behind); with a seed (even an empty one) it is stored at once.
+   * Creates a session and stores it at once (its header alone when there is no seed), so every
+   * process can list, read, watch and fork it before its first event. This process holds its
+   * writer lock afterwards.
    * `meta.seedLength` is taken as given — never computed from the seed — and may not exceed it.
    * @throws StorageError INVALID_PARAMS (id, options, cwd not absolute, seedLength), SESSION_ALREADY_EXISTS;
    *   InvalidEventError for a seed event that breaks a rule; StorageError FORMAT_UNSUPPORTED for an unknown type.
@@ -180,27 +196,30 @@ export class SessionStore {
       const log = SessionLog.fromSeed(header, seed ?? [], "copy");
       const release = await this.backend.lock(sessionId);
       try {
-        if (seed !== undefined) await this.backend.create(header, log.events);
+        await this.backend.create(header, log.events);
       } catch (error) {
         await release();
         throw error;
       }
-      return this.#register(log, { stored: seed !== undefined, release });
+      return this.#register(log, release);
     });
   }
 
   /**
-   * The session with this id, loaded from the backend when it is not live, or undefined. A stored
-   * log that ends inside a turn is repaired first (closers appended and stored) when this process
-   * can take its writer lock; when another live process writes it, it is returned as it stands,
-   * read-only.
+   * The session with this id as the store holds it now, or undefined. Reading never takes, waits
+   * for or blocks on the writer lock: the answer is current (every append acknowledged to any
+   * process before this call is in it) but a log whose writer died inside a turn is returned as
+   * stored, its turn open (`openTurn`); only a writer closes it ({@link openForWriting}, or the
+   * next append). A session this process writes is answered from memory; any other is brought up
+   * to date from the store, reading only what is new.
    * @throws StorageError FORMAT_UNSUPPORTED, CORRUPT_LOG.
    */
   async get(id: string): Promise<Session | undefined> {
     checkSessionId(id, "/sessionId");
     const live = this.#live.get(id);
-    if (live) return live;
-    return this.#serial(id, () => this.#load(id));
+    // The writer's memory is the store: nothing else can append while it holds the lock.
+    if (live !== undefined && this.#state.get(live)?.release !== undefined) return live;
+    return this.#serial(id, async () => (await this.#current(id))?.session);
   }
 
   /** Like {@link get}, but a missing session is an error. @throws StorageError SESSION_NOT_FOUND. */
@@ -211,24 +230,53 @@ export class SessionStore {
   }
 
   /**
+   * Opens a session for writing: takes its writer lock (kept until the session is unloaded,
+   * deleted or the store closes), reads what other processes stored before letting go, and
+   * repairs a log that ends inside a turn or in a torn tail (the closers are stored). Appending
+   * does this by itself; call it to learn the repaired next seq first.
+   * @throws StorageError SESSION_NOT_FOUND, SESSION_BUSY (another live process writes it),
+   *   FORMAT_UNSUPPORTED, CORRUPT_LOG.
+   */
+  async openForWriting(id: string): Promise<Session> {
+    checkSessionId(id, "/sessionId");
+    return this.#serial(id, () => this.#writable(id));
+  }
+
+  /**
+   * Watches a session: batches of new events, each event exactly once and in seq order, from
+   * `fromSeq` (default: the current end) on, whichever process or machine appends them. The
+   * iterator ends when `signal` aborts or `return` is called, and after a batch with `deleted`
+   * when the session is deleted. See {@link SessionWatch}.
+   * @throws StorageError INVALID_PARAMS at once for a bad id; SESSION_NOT_FOUND through `ready`.
+   */
+  watch(id: string, options: WatchOptions = {}): SessionWatch {
+    checkSessionId(id, "/sessionId");
+    const fromSeq = options.fromSeq;
+    if (fromSeq !== undefined && (!Number.isSafeInteger(fromSeq) || fromSeq < 0)) {
+      throw invalidParams("/fromSeq", `expected a seq (an integer >= 0), got ${show(fromSeq)}`);
+    }
+    return new SessionWatch(this, id, options);
+  }
+
+  /**
    * Appends a batch, all or nothing; resolves with the next seq once the batch is durable. A batch
    * that repeats stored events exactly (a retry) is acknowledged and changes nothing.
-   * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND, SESSION_BUSY, FORMAT_UNSUPPORTED;
-   *   InvalidEventError; SeedlineError SESSION_NOT_LIVE for a stale `Session` object.
+   * Takes the writer lock first when this process does not hold it (see {@link openForWriting}).
+   * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND, SESSION_BUSY, FORMAT_UNSUPPORTED,
+   *   CORRUPT_LOG; InvalidEventError; SeedlineError SESSION_NOT_LIVE for a stale `Session` object.
    */
   async append(target: Session | string, events: readonly unknown[]): Promise<number> {
     if (!Array.isArray(events))
       throw invalidParams("/events", `expected an array of events, got ${show(events)}`);
-    const session =
-      typeof target === "string" ? await this.load(target) : this.#requireLive(target);
-    return this.#serial(session.id, async () => {
+    const id = typeof target === "string" ? target : this.#requireLive(target).id;
+    checkSessionId(id, "/sessionId");
+    return this.#serial(id, async () => {
+      const session = await this.#writable(id);
+      if (typeof target !== "string" && session !== target) throw notLive(id);
       const state = this.#requireState(session);
-      if (state.release === undefined) throw busy(session.id);
       const prepared = state.log.prepare(events, "copy");
       if (prepared.events.length > 0) {
-        if (state.stored) await this.backend.append(session.id, prepared.fromSeq, prepared.events);
-        else await this.backend.create(state.log.header, prepared.events);
-        state.stored = true;
+        await this.backend.append(id, prepared.fromSeq, prepared.events);
         state.log.commit(prepared);
       }
       return prepared.nextSeq;
@@ -281,7 +329,9 @@ export class SessionStore {
             { sessionId: sourceId },
           );
         }
-        const liveLog = live === undefined ? undefined : this.#requireState(live).log;
+        // Only a session this process writes is current in memory; any other is asked of the store.
+        const liveState = live === undefined ? undefined : this.#requireState(live);
+        const liveLog = liveState?.release === undefined ? undefined : liveState.log;
         let at: number;
         let sourceHeader: SessionHeader;
         if (liveLog) {
@@ -316,17 +366,13 @@ export class SessionStore {
         });
         const release = await this.backend.lock(childId);
         try {
-          if (live && !this.#requireState(live).stored) await this.backend.create(header, []);
-          else await this.backend.fork(sourceId, at, header);
+          await this.backend.fork(sourceId, at, header);
         } catch (error) {
           await release();
           throw error;
         }
         if (liveLog) {
-          this.#register(SessionLog.fromValidEvents(header, liveLog.events.slice(0, at + 1)), {
-            stored: true,
-            release,
-          });
+          this.#register(SessionLog.fromValidEvents(header, liveLog.events.slice(0, at + 1)), release);
         } else {
           await release();
         }
@@ -382,12 +428,17 @@ export class SessionStore {
     return this.#serial(header.id, async () => {
       await this.#assertFree(header.id);
       const log = SessionLog.fromSeed(header, parsed.events, "parsed");
-      await this.backend.create(log.header, log.events);
+      const release = await this.backend.lock(header.id);
+      try {
+        await this.backend.create(log.header, log.events);
+      } finally {
+        await release();
+      }
       return log.header;
     });
   }
 
-  /** One page of stored sessions, newest first; sessions not yet stored are not listed. */
+  /** One page of stored sessions, newest first, as the store holds them now (every process's). */
   async list(query: Partial<ListQuery> = {}): Promise<ListPage> {
     return this.backend.list({ ...query, limit: query.limit ?? DEFAULT_LIST_LIMIT });
   }
@@ -401,10 +452,6 @@ export class SessionStore {
     await this.#serial(id, async () => {
       const live = this.#live.get(id);
       const state = live && this.#state.get(live);
-      if (state && !state.stored) {
-        await this.#unregister(id);
-        return;
-      }
       if (state?.release === undefined && !(await this.backend.has(id))) throw sessionNotFound(id);
       const release = state?.release ?? (await this.backend.lock(id));
       try {
@@ -432,80 +479,75 @@ export class SessionStore {
     await this.backend.close();
   }
 
-  async #load(id: string): Promise<Session | undefined> {
+  /**
+   * The session as stored now, brought up to date from the store (a cached view reads only what
+   * is new), with whether a torn tail follows its intact events. Undefined when it is not stored;
+   * a session deleted elsewhere is dropped from the cache.
+   */
+  async #current(id: string): Promise<{ session: Session; tornTail: boolean } | undefined> {
     const live = this.#live.get(id);
-    if (live) return live;
-    // The writer lock comes first: a log read before it could miss a batch another process
-    // appends (and acknowledges) before letting go, and repairing that stale read would cut it.
-    let release: ReleaseLock | undefined;
-    try {
-      release = await this.backend.lock(id);
-    } catch (error) {
-      if (!hasCode(error, "SESSION_BUSY")) throw error;
+    const state = live === undefined ? undefined : this.#state.get(live);
+    const known = state?.log.length ?? 0;
+    const stored = await this.backend.loadFrom(id, known);
+    if (stored === undefined) {
+      if (live !== undefined) await this.#unregister(id);
+      return undefined;
     }
-    try {
-      const session = await this.#loadLocked(id, release);
-      if (session === undefined) await release?.();
-      return session;
-    } catch (error) {
-      await release?.();
-      throw error;
-    }
-  }
-
-  async #loadLocked(id: string, release: ReleaseLock | undefined): Promise<Session | undefined> {
-    const stored = await this.backend.load(id);
-    if (stored === undefined) return undefined;
     const location = `session ${show(id)} (${this.backend.kind})`;
-    checkFormatVersion(stored.header, location);
-    if (!validateSessionHeader(stored.header)) {
-      throw new StorageError(
-        "CORRUPT_LOG",
-        `expected a valid header in ${location}, got ${show(stored.header)}`,
-        {
-          location,
-        },
-      );
+    if (
+      live !== undefined &&
+      state !== undefined &&
+      stored.from === known &&
+      isDeepStrictEqual(stored.header, state.log.header)
+    ) {
+      if (stored.events.length > 0) extendStored(state.log, stored.events, location);
+      return { session: live, tornTail: stored.tornTail };
     }
-    if ((stored.header.seedLength ?? 0) > stored.events.length) {
-      throw new StorageError(
-        "CORRUPT_LOG",
-        `expected at least seedLength ${stored.header.seedLength} events in ${location}, got ${stored.events.length}`,
-        { location },
-      );
+    // Not cached, or the stored log no longer extends the cached one (deleted and created again):
+    // build it afresh from the whole log; an old `Session` object becomes stale.
+    const whole = stored.from === 0 ? stored : await this.backend.loadFrom(id, 0);
+    if (whole === undefined) {
+      if (live !== undefined) await this.#unregister(id);
+      return undefined;
     }
-    let log: SessionLog;
-    try {
-      log = SessionLog.fromSeed(stored.header, stored.events, "parsed");
-    } catch (error) {
-      if (error instanceof InvalidEventError) {
-        throw new StorageError(
-          "CORRUPT_LOG",
-          `expected a valid stored log in ${location}: ${error.message}`,
-          {
-            location,
-            seq: error.seq,
-            rule: error.rule,
-          },
-          { cause: error },
-        );
-      }
-      throw error;
-    }
-    // Another live process writes this session: read it as it stands, and never repair it.
-    if (release === undefined) return this.#register(log, { stored: true, release: undefined });
-    const closers = closersFor(log.stateCopy(), log.at(log.length - 1)?.time ?? 0);
-    if (closers.length > 0 || stored.tornTail) {
-      await this.backend.repair(id, log.length, closers);
-      log.append(closers, "parsed");
-    }
-    return this.#register(log, { stored: true, release });
+    const log = logFromStored(whole, location);
+    const release = state?.release;
+    if (live !== undefined) this.#live.delete(id);
+    return { session: this.#register(log, release), tornTail: whole.tornTail };
   }
 
-  #register(log: SessionLog, state: Omit<LiveState, "log">): Session {
+  /**
+   * The session, held for writing: the lock is taken first when this process does not hold it —
+   * a log read before it could miss a batch another process appends (and acknowledges) before
+   * letting go, and repairing that stale read would cut it — then the log is brought up to date
+   * and an interrupted turn or torn tail is repaired. Runs inside the id's queue.
+   */
+  async #writable(id: string): Promise<Session> {
+    const live = this.#live.get(id);
+    if (live !== undefined && this.#state.get(live)?.release !== undefined) return live;
+    const release = await this.backend.lock(id);
+    try {
+      const current = await this.#current(id);
+      if (current === undefined) throw sessionNotFound(id);
+      const state = this.#requireState(current.session);
+      const log = state.log;
+      const closers = closersFor(log.stateCopy(), log.at(log.length - 1)?.time ?? 0);
+      if (closers.length > 0 || current.tornTail) {
+        await this.backend.repair(id, log.length, closers);
+        log.append(closers, "parsed");
+      }
+      state.release = release;
+      return current.session;
+    } catch (error) {
+      await release();
+      throw error;
+    }
+  }
+
+  #register(log: SessionLog, release: ReleaseLock | undefined): Session {
     const session = new Session(this, log);
     this.#live.set(log.header.id, session);
-    this.#state.set(session, { log, ...state });
+    this.#state.set(session, { log, release });
     return session;
   }
 
@@ -523,13 +565,7 @@ export class SessionStore {
   }
 
   #requireLive(session: Session): Session {
-    if (session.store !== this || this.#live.get(session.id) !== session) {
-      throw new SeedlineError(
-        "SESSION_NOT_LIVE",
-        `expected the store's current Session for ${show(session.id)}, got a stale or detached one`,
-        { sessionId: session.id },
-      );
-    }
+    if (session.store !== this || this.#live.get(session.id) !== session) throw notLive(session.id);
     return session;
   }
 
@@ -592,12 +628,52 @@ function forkChildTaken(id: string): SessionForkError<"SESSION_ALREADY_EXISTS"> 
   );
 }
 
-function busy(id: string): StorageError<"SESSION_BUSY"> {
-  return new StorageError(
-    "SESSION_BUSY",
-    `expected to hold the writer lock of ${show(id)}, but another live process writes it`,
-    {
-      sessionId: id,
-    },
+function notLive(id: string): SeedlineError<"SESSION_NOT_LIVE"> {
+  return new SeedlineError(
+    "SESSION_NOT_LIVE",
+    `expected the store's current Session for ${show(id)}, got a stale or detached one`,
+    { sessionId: id },
   );
+}
+
+/** A log from a whole stored log, checked: anything the invariants refuse is damage (CORRUPT_LOG). */
+function logFromStored(stored: StoredLog, location: string): SessionLog {
+  checkFormatVersion(stored.header, location);
+  if (!validateSessionHeader(stored.header)) {
+    throw new StorageError(
+      "CORRUPT_LOG",
+      `expected a valid header in ${location}, got ${show(stored.header)}`,
+      { location },
+    );
+  }
+  if ((stored.header.seedLength ?? 0) > stored.events.length) {
+    throw new StorageError(
+      "CORRUPT_LOG",
+      `expected at least seedLength ${stored.header.seedLength} events in ${location}, got ${stored.events.length}`,
+      { location },
+    );
+  }
+  return asCorruption(location, () => SessionLog.fromSeed(stored.header, stored.events, "parsed"));
+}
+
+/** Extends a log with events another process stored after it, checked like any stored event. */
+function extendStored(log: SessionLog, events: unknown[], location: string): void {
+  asCorruption(location, () => log.append(events, "parsed"));
+}
+
+/** Runs `read`, turning a broken rule in stored events into CORRUPT_LOG. */
+function asCorruption<T>(location: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof InvalidEventError) {
+      throw new StorageError(
+        "CORRUPT_LOG",
+        `expected a valid stored log in ${location}: ${error.message}`,
+        { location, seq: error.seq, rule: error.rule },
+        { cause: error },
+      );
+    }
+    throw error;
+  }
 }

@@ -69,6 +69,19 @@ export interface LogScan {
   readonly tornAt?: TornAt;
 }
 
+/**
+ * Where an earlier read of the same file stopped among its intact lines, so that a later read
+ * resumes there instead of reading the log again (the parts of a {@link LogScan} it needs).
+ */
+export interface ResumePoint {
+  readonly header: SessionHeader;
+  readonly headerEnd: number;
+  /** The number of intact events before the resume point. */
+  readonly length: number;
+  /** The byte offset just past the last intact line: where reading resumes. */
+  readonly intactEnd: number;
+}
+
 /** A log read from text: its header, intact events (fresh from `JSON.parse`) and torn tail. */
 export interface ParsedLog {
   readonly header: SessionHeader;
@@ -112,9 +125,19 @@ export class LogReader {
   #bad: { readonly line: number; readonly start: number; readonly seq: number } | undefined;
   #fragment: TornAt | undefined;
 
-  /** @param location names the log in errors (a file path, or what an import came from). */
-  constructor(location: string) {
+  /**
+   * @param location names the log in errors (a file path, or what an import came from).
+   * @param resume where an earlier read of the same log stopped: the reader then expects the
+   *   line after the last intact one (line `length + 2`, seq `length`) as its first line.
+   */
+  constructor(location: string, resume?: ResumePoint) {
     this.location = location;
+    if (resume === undefined) return;
+    this.#header = resume.header;
+    this.#headerEnd = resume.headerEnd;
+    this.#length = resume.length;
+    this.#intactEnd = resume.intactEnd;
+    this.#end = resume.intactEnd;
   }
 
   /** The number of intact events so far. */

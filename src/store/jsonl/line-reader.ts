@@ -1,27 +1,37 @@
 // Reads log files in chunks: whole logs line by line, or only the first line and the last event line.
 import type { FileHandle } from "node:fs/promises";
-import { type LogLine, LogReader, type LogScan } from "./format.js";
+import { type LogLine, LogReader, type LogScan, type ResumePoint } from "./format.js";
 
 /** How much of a file is read at a time. */
 export const CHUNK_BYTES = 1 << 20;
 
 const NEWLINE = 0x0a;
 
+/** Where a read of lines starts: a byte offset at the start of a line, and that line's number. */
+export interface LineStart {
+  readonly position: number;
+  /** The 1-based number of the line at `position`. */
+  readonly number: number;
+}
+
+const FILE_START: LineStart = { position: 0, number: 1 };
+
 /**
- * Calls `onLine` for every line of a file, in order, reading `chunkBytes` at a time; a final
- * fragment without `\n` comes last, unterminated. Only the line being assembled is held, so
- * memory does not grow with the file. Returning "stop" ends the read.
+ * Calls `onLine` for every line of a file from `start` on, in order, reading `chunkBytes` at a
+ * time; a final fragment without `\n` comes last, unterminated. Only the line being assembled is
+ * held, so memory does not grow with the file. Returning "stop" ends the read.
  */
 export async function readLines(
   handle: FileHandle,
   onLine: (line: LogLine) => "stop" | undefined,
   chunkBytes: number = CHUNK_BYTES,
+  start: LineStart = FILE_START,
 ): Promise<void> {
   const chunk = Buffer.allocUnsafe(chunkBytes);
   let pending: Buffer[] = [];
-  let position = 0;
-  let lineStart = 0;
-  let number = 1;
+  let position = start.position;
+  let lineStart = start.position;
+  let number = start.number;
   for (;;) {
     const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position);
     if (bytesRead === 0) break;
@@ -56,7 +66,8 @@ export async function readLines(
 /**
  * Streams a log file through the read rules of {@link LogReader}, handing each intact event to
  * `visit` and keeping nothing itself; `visit` returning "stop" ends the read early (the scan
- * then describes the lines read).
+ * then describes the lines read). With `resume`, reading starts just past the intact lines an
+ * earlier read of the same file found, and only the bytes after them are read.
  * @throws StorageError CORRUPT_LOG, FORMAT_UNSUPPORTED, as {@link LogReader} does.
  */
 export async function scanLogFile(
@@ -64,8 +75,9 @@ export async function scanLogFile(
   location: string,
   visit?: (event: Record<string, unknown>, line: LogLine) => "stop" | undefined,
   chunkBytes: number = CHUNK_BYTES,
+  resume?: ResumePoint,
 ): Promise<LogScan> {
-  const reader = new LogReader(location);
+  const reader = new LogReader(location, resume);
   await readLines(
     handle,
     (line) => {
@@ -73,6 +85,8 @@ export async function scanLogFile(
       return event === undefined || visit === undefined ? undefined : visit(event, line);
     },
     chunkBytes,
+    // Line 1 is the header, so the line after `length` intact events is line `length + 2`.
+    resume === undefined ? FILE_START : { position: resume.intactEnd, number: resume.length + 2 },
   );
   return reader.finish();
 }

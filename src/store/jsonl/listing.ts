@@ -9,6 +9,7 @@ import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "../list
 import { parseHeaderLine } from "./format.js";
 import { LOG_SUFFIX, logFileName } from "./layout.js";
 import { walkLinesBackwards } from "./line-reader.js";
+import { isErrno } from "../../util/errno.js";
 
 /** How many files are open at once while reading the page's last lines. */
 const PARALLELISM = 32;
@@ -172,8 +173,4 @@ async function forEachLimited<T>(
     while (next < items.length) await task(items[next++] as T);
   };
   await Promise.all(Array.from({ length: Math.min(PARALLELISM, items.length) }, worker));
-}
-
-function isErrno(error: unknown, code: string): boolean {
-  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
 }

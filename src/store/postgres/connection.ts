@@ -122,6 +122,16 @@ export function advisoryKey(...parts: readonly string[]): string {
   return digest.readBigInt64BE(0).toString();
 }
 
+/**
+ * The LISTEN/NOTIFY channel of the store in `schema`: `seedline_changes_` and 16 hex digits of
+ * the schema name's SHA-256 (33 bytes, within the 63 of an identifier, whatever the schema's
+ * length), so that stores in other schemas of one database never hear each other's writes.
+ */
+export function changeChannel(schema: string): string {
+  const digest = createHash("sha256").update(schema, "utf8").digest("hex");
+  return `seedline_changes_${digest.slice(0, 16)}`;
+}
+
 function invalidStore(message: string): StorageError<"INVALID_PARAMS"> {
   return new StorageError("INVALID_PARAMS", message, {
     errors: [{ instancePath: "/store", message }],

@@ -1,6 +1,6 @@
-// Rows to values and back for PostgreSQL: a batch as column arrays, turn markers read from data text.
+// Rows to values and back for PostgreSQL: a batch as column arrays, turn markers read from data text, sessionFrom rows split.
 import { StorageError, show } from "../../errors.js";
-import type { SessionEvent } from "../../generated.js";
+import type { SessionEvent, SqliteQueryRows } from "../../generated.js";
 import type { TurnMarker } from "../../log/invariants.js";
 import {
   POSTGRES_QUERY_PARAMS,
@@ -70,4 +70,31 @@ export function turnMarkerOf(
     );
   }
   return { seq: row.seq, type: row.type, turn };
+}
+
+/** A sessionFrom answer split in two: the header columns, and the event rows in seq order. */
+export interface SessionFromRows {
+  readonly header: PostgresQueryRows["sessionHeader"];
+  readonly events: PostgresQueryRows["eventLines"][];
+}
+
+/**
+ * Splits the rows of sessionFrom into the session's header columns and its event rows; undefined
+ * when there is no session (no row).
+ */
+export function splitSessionFrom(
+  rows: readonly PostgresQueryRows["sessionFrom"][],
+): SessionFromRows | undefined {
+  const first = rows[0];
+  if (first === undefined) return undefined;
+  const { seq: _seq, type: _type, line: _line, ...header } = first;
+  const events: PostgresQueryRows["eventLines"][] = [];
+  for (const { seq, type, line } of rows) {
+    // NULL event columns: the one row of a session with no event rows from the asked seq on.
+    if (seq === null || type === null) continue;
+    events.push({ seq, type, line });
+  }
+  // The header columns come from the join's left side, a stored sessions row: NOT NULL where
+  // sessionHeader says so (the outer join is what makes the generator type them nullable).
+  return { header: header as PostgresQueryRows["sessionHeader"], events };
 }

@@ -1,6 +1,8 @@
 // The PostgreSQL backend's only way to SQL: the generated named queries, prepared per connection.
 import { type ClientBase, escapeIdentifier } from "pg";
 import {
+  POSTGRES_CHANNEL_PLACEHOLDER,
+  POSTGRES_CHANNEL_QUERIES,
   POSTGRES_QUERIES,
   POSTGRES_QUERY_PARAMS,
   POSTGRES_SCHEMA_PLACEHOLDER,
@@ -10,6 +12,7 @@ import {
   type PostgresQueryParams,
   type PostgresQueryRows,
 } from "../../generated.js";
+import { changeChannel } from "./connection.js";
 
 export {
   POSTGRES_DDL,
@@ -27,15 +30,25 @@ export type ReaderName = keyof PostgresQueryRows;
 export type WriterName = Exclude<PostgresQueryName, ReaderName>;
 
 /**
- * The named queries of schema/storage/postgres-queries.sql for one schema. A statement with
- * parameters, or one that returns rows, runs as a named prepared statement (parsed once per
- * connection); the others (BEGIN, COMMIT, CREATE SCHEMA…) run as simple queries.
+ * The named queries of schema/storage/postgres-queries.sql for one schema and its change channel
+ * ({@link changeChannel}). A statement with parameters, or one that returns rows, runs as a named
+ * prepared statement (parsed once per connection); the others (BEGIN, COMMIT, CREATE SCHEMA,
+ * LISTEN…) run as simple queries.
  */
 export class Queries {
   readonly #texts: Readonly<Record<PostgresQueryName, string>>;
+  /** The schema's LISTEN/NOTIFY channel, as notifyChange binds it. */
+  readonly channel: string;
 
   constructor(schema: string) {
+    this.channel = changeChannel(schema);
     const texts: Record<string, string> = { ...POSTGRES_QUERIES };
+    for (const name of POSTGRES_CHANNEL_QUERIES) {
+      texts[name] = POSTGRES_QUERIES[name].replaceAll(
+        POSTGRES_CHANNEL_PLACEHOLDER,
+        escapeIdentifier(this.channel),
+      );
+    }
     for (const name of POSTGRES_SCHEMA_QUERIES) {
       texts[name] = POSTGRES_QUERIES[name].replaceAll(
         POSTGRES_SCHEMA_PLACEHOLDER,

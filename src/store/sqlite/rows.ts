@@ -57,15 +57,19 @@ export interface FramedLog {
 }
 
 /**
- * Frames event rows (in seq order) the way JSONL lines are framed: keeps the longest prefix of
- * rows whose line parses with `seq` equal to the index. A bad row (a line that does not parse, or
- * a seq missing) at or before the last `turn/end` row is corruption; after it, it starts a torn
- * tail (repair deletes it). Rows after the first bad one are not parsed.
+ * Frames event rows (in seq order, from seq `first` on) the way JSONL lines are framed: keeps the
+ * longest run of rows whose line parses with `seq` equal to `first` plus the index. A bad row (a
+ * line that does not parse, or a seq missing) at or before the last `turn/end` row is corruption;
+ * after it, it starts a torn tail (repair deletes it). Rows after the first bad one are not
+ * parsed. Framing from `first` > 0 judges the rows from `first` on exactly as framing the whole log
+ * would when the rows before `first` are intact: a `turn/end` before `first` is before every bad
+ * row it could make corruption.
  * @throws StorageError CORRUPT_LOG naming `location` (the table and session) and the seq.
  */
 export function frameEventRows(
   rows: Iterable<SqliteQueryRows["eventLines"]>,
   location: string,
+  first = 0,
 ): FramedLog {
   const events: unknown[] = [];
   let bad: { seq: number; what: string } | undefined;
@@ -73,7 +77,7 @@ export function frameEventRows(
   for (const row of rows) {
     if (row.type === "turn/end") lastTurnEnd = row.seq;
     if (bad !== undefined) continue;
-    const seq = events.length;
+    const seq = first + events.length;
     if (row.seq !== seq) {
       bad = { seq, what: `no row (the next row has seq ${row.seq})` };
       continue;

@@ -1,4 +1,4 @@
-// The SQLite backend (better-sqlite3): layout 4, version policy on open, group commit, per-session lock files.
+// The SQLite backend (better-sqlite3): layout 4, version policy on open, group commit, per-session lock files, change polling.
 import Database from "better-sqlite3";
 import { StorageError, show } from "../../errors.js";
 import { type SessionEvent, type SessionHeader, SQLITE_PRAGMAS } from "../../generated.js";
@@ -11,21 +11,33 @@ import type {
   SessionBackend,
   StoredForkPoint,
   StoredLog,
+  StoredSuffix,
+  Unsubscribe,
 } from "../backend.js";
+import { ChangeHub } from "../change-hub.js";
 import { checkFormatVersion } from "../format-version.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
 import { LockFiles } from "../lock-files.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
+import { ChangePoller } from "./change-poller.js";
 import { GroupCommit, type WriteStats } from "./group-commit.js";
-import { eventParams, frameEventRows, headerFromRow } from "./rows.js";
+import { eventParams, type FramedLog, frameEventRows, headerFromRow } from "./rows.js";
 import { paramsFrom, type SqliteQueryRows, Statements } from "./statements.js";
 import { asStorageError, inspectDatabase, isPrivate, stampNewDatabase } from "./version-policy.js";
 
 /** How a SQLite backend is opened. */
 export interface SqliteBackendOptions {
   readonly durability?: Durability;
+  /**
+   * How often, in milliseconds, a backend with subscribers asks the database whether another
+   * connection committed (`PRAGMA data_version`); 25 by default. Bounds how late a subscriber hears
+   * of another process's write.
+   */
+  readonly pollIntervalMs?: number;
 }
+
+const DEFAULT_POLL_INTERVAL_MS = 25;
 
 /** Lists start strictly after this key: above every stored session (createdAt is a safe integer). */
 const FIRST_PAGE: ListKey = { createdAt: Number.MAX_SAFE_INTEGER + 1, id: "" };
@@ -38,6 +50,9 @@ const FIRST_PAGE: ListKey = { createdAt: Number.MAX_SAFE_INTEGER + 1, id: "" };
  * transaction (each in its own savepoint, so each is checked and all-or-nothing on its own), and
  * resolve once it has committed. Other processes may use the same database at once (WAL, busy
  * timeout); one writer per session is kept by lock files in `<database>.locks/`.
+ *
+ * Subscribers hear of this backend's writes once they have committed, and of other connections'
+ * writes through one {@link ChangePoller} per backend, running while any session has subscribers.
  */
 export class SqliteBackend implements SessionBackend {
   readonly kind = "sqlite";
@@ -48,17 +63,34 @@ export class SqliteBackend implements SessionBackend {
   readonly #group: GroupCommit;
   /** Absent for a private in-memory database, which no other process can write. */
   readonly #locks: LockFiles | undefined;
+  readonly #changes: ChangeHub;
+  /** Absent for a private in-memory database: no other connection can commit to it. */
+  readonly #poller: ChangePoller | undefined;
   #closed = false;
   /** The durability mode this backend commits in. */
   readonly durability: Durability;
 
-  private constructor(path: string, db: Database.Database, durability: Durability) {
+  private constructor(
+    path: string,
+    db: Database.Database,
+    durability: Durability,
+    pollIntervalMs: number,
+  ) {
     this.path = path;
     this.durability = durability;
     this.#db = db;
     this.#statements = new Statements(db);
     this.#group = new GroupCommit(db, this.#statements);
     this.#locks = isPrivate(path) ? undefined : new LockFiles(`${path}.locks`);
+    const poller = isPrivate(path)
+      ? undefined
+      : new ChangePoller(path, pollIntervalMs, (id) => this.#changes.notify(id));
+    this.#poller = poller;
+    this.#changes = new ChangeHub(
+      poller === undefined
+        ? {}
+        : { onFirst: (id) => poller.watch(id), onLast: (id) => poller.unwatch(id) },
+    );
   }
 
   /**
@@ -84,7 +116,12 @@ export class SqliteBackend implements SessionBackend {
       db.close();
       throw asStorageError(error, path);
     }
-    return new SqliteBackend(path, db, durability);
+    return new SqliteBackend(
+      path,
+      db,
+      durability,
+      options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+    );
   }
 
   /** Write transactions committed so far and the batches they carried: one per group commit. */
@@ -98,11 +135,13 @@ export class SqliteBackend implements SessionBackend {
     return this.#statements.get("connectionSettings", {});
   }
 
+  /** Stores the session row at once, with no events too (a session is listed before it has any). */
   async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
     await this.#write(() => {
       this.#insertSession(header);
       this.#insertEvents(header.id, 0, events);
     });
+    this.#changes.notify(header.id);
   }
 
   async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
@@ -111,6 +150,7 @@ export class SqliteBackend implements SessionBackend {
       if (next !== fromSeq) throw seqConflict(id, next, fromSeq);
       this.#insertEvents(id, fromSeq, events);
     });
+    this.#changes.notify(id);
   }
 
   async load(id: string): Promise<StoredLog | undefined> {
@@ -118,10 +158,46 @@ export class SqliteBackend implements SessionBackend {
       const row = this.#statements.get("sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
       checkFormatVersion(row, this.#where(id));
-      const rows = this.#statements.iterate("eventLines", { sessionId: id });
-      const framed = frameEventRows(rows, `table events of ${this.#where(id)}`);
+      const framed = this.#frame(id, 0);
       return { header: headerFromRow(row), events: framed.events, tornTail: framed.tornTail };
     });
+  }
+
+  /**
+   * Reads the header and the rows from `fromSeq - 1` on, in one read transaction on this
+   * backend's connection (no writer lock). When nothing is new that is two primary-key probes.
+   */
+  async loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined> {
+    return this.#read(() => {
+      const row = this.#statements.get("sessionHeader", { sessionId: id });
+      if (row === undefined) return undefined;
+      checkFormatVersion(row, this.#where(id));
+      const header = headerFromRow(row);
+      if (fromSeq > 0) {
+        // The row before fromSeq comes too: intact, it shows the stored log still reaches the
+        // prefix the caller knows; missing or damaged, the log is not the one the caller read.
+        const framed = this.#frame(id, fromSeq - 1);
+        if (framed.events.length > 0) {
+          return {
+            header,
+            events: framed.events.slice(1),
+            tornTail: framed.tornTail,
+            from: fromSeq,
+          };
+        }
+      }
+      const framed = this.#frame(id, 0);
+      return { header, events: framed.events, tornTail: framed.tornTail, from: 0 };
+    });
+  }
+
+  /**
+   * Subscribes to changes of session `id`: this backend's own writes once they have committed, and
+   * other connections' (other processes') commits within about `pollIntervalMs`.
+   */
+  subscribe(id: string, onChange: () => void): Unsubscribe {
+    this.#assertOpen();
+    return this.#changes.subscribe(id, onChange);
   }
 
   async has(id: string): Promise<boolean> {
@@ -179,6 +255,7 @@ export class SqliteBackend implements SessionBackend {
         );
       }
     });
+    this.#changes.notify(header.id);
   }
 
   async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
@@ -189,6 +266,7 @@ export class SqliteBackend implements SessionBackend {
       this.#statements.run("deleteEventsFrom", { sessionId: id, keep });
       this.#insertEvents(id, keep, closers);
     });
+    this.#changes.notify(id);
   }
 
   async list(query: ListQuery): Promise<ListPage> {
@@ -232,11 +310,16 @@ export class SqliteBackend implements SessionBackend {
    */
   async delete(id: string): Promise<boolean> {
     const release = await this.lock(id);
+    let deleted: boolean;
     try {
-      return await this.#write(() => this.#statements.run("deleteSession", { sessionId: id }) > 0);
+      deleted = await this.#write(
+        () => this.#statements.run("deleteSession", { sessionId: id }) > 0,
+      );
     } finally {
       await release();
     }
+    if (deleted) this.#changes.notify(id);
+    return deleted;
   }
 
   async lock(id: string): Promise<ReleaseLock> {
@@ -245,10 +328,14 @@ export class SqliteBackend implements SessionBackend {
     return this.#locks.acquire(encodeSessionId(id), id);
   }
 
-  /** Finishes the queued writes, releases every lock and closes the database. Idempotent. */
+  /**
+   * Stops the change poller, finishes the queued writes (their subscribers still hear of them),
+   * releases every lock and closes the database. Idempotent.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#poller?.close();
     try {
       await this.#group.drain();
     } finally {
@@ -281,6 +368,12 @@ export class SqliteBackend implements SessionBackend {
     } catch (error) {
       return Promise.reject(asStorageError(error, this.path));
     }
+  }
+
+  /** Frames the event rows of `id` from seq `first` on; see {@link frameEventRows}. */
+  #frame(id: string, first: number): FramedLog {
+    const rows = this.#statements.iterate("eventLines", { sessionId: id, fromSeq: first });
+    return frameEventRows(rows, `table events of ${this.#where(id)}`, first);
   }
 
   /** The seq the next event of a stored session takes. @throws StorageError SESSION_NOT_FOUND. */
