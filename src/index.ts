@@ -1,4 +1,9 @@
 // The public entry of the seedline package.
+
+export {
+  ClientWatch,
+  type ClientWatchOptions,
+} from "./client/client-watches.js";
 export {
   ConnectionClosedError,
   RpcResponseError,
@@ -40,7 +45,9 @@ export {
   NdjsonMessageWriter,
 } from "./rpc/ndjson-framing.js";
 export { type RpcServer, type ServeOptions, serve } from "./rpc/server.js";
+export { DEFAULT_WATCH_BUFFER_EVENTS } from "./rpc/watches.js";
 export type * from "./store/backend.js";
+export { ChangeHub, type ChangeHubHooks } from "./store/change-hub.js";
 export { JsonlBackend, type JsonlBackendOptions } from "./store/jsonl/jsonl-backend.js";
 export { MemoryBackend } from "./store/memory-backend.js";
 export {
@@ -60,4 +67,10 @@ export {
   SessionStore,
   type SessionStoreOptions,
 } from "./store/session-store.js";
+export {
+  DEFAULT_WATCH_BATCH,
+  SessionWatch,
+  type WatchBatch,
+  type WatchOptions,
+} from "./store/session-watch.js";
 export { SqliteBackend, type SqliteBackendOptions } from "./store/sqlite/sqlite-backend.js";

@@ -4,12 +4,14 @@ import {
   appendFileSync,
   copyFileSync,
   existsSync,
+  type FSWatcher,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   readlinkSync,
   rmSync,
+  watch,
   writeFileSync,
 } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
@@ -17,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   lastTurnMarkerAt,
   type SessionEvent,
@@ -866,6 +868,396 @@ describe("durability", () => {
       expect((await open(root).load("k"))?.events.length).toBe(length + 1);
     });
   }
+});
+
+describe("readers beside a writer", () => {
+  // Two instances on one folder stand for two processes: each has its own writer locks and its
+  // own remembered state of each file. Each regression below was seen failing before the fix:
+  // `loadFrom` and `subscribe` did not exist ("b.loadFrom is not a function"); the mutations
+  // named in a test's comment were applied to the finished code and reverted.
+
+  it("reads another instance's appends incrementally from the asked seq, and nothing at the current end", async () => {
+    const root = tempDir();
+    const [a, b] = [open(root), open(root)];
+    const events = balancedLog(3);
+    const n = simpleTurn(0, 1).length;
+    await a.create(header("s"), events.slice(0, n));
+    expect(await b.loadFrom("s", 0)).toEqual({
+      header: header("s"),
+      events: events.slice(0, n),
+      tornTail: false,
+      from: 0,
+    });
+    await a.append("s", n, events.slice(n, 2 * n));
+    expect(await b.loadFrom("s", n)).toEqual({
+      header: header("s"),
+      events: events.slice(n, 2 * n),
+      tornTail: false,
+      from: n,
+    });
+    expect(await b.loadFrom("s", 2 * n)).toEqual({
+      header: header("s"),
+      events: [],
+      tornTail: false,
+      from: 2 * n,
+    });
+    await a.append("s", 2 * n, events.slice(2 * n));
+    expect((await b.loadFrom("s", 2 * n))?.events).toEqual(events.slice(2 * n));
+    // A seq this instance has no offset for: the whole file is read, the answer sliced.
+    expect(await b.loadFrom("s", 1)).toMatchObject({ events: events.slice(1), from: 1 });
+    expect(await b.loadFrom("absent", 0)).toBeUndefined();
+    // The writer itself reads its own appends the same way.
+    expect(await a.loadFrom("s", events.length)).toMatchObject({ events: [], from: events.length });
+  });
+
+  it("reports a partial line written by another process as a torn tail, then reads the line once it is complete", async () => {
+    const root = tempDir();
+    const [a, b] = [open(root), open(root)];
+    const turn = simpleTurn(0, 1);
+    const n = turn.length;
+    await a.create(header("s"), turn);
+    await b.loadFrom("s", 0);
+    const next = simpleTurn(n, 2);
+    const bytes = Buffer.from(next.map(formatEventLine).join(""), "utf8");
+    // Cut inside the second line: one complete line and a fragment.
+    const cut = bytes.indexOf(10) + 10;
+    appendFileSync(logPath(root, "s"), bytes.subarray(0, cut));
+    expect(await b.loadFrom("s", n)).toEqual({
+      header: header("s"),
+      events: next.slice(0, 1),
+      tornTail: true,
+      from: n,
+    });
+    expect(await b.loadFrom("s", n + 1)).toMatchObject({ events: [], tornTail: true });
+    appendFileSync(logPath(root, "s"), bytes.subarray(cut));
+    expect(await b.loadFrom("s", n + 1)).toEqual({
+      header: header("s"),
+      events: next.slice(1),
+      tornTail: false,
+      from: n + 1,
+    });
+  });
+
+  it("applies the read rules to new lines, naming the file and line of damage before a later turn/end", async () => {
+    const root = tempDir();
+    const [a, b] = [open(root), open(root)];
+    const turn = simpleTurn(0, 1);
+    const n = turn.length;
+    await a.create(header("s"), turn);
+    await b.loadFrom("s", 0);
+    const next = simpleTurn(n, 2).map(formatEventLine);
+    appendFileSync(logPath(root, "s"), `${next[0]}{garbled\n${next.slice(2).join("")}`);
+    await expect(b.loadFrom("s", n)).rejects.toMatchObject({
+      code: "CORRUPT_LOG",
+      details: { location: logPath(root, "s"), line: n + 3, seq: n + 1 },
+    });
+  });
+
+  it("reads only the bytes after what it read before: damage to an old line goes unseen by it, not by a fresh instance", async () => {
+    // Mutation seen failing: `loadFrom` always reading the whole file (CORRUPT_LOG on line 2).
+    const root = tempDir();
+    const [a, b] = [open(root), open(root)];
+    const events = balancedLog(2);
+    const n = simpleTurn(0, 1).length;
+    await a.create(header("s"), events.slice(0, n));
+    await b.loadFrom("s", 0);
+    // Damage line 2 in place: same file, same size.
+    const path = logPath(root, "s");
+    const bytes = readFileSync(path);
+    bytes[lineStarts(bytes)[1] as number] = "#".charCodeAt(0);
+    writeFileSync(path, bytes);
+    await a.append("s", n, events.slice(n));
+    expect(await b.loadFrom("s", n)).toMatchObject({ events: events.slice(n), from: n });
+    await expect(open(root).load("s")).rejects.toMatchObject({
+      code: "CORRUPT_LOG",
+      details: { line: 2 },
+    });
+    await expect(open(root).loadFrom("s", n)).rejects.toMatchObject({
+      code: "CORRUPT_LOG",
+      details: { line: 2 },
+    });
+  });
+
+  it("answers with the whole log from 0 when the session was deleted and created again shorter, or its file shrank", async () => {
+    // Mutation seen failing: trusting the remembered offset whatever the identity (`from` stayed
+    // the asked seq, with no events).
+    const root = tempDir();
+    const [a, b] = [open(root), open(root)];
+    const long = balancedLog(2);
+    const short = simpleTurn(0, 1);
+    await a.create(header("s"), long);
+    expect((await b.loadFrom("s", 0))?.events).toEqual(long);
+    await a.delete("s");
+    const again = header("s", { createdAt: TIME + 1 });
+    await a.create(again, short);
+    expect(await b.loadFrom("s", long.length)).toEqual({
+      header: again,
+      events: short,
+      tornTail: false,
+      from: 0,
+    });
+    // Created again longer than what the reader knows: a new file, read whole, answered from the seq.
+    await a.delete("s");
+    await a.create(header("s"), long);
+    expect(await b.loadFrom("s", short.length)).toEqual({
+      header: header("s"),
+      events: long.slice(short.length),
+      tornTail: false,
+      from: short.length,
+    });
+    // The same file cut shorter in place.
+    const path = logPath(root, "s");
+    writeFileSync(path, readFileSync(path).subarray(0, lineStarts(readFileSync(path))[3]));
+    expect(await b.loadFrom("s", long.length)).toEqual({
+      header: header("s"),
+      events: long.slice(0, 2),
+      tornTail: false,
+      from: 0,
+    });
+    await a.delete("s");
+    expect(await b.loadFrom("s", 2)).toBeUndefined();
+  });
+
+  it("reads while another instance holds the writer lock, never taking it", async () => {
+    const root = tempDir();
+    const [a, b] = [open(root), open(root)];
+    const turn = simpleTurn(0, 1);
+    await a.create(header("s"), []);
+    const release = await a.lock("s");
+    await a.append("s", 0, turn);
+    expect((await b.loadFrom("s", 0))?.events).toEqual(turn);
+    await a.append("s", turn.length, simpleTurn(turn.length, 2));
+    expect((await b.loadFrom("s", turn.length))?.events).toEqual(simpleTurn(turn.length, 2));
+    expect(filesUnder(root)).toEqual(["sessions/s.jsonl", "sessions/s.lock"]);
+    await release();
+  });
+
+  it("stores a session created without events as a header-only file at once: listed, readable, appendable and forkable", async () => {
+    const root = tempDir();
+    const [a, b] = [open(root), open(root)];
+    await a.create(header("s"), []);
+    expect(readFileSync(logPath(root, "s"), "utf8")).toBe(formatHeaderLine(header("s")));
+    expect((await b.list({ limit: 10 })).sessions).toEqual([
+      { header: header("s"), eventCount: 0 },
+    ]);
+    expect(await b.loadFrom("s", 0)).toEqual({
+      header: header("s"),
+      events: [],
+      tornTail: false,
+      from: 0,
+    });
+    await b.fork("s", -1, header("c", { parentSession: "s", createdAt: TIME + 1 }));
+    expect(readFileSync(logPath(root, "c"), "utf8")).toBe(
+      formatHeaderLine(header("c", { parentSession: "s", createdAt: TIME + 1 })),
+    );
+    const turn = simpleTurn(0, 1);
+    await a.append("s", 0, turn);
+    expect(await b.loadFrom("s", 0)).toMatchObject({ events: turn, from: 0 });
+    expect((await open(root).list({ limit: 10 })).sessions).toMatchObject([
+      { header: { id: "c" }, eventCount: 0 },
+      { header: { id: "s" }, eventCount: turn.length },
+    ]);
+  });
+});
+
+/** Counts a subscriber's calls, and waits for the next one. */
+function subscriber(backend: JsonlBackend, id: string) {
+  let calls = 0;
+  let wake: (() => void) | undefined;
+  const unsubscribe = backend.subscribe(id, () => {
+    calls++;
+    wake?.();
+  });
+  return {
+    unsubscribe,
+    get calls() {
+      return calls;
+    },
+    /** Resolves once the subscriber has been called more than `seen` times (a generous 10 s at most). */
+    async calledAfter(seen: number): Promise<void> {
+      await within(
+        (async () => {
+          while (calls <= seen) await new Promise<void>((resolve) => (wake = resolve));
+        })(),
+        `a change of ${id} to be reported`,
+      );
+    },
+  };
+}
+
+/** `promise`, or a rejection naming `what` if it takes more than 10 s (a hang, not a slow run). */
+async function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`expected ${what} within 10 s, got nothing`)),
+      10_000,
+    );
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe("subscribing to changes", () => {
+  it("tells subscribers of its own writes once they are durable: create, append, fork, repair, delete", async () => {
+    const root = tempDir();
+    const a = open(root);
+    const s = subscriber(a, "s");
+    const c = subscriber(a, "c");
+    const turn = simpleTurn(0, 1);
+    await a.create(header("s"), []);
+    expect(s.calls).toBe(1);
+    await a.append("s", 0, turn);
+    expect(s.calls).toBe(2);
+    await a.fork("s", turn.length - 1, header("c"));
+    expect(c.calls).toBe(1);
+    await a.repair("c", 2, turn.slice(2));
+    expect(c.calls).toBe(2);
+    await a.delete("s");
+    expect(s.calls).toBe(3);
+  });
+
+  for (const watchMode of ["auto", "poll"] as const) {
+    it(`hears of another instance's creates, appends and deletes, and not after unsubscribing (${watchMode})`, async () => {
+      // Mutation seen failing: a watch that never reports (no `fs.watch` listener, no polling) —
+      // the wait for the first change ran out.
+      const root = tempDir();
+      const a = open(root);
+      await a.create(header("other"), []);
+      const b = open(root, { watchMode, pollIntervalMs: 10 });
+      const s = subscriber(b, "s");
+      const gone = subscriber(b, "s");
+      let seen = s.calls;
+      await a.create(header("s"), []);
+      await s.calledAfter(seen);
+      expect(await b.loadFrom("s", 0)).toMatchObject({ events: [], from: 0 });
+      seen = s.calls;
+      const turn = simpleTurn(0, 1);
+      await a.append("s", 0, turn);
+      await s.calledAfter(seen);
+      expect(await b.loadFrom("s", 0)).toMatchObject({ events: turn, from: 0 });
+      // Both subscribers of an id are called together: once `s` hears of the next change, `gone`
+      // would have too.
+      gone.unsubscribe();
+      const goneCalls = gone.calls;
+      seen = s.calls;
+      await a.append("s", turn.length, simpleTurn(turn.length, 2));
+      await s.calledAfter(seen);
+      expect(gone.calls).toBe(goneCalls);
+      seen = s.calls;
+      await a.delete("s");
+      await s.calledAfter(seen);
+      expect(await b.loadFrom("s", 0)).toBeUndefined();
+    });
+  }
+
+  it("hears of a session created in a store whose folder did not exist when it subscribed", async () => {
+    const root = tempDir();
+    const b = open(root, { pollIntervalMs: 10 });
+    const s = subscriber(b, "s");
+    const seen = s.calls;
+    await open(root).create(header("s"), simpleTurn(0, 1));
+    await s.calledAfter(seen);
+    expect((await b.loadFrom("s", 0))?.events).toEqual(simpleTurn(0, 1));
+  });
+
+  it("falls back to polling when fs.watch throws or reports an error", async () => {
+    // Mutation seen failing: no fallback (the throw escaped `subscribe`; after the error event
+    // the wait for the change ran out).
+    const root = tempDir();
+    const a = open(root);
+    await a.create(header("s"), []);
+    const refused = open(root, {
+      pollIntervalMs: 10,
+      watchFolder: () => {
+        throw Object.assign(new Error("ENOSPC: simulated inotify limit"), { code: "ENOSPC" });
+      },
+    });
+    let failing: FSWatcher | undefined;
+    const failed = open(root, {
+      pollIntervalMs: 10,
+      watchFolder: (dir, listener) => {
+        failing = watch(dir, { persistent: false, encoding: "utf8" }, listener);
+        return failing;
+      },
+    });
+    const first = subscriber(refused, "s");
+    const second = subscriber(failed, "s");
+    (failing as FSWatcher).emit("error", new Error("simulated watch failure"));
+    const seen = [first.calls, second.calls] as const;
+    await a.append("s", 0, simpleTurn(0, 1));
+    await first.calledAfter(seen[0]);
+    await second.calledAfter(seen[1]);
+  });
+
+  it("keeps one folder watch for all its subscriptions, and stops it when the last one leaves and on close", async () => {
+    const root = tempDir();
+    await open(root).create(header("s"), []);
+    const log: string[] = [];
+    const b = open(root, {
+      watchFolder: (dir, listener) => {
+        const watcher = watch(dir, { persistent: false, encoding: "utf8" }, listener);
+        const close = watcher.close.bind(watcher);
+        log.push("watch");
+        watcher.close = () => {
+          log.push("close");
+          close();
+        };
+        return watcher;
+      },
+    });
+    const s = b.subscribe("s", () => {});
+    const t = b.subscribe("t", () => {});
+    const again = b.subscribe("s", () => {});
+    expect(log).toEqual(["watch"]);
+    s();
+    again();
+    expect(log).toEqual(["watch"]);
+    t();
+    expect(log).toEqual(["watch", "close"]);
+    b.subscribe("s", () => {});
+    await b.close();
+    expect(log).toEqual(["watch", "close", "watch", "close"]);
+  });
+
+  it("stops its poll timer when the last subscriber leaves and on close", async () => {
+    // Mutation seen failing: `close()` not stopping the change watch (one timer left).
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    try {
+      const root = tempDir();
+      const b = open(root, { watchMode: "poll" });
+      const s = b.subscribe("s", () => {});
+      expect(vi.getTimerCount()).toBe(1);
+      b.subscribe("t", () => {});
+      expect(vi.getTimerCount()).toBe(1);
+      await b.close();
+      expect(vi.getTimerCount()).toBe(0);
+      s();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("never keeps a process alive: a child that subscribes and never closes exits on its own", async () => {
+    // Mutation seen failing: a persistent `fs.watch` (the child never exited).
+    const root = tempDir();
+    const child = spawnScript(
+      root,
+      `const root = process.argv[2];
+       const watching = new JsonlBackend(root);
+       await watching.create({ version: 0, id: "s", createdAt: 0 }, []);
+       watching.subscribe("s", () => {});
+       new JsonlBackend(root, { watchMode: "poll" }).subscribe("s", () => {});
+       console.log("subscribed");`,
+    );
+    expect(await nextLine(child)).toBe("subscribed");
+    await within(exited(child), "the child to exit");
+    expect(child.exitCode).toBe(0);
+  });
 });
 
 /** Runs `body` in a child process (`node --import tsx`) with `JsonlBackend` imported and the root as argv[2]. */

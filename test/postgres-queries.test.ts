@@ -8,6 +8,8 @@ import {
   POSTGRES_LAYOUT_VERSION,
 } from "../generated/postgres-layout.gen.js";
 import {
+  POSTGRES_CHANNEL_PLACEHOLDER,
+  POSTGRES_CHANNEL_QUERIES,
   POSTGRES_QUERIES,
   POSTGRES_QUERY_COLUMNS,
   POSTGRES_QUERY_PARAMS,
@@ -167,8 +169,11 @@ describe("render-postgres queries", () => {
     expect(rejection("-- name: twin\nSELECT id, id FROM sessions;\n").query).toBe("twin");
   });
 
-  it("rejects a placeholder other than {schema}, a repeated name and a name without a statement", () => {
+  it("rejects a placeholder other than {schema} and {channel}, a repeated name and a name without a statement", () => {
     expect(rejection("-- name: other\nCREATE SCHEMA {name};\n").query).toBe("other");
+    expect(() =>
+      renderPostgresQueries(layout, "-- name: channel\nLISTEN {channel};\n"),
+    ).not.toThrow();
     expect(rejection("-- name: a\nSELECT 1 AS x;\n-- name: a\nSELECT 2 AS x;\n").line).toBe(3);
     expect(rejection("-- name: empty\n-- just a comment\n").query).toBe("empty");
   });
@@ -189,6 +194,8 @@ function tsTypeOf(oid: number): string {
 }
 
 const UTILITY: readonly PostgresQueryName[] = ["beginWrite", "beginRead", "commit", "rollback"];
+/** A channel no backend listens on: the statements that name one run with it. */
+const CHANNEL = "seedline_queries_test";
 
 describePostgres("the PostgreSQL layout and queries on a server", () => {
   const schemas: string[] = [];
@@ -265,12 +272,15 @@ describePostgres("the PostgreSQL layout and queries on a server", () => {
         if ((POSTGRES_SCHEMA_QUERIES as readonly string[]).includes(name)) {
           sql = sql.replaceAll(POSTGRES_SCHEMA_PLACEHOLDER, pg.escapeIdentifier(schema));
         }
-        if (UTILITY.includes(name) || name === "createSchema") {
+        if ((POSTGRES_CHANNEL_QUERIES as readonly string[]).includes(name)) {
+          sql = sql.replaceAll(POSTGRES_CHANNEL_PLACEHOLDER, pg.escapeIdentifier(CHANNEL));
+        }
+        if (UTILITY.includes(name) || name === "createSchema" || name === "listenChanges") {
           // PREPARE takes no utility statement: these run, in a transaction rolled back.
           if (name === "beginWrite" || name === "beginRead") {
             await client.query(sql);
             await client.query("ROLLBACK");
-          } else if (name === "createSchema") {
+          } else if (name === "createSchema" || name === "listenChanges") {
             await client.query(`BEGIN; ${sql} ROLLBACK;`);
           } else {
             await client.query("BEGIN");
@@ -289,9 +299,11 @@ describePostgres("the PostgreSQL layout and queries on a server", () => {
           POSTGRES_QUERY_COLUMNS as Record<string, readonly { name: string; type: string }[]>
         )[name];
         if (columns === undefined) continue;
-        // Run it with every parameter NULL, rolled back, to learn the result columns.
+        // Run it with every parameter NULL but a channel (pg_notify refuses an empty one), rolled
+        // back, to learn the result columns.
         await client.query("BEGIN");
-        const result = await client.query({ text: sql, values: params.map(() => null) });
+        const values = params.map((param) => (param === "channel" ? CHANNEL : null));
+        const result = await client.query({ text: sql, values });
         await client.query("ROLLBACK");
         expect(
           result.fields.map((f) => f.name),

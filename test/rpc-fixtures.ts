@@ -383,6 +383,18 @@ export async function everyMethodScenario(client: SeedlineClient, prefix: string
   );
   expect(early.messages).toHaveLength(1);
 
+  const watched = check(
+    "session/watch",
+    await client.sessionWatch({ sessionId: a, fromSeq: log.length - 2 }),
+  );
+  expect(watched.nextSeq).toBe(log.length - 2);
+  check("session/unwatch", await client.sessionUnwatch({ watchId: watched.watchId }));
+  const tail = client.watch(a, { fromSeq: log.length - 2 });
+  expect((await tail.ready).nextSeq).toBe(log.length - 2);
+  const delivered = await tail.next();
+  expect(delivered.value?.events).toEqual(log.slice(-2));
+  await tail.return();
+
   const exported = check("session/export", await client.sessionExport({ sessionId: a }));
   expect(exported.log).toBe(logText(created.header, log));
   const copy = check(

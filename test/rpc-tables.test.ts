@@ -9,7 +9,7 @@ import {
   RPC_ERROR_CODE_NAMES,
   RPC_ERROR_CODES,
 } from "../generated/rpc-errors.gen.js";
-import { RPC_METHOD } from "../generated/rpc-methods.gen.js";
+import { RPC_METHOD, RPC_NOTIFICATIONS } from "../generated/rpc-methods.gen.js";
 import { loadSchemaSet, type SchemaSet, schemaFile } from "../scripts/lib/schema-set.js";
 import {
   readRpcTables,
@@ -41,6 +41,8 @@ const SPEC_METHODS: readonly [method: string, params: string, result: string][] 
   ["replay/open", "ReplayOpenParams", "ReplayOpenResult"],
   ["replay/next", "ReplayNextParams", "ReplayNextResult"],
   ["replay/close", "ReplayCloseParams", "ReplayCloseResult"],
+  ["session/watch", "SessionWatchParams", "SessionWatchResult"],
+  ["session/unwatch", "SessionUnwatchParams", "SessionUnwatchResult"],
 ];
 
 /** rpc.md's error table, written out literally: the independent check of the fixed numbers. */
@@ -56,6 +58,7 @@ const SPEC_DOMAIN_ERRORS = {
   CORRUPT_LOG: -32016,
   SESSION_BUSY: -32017,
   STORAGE_UNAVAILABLE: -32018,
+  WATCH_OVERFLOW: -32019,
   REPLAY_INCOMPLETE: -32030,
   REPLAY_EXHAUSTED: -32031,
   REPLAY_UNEXPECTED_SESSION: -32032,
@@ -81,6 +84,7 @@ const SPEC_ERROR_DATA: Record<string, string[]> = {
   CORRUPT_LOG: ["location", "line?", "seq?", "rule?"],
   SESSION_BUSY: ["sessionId"],
   STORAGE_UNAVAILABLE: ["location", "commitUnknown"],
+  WATCH_OVERFLOW: ["sessionId", "lastSeq"],
   REPLAY_INCOMPLETE: ["sessionId", "turn", "step"],
   REPLAY_EXHAUSTED: ["sessionId", "callerSessionId"],
   REPLAY_UNEXPECTED_SESSION: ["callerSessionId"],
@@ -192,6 +196,20 @@ describe("the method table", () => {
     expect(methods.map((m) => [m.method, m.paramsTitle, m.resultTitle])).toEqual(SPEC_METHODS);
   });
 
+  it("lists the server's notifications with their params titles and validators", () => {
+    const { notifications } = readRpcTables(SET);
+    expect(notifications.map((n) => [n.method, n.paramsTitle])).toEqual([
+      ["session/events", "SessionEventsParams"],
+    ]);
+    const spec = RPC_NOTIFICATIONS["session/events"];
+    expect(spec.validateParams({ watchId: "w", sessionId: "s", events: [], nextSeq: 0 })).toBe(
+      true,
+    );
+    expect(
+      spec.validateParams({ watchId: "w", sessionId: "s", events: [], nextSeq: 0, end: {} }),
+    ).toBe(false);
+  });
+
   it("names the typed client's methods in camelCase", () => {
     const names = Object.fromEntries(methods.map((m) => [m.method, m.clientName]));
     expect(names["session/create"]).toBe("sessionCreate");
@@ -235,11 +253,13 @@ describe("the method table", () => {
     );
     expect(errors["replay/open"]).toContain("REPLAY_INCOMPLETE");
     expect(errors["session/delete"]).toContain("SESSION_BUSY");
-    const touchStore = methods.filter((m) => m.method.startsWith("session/")).map((m) => m.method);
+    const touchStore = methods
+      .filter((m) => m.method.startsWith("session/") && m.method !== "session/unwatch")
+      .map((m) => m.method);
     for (const method of [...touchStore, "replay/script", "replay/scripts", "replay/open"]) {
       expect(errors[method], method).toContain("STORAGE_UNAVAILABLE");
     }
-    for (const method of ["initialize", "replay/next", "replay/close"]) {
+    for (const method of ["initialize", "replay/next", "replay/close", "session/unwatch"]) {
       expect(errors[method], method).not.toContain("STORAGE_UNAVAILABLE");
     }
   });

@@ -234,21 +234,23 @@ describe("create: the header", () => {
   });
 });
 
-describe("create: lazy storage", () => {
-  it("stores a session created without a seed only at its first append", async () => {
+describe("create: stored at once", () => {
+  // Before readers.md, a session created without a seed was stored only at its first append: this
+  // test failed there at `backend.has("fresh")` (false) and at the second store's `get` (undefined).
+  it("stores a session created without a seed at once, header only, visible to another store", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    const session = await store.create("lazy", { meta: { cwd: "/work/lazy" } });
-    expect((await store.list()).sessions).toEqual([]);
-    expect(await backend.has("lazy")).toBe(false);
-    expect(await storeOver(backend).get("lazy")).toBeUndefined();
-    expect(await store.get("lazy")).toBe(session);
+    const session = await store.create("fresh", { meta: { cwd: "/work/fresh" } });
+    expect(await backend.has("fresh")).toBe(true);
+    const listed = (await storeOver(backend).list()).sessions;
+    expect(listed.map((s) => [s.header, s.eventCount])).toEqual([[session.header, 0]]);
+    const other = await storeOver(backend).load("fresh");
+    expect(other.header).toEqual(session.header);
+    expect(other.events).toEqual([]);
+    expect(await store.get("fresh")).toBe(session);
 
     await expect(session.append(simpleTurn(0, 1))).resolves.toBe(7);
-    const listed = (await store.list()).sessions;
-    expect(listed.map((s) => s.header)).toEqual([session.header]);
-    expect(listed[0]?.eventCount).toBe(7);
-    expect((await storeOver(backend).load("lazy")).events).toEqual(simpleTurn(0, 1));
+    expect((await storeOver(backend).load("fresh")).events).toEqual(simpleTurn(0, 1));
   });
 
   it("stores a session with a seed at once, even an empty seed", async () => {
@@ -264,22 +266,24 @@ describe("create: lazy storage", () => {
     expect((await storeOver(backend).load("empty-seed")).events).toEqual([]);
   });
 
-  it("stores nothing for an empty append to a lazy session", async () => {
+  it("keeps a created session stored and empty when its first append is rejected", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    const session = await store.create("lazy");
-    await expect(session.append([])).resolves.toBe(0);
-    expect(await backend.has("lazy")).toBe(false);
-  });
-
-  it("stores nothing when a lazy session's first append is rejected", async () => {
-    const backend = new MemoryBackend();
-    const store = storeOver(backend);
-    const session = await store.create("lazy");
+    const session = await store.create("fresh");
     const error = await rejectionOf(session.append([stepStart(0, 1, 1)]));
     expect((error as { code: string }).code).toBe("INVALID_EVENT");
-    expect(await backend.has("lazy")).toBe(false);
+    expect((await storeOver(backend).load("fresh")).events).toEqual([]);
     expect(session.nextSeq).toBe(0);
+  });
+
+  it("forks a session that has no events yet into a stored child", async () => {
+    const backend = new MemoryBackend();
+    const store = storeOver(backend);
+    await store.create("empty");
+    const child = await storeOver(backend).fork("empty", undefined, "child");
+    expect(child).toMatchObject({ parentSession: "empty" });
+    expect(child.seedLength).toBeUndefined();
+    expect((await storeOver(backend).load("child")).events).toEqual([]);
   });
 });
 
@@ -335,17 +339,42 @@ describe("create: the recorded corpus as seeds", () => {
   });
 });
 
-describe("load: crash repair", () => {
+describe("openForWriting: crash repair", () => {
   /** One balanced turn (0…6), then turn 2 left open with an unanswered call (7…13). */
   function crashedEvents(): SessionEvent[] {
     return [...simpleTurn(0, 1), ...openTurnTail(7, 2, TIME + 99)];
   }
   const header: SessionHeader = { version: 0, id: "crashed", createdAt: 1, cwd: "/work/c" };
 
-  it("appends the closers of the open turn and stores them", async () => {
+  // Before readers.md, `load` took the writer lock and repaired: this failed there with 17 events
+  // read and the closers stored by a mere read.
+  it("reads an interrupted log as stored, its turn open, and stores nothing", async () => {
     const backend = new MemoryBackend();
     await backend.create(header, crashedEvents());
     const session = await storeOver(backend).load("crashed");
+    expect(session.events).toEqual(crashedEvents());
+    expect(session.openTurn).toBe(2);
+    expect((await backend.load("crashed"))?.events).toEqual(crashedEvents());
+  });
+
+  it("closes the open turn at the first append, before the batch", async () => {
+    const backend = new MemoryBackend();
+    await backend.create(header, crashedEvents());
+    const store = storeOver(backend);
+    const stale = await rejectionOf(store.append("crashed", simpleTurn(14, 3)));
+    expect(storageDetails(stale, "SEQ_CONFLICT")).toEqual({ expectedSeq: 17 });
+    await expect(store.append("crashed", simpleTurn(17, 3))).resolves.toBe(24);
+    expect((await backend.load("crashed"))?.events.slice(14, 17).map((e) => (e as SessionEvent).type)).toEqual([
+      "tool/result",
+      "step/end",
+      "turn/end",
+    ]);
+  });
+
+  it("appends the closers of the open turn and stores them", async () => {
+    const backend = new MemoryBackend();
+    await backend.create(header, crashedEvents());
+    const session = await storeOver(backend).openForWriting("crashed");
     expect(session.events.slice(0, 14)).toEqual(crashedEvents());
     expect(session.events.slice(14)).toEqual([
       {
@@ -395,9 +424,9 @@ describe("load: crash repair", () => {
   it("stores the repair once: a second load changes nothing", async () => {
     const backend = new MemoryBackend();
     await backend.create(header, crashedEvents());
-    await storeOver(backend).load("crashed");
+    await storeOver(backend).openForWriting("crashed");
     const once = await backend.load("crashed");
-    const again = await storeOver(backend).load("crashed");
+    const again = await storeOver(backend).openForWriting("crashed");
     expect(again.events).toHaveLength(17);
     expect(await backend.load("crashed")).toEqual(once);
   });
@@ -406,10 +435,10 @@ describe("load: crash repair", () => {
     const backend = new MemoryBackend();
     await backend.create(header, crashedEvents());
     const store = storeOver(backend);
-    const session = await store.load("crashed");
+    const session = await store.openForWriting("crashed");
     expect(session.nextSeq).toBe(17);
     await expect(session.append(simpleTurn(17, 3))).resolves.toBe(24);
-    expect((await storeOver(backend).load("crashed")).events).toHaveLength(24);
+    expect((await storeOver(backend).openForWriting("crashed")).events).toHaveLength(24);
     const stale = await rejectionOf(store.append("crashed", simpleTurn(14, 3)));
     expect(storageDetails(stale, "SEQ_CONFLICT")).toEqual({ expectedSeq: 24 });
   });
@@ -417,7 +446,7 @@ describe("load: crash repair", () => {
   it("closes a turn with no open step with turn/end alone", async () => {
     const backend = new MemoryBackend();
     await backend.create(header, [turnStart(0, 1), userMessage(1, "hi", { time: 7 })]);
-    const session = await storeOver(backend).load("crashed");
+    const session = await storeOver(backend).openForWriting("crashed");
     expect(session.events.slice(2)).toEqual([
       { type: "turn/end", seq: 2, time: 7, data: { turn: 1, reason: { kind: "interrupted" } } },
     ]);
@@ -431,7 +460,7 @@ describe("load: crash repair", () => {
       toolCall(2, 1, 1, "x"),
       toolCall(3, 1, 1, "y"),
     ]);
-    const session = await storeOver(backend).load("crashed");
+    const session = await storeOver(backend).openForWriting("crashed");
     expect(session.events.slice(4).map((e) => [e.type, e.seq])).toEqual([
       ["tool/result", 4],
       ["tool/result", 5],
@@ -448,7 +477,7 @@ describe("load: crash repair", () => {
     const backend = new MemoryBackend();
     await backend.create(header, balancedLog(2));
     const before = await backend.load("crashed");
-    const session = await storeOver(backend).load("crashed");
+    const session = await storeOver(backend).openForWriting("crashed");
     expect(session.events).toEqual(balancedLog(2));
     expect(await backend.load("crashed")).toEqual(before);
   });
@@ -463,14 +492,14 @@ describe("list", () => {
     await store.create("c", { seed: [], meta: { createdAt: 20, cwd: "/one" } });
     await store.create("d", { seed: [], meta: { createdAt: 30, cwd: "/one" } });
     await store.create("e", { seed: [], meta: { createdAt: 5 } });
-    await store.create("lazy", { meta: { createdAt: 99 } });
+    await store.create("f", { meta: { createdAt: 99 } });
     return store;
   }
 
   it("lists stored sessions newest first, ties by id descending", async () => {
     const store = await populated();
     const page = await store.list();
-    expect(page.sessions.map((s) => s.header.id)).toEqual(["d", "b", "c", "a", "e"]);
+    expect(page.sessions.map((s) => s.header.id)).toEqual(["f", "d", "b", "c", "a", "e"]);
     expect(page).not.toHaveProperty("nextCursor");
     const b = page.sessions.find((s) => s.header.id === "b");
     expect(b?.eventCount).toBe(10);
@@ -490,7 +519,7 @@ describe("list", () => {
       pages++;
     } while (cursor !== undefined);
     expect(pages).toBe(3);
-    expect(ids).toEqual(["d", "b", "c", "a", "e"]);
+    expect(ids).toEqual(["f", "d", "b", "c", "a", "e"]);
   });
 
   it("filters by cwd and by parentSession", async () => {

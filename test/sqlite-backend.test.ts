@@ -8,9 +8,10 @@ import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { type SessionEvent, type SessionHeader, SQLITE_PRAGMAS } from "../src/generated.js";
+import type { StoredSuffix } from "../src/store/backend.js";
 import { SessionStore } from "../src/store/session-store.js";
 import { SqliteBackend } from "../src/store/sqlite/sqlite-backend.js";
-import { balancedLog, simpleTurn, TIME, turnStart, userMessage } from "./builders.js";
+import { balancedLog, simpleTurn, TIME, turnEnd, turnStart, userMessage } from "./builders.js";
 import { corpusLogs } from "./corpus.js";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -291,7 +292,7 @@ describe("SQLite backend", () => {
     console.log(`torn tails: ${tried} damaged trailing rows loaded as the intact prefix`);
   });
 
-  it("repairs a torn tail on load: deletes the damaged rows and closes the turn", async () => {
+  it("repairs a torn tail when opened for writing: deletes the damaged rows and closes the turn", async () => {
     const { path, backend } = await fresh();
     const log = [...simpleTurn(0, 1), turnStart(TURN, 2), userMessage(TURN + 1, "a")];
     await backend.create(header("r"), [...log, ...simpleTurn(TURN, 2).slice(2, 4)]);
@@ -301,7 +302,9 @@ describe("SQLite backend", () => {
         .run(TURN + 2),
     );
     const store = new SessionStore({ backend });
-    const session = await store.load("r");
+    // Readers see the log as stored; crash repair is the writer's job (readers.md).
+    expect((await store.load("r")).events).toEqual(log);
+    const session = await store.openForWriting("r");
     expect(session.events.slice(0, TURN + 2)).toEqual(log);
     expect(session.events.slice(TURN + 2).map((e) => e.type)).toEqual(["turn/end"]);
     expect(rowsOf(path, "r").map((row) => row.seq)).toEqual(
@@ -364,6 +367,286 @@ describe("SQLite backend", () => {
     expect(await backend.delete("p")).toBe(false);
     expect(rowsOf(path, "p")).toEqual([]);
     expect((await backend.load("k"))?.events).toEqual(balancedLog(1));
+  });
+});
+
+/** How long a test waits for a change to be reported before it fails: generous, never a bound checked. */
+const WAIT_MS = 10_000;
+
+/** A subscription that counts its calls and lets a test wait for the next one. */
+interface Watcher {
+  readonly calls: number;
+  /** Resolves once the subscription has been called more than `after` times. */
+  calledAfter(after: number): Promise<void>;
+  readonly unsubscribe: () => void;
+}
+
+function watcher(backend: SqliteBackend, id: string, onCall?: () => void): Watcher {
+  let calls = 0;
+  const wakers = new Set<() => void>();
+  const unsubscribe = backend.subscribe(id, () => {
+    calls++;
+    onCall?.();
+    for (const wake of [...wakers]) wake();
+  });
+  return {
+    get calls() {
+      return calls;
+    },
+    unsubscribe,
+    calledAfter: (after) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          wakers.delete(wake);
+          reject(new Error(`expected a change of ${id} to be reported, none in ${WAIT_MS} ms`));
+        }, WAIT_MS);
+        const wake = () => {
+          if (calls <= after) return;
+          clearTimeout(timer);
+          wakers.delete(wake);
+          resolve();
+        };
+        wakers.add(wake);
+        wake();
+      }),
+  };
+}
+
+/**
+ * Two backends on one database file stand for two processes: each has its own connections, and
+ * learns of the other's commits only from the database.
+ *
+ * How each was seen to fail without the change (each mutation alone, then restored): against the
+ * backend as it was (no loadFrom, no subscribe) all ten fail — "b.loadFrom is not a function",
+ * "backend.subscribe is not a function", `polling` undefined. loadFrom always answering from
+ * fromSeq fails "answers with the whole log from 0…" and "…garbled last row…" (from fromSeq, not
+ * 0). The hub without the poller's hooks fails "…for the changed session only" (`polling` false)
+ * and the creation, repair and unsubscribe tests after the 10 s wait ("expected a change of e to
+ * be reported"). A poller that reports every watched id on any data_version change fails "quiet"
+ * (1 call, not 0). Heads without the last row's time fail the repair test after the wait. close()
+ * without stopping the poller fails "polling" (true). The own-write notifies removed fail the
+ * :memory: test (0 calls, not 1).
+ */
+describe("reading what is new and watching, two backends on one file", () => {
+  async function pair(): Promise<{ path: string; a: SqliteBackend; b: SqliteBackend }> {
+    const { path, backend: a } = await fresh();
+    return { path, a, b: await openAt(path) };
+  }
+
+  it("loadFrom reads the other backend's appends from the seq asked, and no events when nothing is new", async () => {
+    const { a, b } = await pair();
+    await a.create(header("s"), simpleTurn(0, 1));
+    expect(await b.loadFrom("s", TURN)).toEqual({
+      header: header("s"),
+      events: [],
+      tornTail: false,
+      from: TURN,
+    });
+    await a.append("s", TURN, simpleTurn(TURN, 2));
+    expect(await b.loadFrom("s", TURN)).toEqual({
+      header: header("s"),
+      events: simpleTurn(TURN, 2),
+      tornTail: false,
+      from: TURN,
+    });
+    expect(await b.loadFrom("s", 2 * TURN)).toMatchObject({ events: [], from: 2 * TURN });
+    expect(await b.loadFrom("s", 0)).toMatchObject({ events: balancedLog(2), from: 0 });
+    expect(await b.loadFrom("none", 1)).toBeUndefined();
+  });
+
+  it("loadFrom reads only the rows from fromSeq - 1 on: damage further back is not read again", async () => {
+    const { path, a, b } = await pair();
+    await a.create(header("d"), balancedLog(2));
+    raw(path, (db) => db.exec("UPDATE events SET data = '{' WHERE session_id = 'd' AND seq = 3"));
+    expect(await b.loadFrom("d", 2 * TURN)).toMatchObject({ events: [], from: 2 * TURN });
+    expect(await b.loadFrom("d", TURN + 1)).toMatchObject({
+      events: balancedLog(2).slice(TURN + 1),
+      from: TURN + 1,
+    });
+    // From seq 2 on, the damaged row is read, before a turn/end: corruption, as load reports it.
+    await expect(b.loadFrom("d", 2)).rejects.toMatchObject({
+      code: "CORRUPT_LOG",
+      details: { seq: 3 },
+    });
+    await expect(b.load("d")).rejects.toMatchObject({ code: "CORRUPT_LOG", details: { seq: 3 } });
+  });
+
+  it("loadFrom answers with the whole log from 0 when the stored log is shorter than the prefix asked (deleted and created again)", async () => {
+    const { a, b } = await pair();
+    await a.create(header("s"), balancedLog(2));
+    expect(await b.loadFrom("s", 2 * TURN)).toMatchObject({ events: [], from: 2 * TURN });
+    expect(await a.delete("s")).toBe(true);
+    expect(await b.loadFrom("s", 2 * TURN)).toBeUndefined();
+    const again = simpleTurn(0, 1, { prompt: "again" });
+    await a.create(header("s", { createdAt: TIME + 1 }), again);
+    expect(await b.loadFrom("s", 2 * TURN)).toEqual({
+      header: header("s", { createdAt: TIME + 1 }),
+      events: again,
+      tornTail: false,
+      from: 0,
+    });
+    expect(await b.loadFrom("s", TURN + 1)).toMatchObject({ events: again, from: 0 });
+    expect(await b.loadFrom("s", TURN)).toMatchObject({ events: [], from: TURN });
+  });
+
+  it("loadFrom reports a garbled last row as a torn tail, as load does", async () => {
+    const { path, a, b } = await pair();
+    const log = [
+      ...simpleTurn(0, 1),
+      turnStart(TURN, 2),
+      userMessage(TURN + 1, "a"),
+      ...simpleTurn(TURN, 2).slice(2, 5),
+    ];
+    const last = log.length - 1;
+    await a.create(header("t"), log);
+    raw(path, (db) =>
+      db
+        .prepare(
+          "UPDATE events SET data = substr(data, 1, length(data) - 3) WHERE session_id = 't' AND seq = ?",
+        )
+        .run(last),
+    );
+    expect(await b.load("t")).toMatchObject({ events: log.slice(0, last), tornTail: true });
+    expect(await b.loadFrom("t", TURN)).toEqual({
+      header: header("t"),
+      events: log.slice(TURN, last),
+      tornTail: true,
+      from: TURN,
+    });
+    expect(await b.loadFrom("t", last)).toMatchObject({ events: [], tornTail: true, from: last });
+    // The row before seq `last + 1` is the damaged one: the log no longer holds that prefix.
+    expect(await b.loadFrom("t", last + 1)).toMatchObject({
+      events: log.slice(0, last),
+      tornTail: true,
+      from: 0,
+    });
+  });
+
+  it("stores a session created without events at once: listed with eventCount 0, readable, watchable, appendable and forkable", async () => {
+    // Storing the row at once already held (create inserts it before any event); reading and
+    // watching it from the other backend is what is new here.
+    const { a, b } = await pair();
+    const created = watcher(b, "e");
+    await a.create(header("e", { cwd: "/w" }), []);
+    await created.calledAfter(0);
+    expect((await b.list({ limit: 10 })).sessions).toEqual([
+      { header: header("e", { cwd: "/w" }), eventCount: 0 },
+    ]);
+    expect(await b.loadFrom("e", 0)).toEqual({
+      header: header("e", { cwd: "/w" }),
+      events: [],
+      tornTail: false,
+      from: 0,
+    });
+    await a.fork("e", -1, header("e-child", { parentSession: "e" }));
+    expect((await b.load("e-child"))?.events).toEqual([]);
+    await a.append("e", 0, simpleTurn(0, 1));
+    expect(await b.loadFrom("e", 0)).toMatchObject({ events: simpleTurn(0, 1), from: 0 });
+    const listed = (await b.list({ limit: 10 })).sessions.map((s) => [s.header.id, s.eventCount]);
+    expect(listed).toEqual([
+      ["e-child", 0],
+      ["e", TURN],
+    ]);
+    created.unsubscribe();
+  });
+
+  it("tells a subscriber of the other backend's appends and deletes, for the changed session only", async () => {
+    const { a, b } = await pair();
+    await a.create(header("w"), simpleTurn(0, 1));
+    await a.create(header("quiet"), simpleTurn(0, 1));
+    const w = watcher(b, "w");
+    const quiet = watcher(b, "quiet");
+    expect(b.polling).toBe(true);
+    await a.append("w", TURN, simpleTurn(TURN, 2));
+    await w.calledAfter(0);
+    // The look that reported w read quiet's head too, and found it unchanged.
+    expect(quiet.calls).toBe(0);
+    expect((await b.loadFrom("w", TURN))?.events).toEqual(simpleTurn(TURN, 2));
+    const seen = w.calls;
+    expect(await a.delete("w")).toBe(true);
+    await w.calledAfter(seen);
+    expect(await b.loadFrom("w", 2 * TURN)).toBeUndefined();
+    expect(quiet.calls).toBe(0);
+  });
+
+  it("tells a subscriber of a repair that put back as many rows as it cut", async () => {
+    const { path, a, b } = await pair();
+    const log = [...simpleTurn(0, 1), turnStart(TURN, 2), userMessage(TURN + 1, "a")];
+    await a.create(header("r"), [...log, userMessage(TURN + 2, "b")]);
+    raw(path, (db) =>
+      db.exec(`UPDATE events SET data = 'garbage' WHERE session_id = 'r' AND seq = ${TURN + 2}`),
+    );
+    const r = watcher(b, "r");
+    // One closer where the torn row was: the last seq is the same, the row is not.
+    await a.repair("r", TURN + 2, [turnEnd(TURN + 2, 2, { kind: "interrupted" }, TIME + 5)]);
+    await r.calledAfter(0);
+    expect(await b.loadFrom("r", TURN + 2)).toMatchObject({
+      events: [turnEnd(TURN + 2, 2, { kind: "interrupted" }, TIME + 5)],
+      tornTail: false,
+    });
+  });
+
+  it("stops calling a subscription once it is unsubscribed", async () => {
+    const { a, b } = await pair();
+    await a.create(header("u"), simpleTurn(0, 1));
+    const gone = watcher(b, "u");
+    const stays = watcher(b, "u");
+    gone.unsubscribe();
+    gone.unsubscribe();
+    await a.append("u", TURN, simpleTurn(TURN, 2));
+    // Both subscriptions of one id hear of a change in the same call of the hub.
+    await stays.calledAfter(0);
+    expect(gone.calls).toBe(0);
+    stays.unsubscribe();
+    expect(b.polling).toBe(false);
+  });
+
+  it("runs the poller only while a session is watched, and stops it on close", async () => {
+    const { b } = await pair();
+    expect(b.polling).toBe(false);
+    const first = b.subscribe("x", () => {});
+    const second = b.subscribe("y", () => {});
+    expect(b.polling).toBe(true);
+    first();
+    expect(b.polling).toBe(true);
+    second();
+    expect(b.polling).toBe(false);
+    const again = b.subscribe("x", () => {});
+    expect(b.polling).toBe(true);
+    await b.close();
+    expect(b.polling).toBe(false);
+    again();
+    expect(b.polling).toBe(false);
+    expect(() => b.subscribe("x", () => {})).toThrow(/closed/);
+  });
+
+  it("tells subscribers of its own writes once they have committed: create, append, fork, repair, delete", async () => {
+    // A private database has no poller: every call here comes from the write path itself.
+    const memory = await openAt(":memory:");
+    // What a subscriber reads when told (a read runs at once, on the calling stack): the write it
+    // hears of is already committed.
+    const reads: Promise<StoredSuffix | undefined>[] = [];
+    const parent = watcher(memory, "p", () => reads.push(memory.loadFrom("p", 0)));
+    const child = watcher(memory, "k");
+    await memory.create(header("p"), []);
+    expect(parent.calls).toBe(1);
+    await memory.append("p", 0, simpleTurn(0, 1));
+    expect(parent.calls).toBe(2);
+    await memory.fork("p", TURN - 1, header("k", { parentSession: "p", seedLength: TURN }));
+    expect([parent.calls, child.calls]).toEqual([2, 1]);
+    await memory.append("p", TURN, [turnStart(TURN, 2), userMessage(TURN + 1, "open")]);
+    await memory.repair("p", TURN + 2, [turnEnd(TURN + 2, 2, { kind: "interrupted" })]);
+    expect(parent.calls).toBe(4);
+    expect(await memory.delete("p")).toBe(true);
+    expect(parent.calls).toBe(5);
+    const lengths = (await Promise.all(reads)).map((log) => log?.events.length);
+    expect(lengths).toEqual([0, TURN, TURN + 2, TURN + 3, undefined]);
+    // A write that fails changes nothing and tells no one.
+    await expect(memory.append("k", 0, simpleTurn(0, 1))).rejects.toMatchObject({
+      code: "SEQ_CONFLICT",
+    });
+    expect(await memory.delete("p")).toBe(false);
+    expect([parent.calls, child.calls]).toEqual([5, 1]);
   });
 });
 

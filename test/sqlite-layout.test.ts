@@ -168,6 +168,23 @@ describe("generated SQLite layout", () => {
     expect(queryPlan(db, lastEvent)).toMatch(/^SEARCH events USING INDEX \S+ \(session_id=\?\)$/);
   });
 
+  it("reads a log from a seq and the heads of watched sessions through the primary keys, without a scan or a sort", async () => {
+    const { SQLITE_QUERIES } = await import("../generated/sqlite-queries.gen.js");
+    const db = layoutDb();
+    const plan = (sql: string, params: Record<string, unknown>): string =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[])
+        .map((row) => row.detail)
+        .join("\n");
+    // loadFrom with nothing new reads one row (the one before fromSeq): a range of the key.
+    expect(plan(SQLITE_QUERIES.eventLines, { sessionId: "s", fromSeq: 5 })).toMatch(
+      /^SEARCH events USING INDEX \S+ \(session_id=\? AND seq>\?\)$/,
+    );
+    const heads = plan(SQLITE_QUERIES.watchedHeads, { ids: '["a","b"]' });
+    expect(heads).toMatch(/SEARCH s USING COVERING INDEX \S+ \(id=\?\)/);
+    expect(heads).toMatch(/SEARCH e USING INDEX \S+ \(session_id=\?\)/);
+    expect(heads).not.toMatch(/SCAN (s|e)\b|TEMP B-TREE/);
+  });
+
   it("stamps user_version with layout version 4", () => {
     expect(SQLITE_LAYOUT_VERSION).toBe(4);
     const db = new Database(":memory:");

@@ -11,9 +11,16 @@ import {
   ResponseError,
 } from "vscode-jsonrpc/node";
 // The typed method layer (RpcClientMethods) is generated from the method table (scripts/render-rpc.ts).
-import { RpcClientMethods, type RpcMethodName, type RpcMethods } from "../generated.js";
+import {
+  RPC_NOTIFICATION,
+  RpcClientMethods,
+  type RpcMethodName,
+  type RpcMethods,
+  type SessionEventsParams,
+} from "../generated.js";
 import { createFraming, type Framing } from "../rpc/framing.js";
 import { packageInfo } from "../rpc/package-info.js";
+import { type ClientWatch, ClientWatches, type ClientWatchOptions } from "./client-watches.js";
 import { ConnectionClosedError, RpcResponseError } from "./rpc-response-error.js";
 
 /** How `SeedlineClient.spawn` starts a server. */
@@ -61,6 +68,7 @@ export class SeedlineClient extends RpcClientMethods {
   readonly #connection: MessageConnection;
   readonly #output: NodeJS.WritableStream;
   readonly #connectionClosed: Promise<void>;
+  readonly #watches = new ClientWatches();
   #closing: Promise<void> | undefined;
   /** The spawned server process (undefined for `connect`). */
   readonly process: ChildProcess | undefined;
@@ -77,9 +85,13 @@ export class SeedlineClient extends RpcClientMethods {
     const transport = createFraming(framing, input, output);
     this.#connection = createMessageConnection(transport.reader, transport.writer, SILENT);
     this.#output = output;
+    this.#connection.onNotification(RPC_NOTIFICATION.sessionEvents, (params: SessionEventsParams) =>
+      this.#watches.deliver(params),
+    );
     this.#connectionClosed = new Promise<void>((resolve) => {
       this.#connection.onClose(() => {
         // Rejects the requests still waiting: no answer can come any more.
+        this.#watches.close();
         this.#connection.dispose();
         resolve();
       });
@@ -145,6 +157,27 @@ export class SeedlineClient extends RpcClientMethods {
     } catch (error) {
       throw clientError(error);
     }
+  }
+
+  /**
+   * Watches a session: an async iterator of event batches, each event exactly once and in seq
+   * order from `fromSeq` (default: the end when the server answers) on, whichever process appends
+   * them (`session/watch` and its `session/events` notifications). Breaking out of a `for await`,
+   * `return()` or aborting `signal` sends `session/unwatch`. A batch with `deleted` ends it when
+   * the session is deleted; a watch the server ends (WATCH_OVERFLOW, a storage error) rejects
+   * with {@link RpcResponseError}; `ready` rejects with the answer's error (SESSION_NOT_FOUND).
+   */
+  watch(sessionId: string, options: ClientWatchOptions = {}): ClientWatch {
+    return this.#watches.open(
+      {
+        watch: (params) => this.sessionWatch(params),
+        unwatch: async (watchId) => {
+          await this.sessionUnwatch({ watchId });
+        },
+      },
+      sessionId,
+      options,
+    );
   }
 
   /**

@@ -162,7 +162,9 @@ export class ConnectionWatches {
       await this.#options.send(params);
     } catch (error) {
       // The client went away: the connection's close stops the watches.
-      this.#options.log(`could not send session/events of ${show(params.watchId)}: ${String(error)}`);
+      this.#options.log(
+        `could not send session/events of ${show(params.watchId)}: ${String(error)}`,
+      );
     }
   }
 

@@ -27,8 +27,8 @@ import type { ListPage, ListQuery, ReleaseLock, SessionBackend, StoredLog } from
 import { checkFormatVersion } from "./format-version.js";
 import { formatEventLine, formatHeaderLine, parseLogText } from "./jsonl/format.js";
 import { MemoryBackend } from "./memory-backend.js";
-import { sessionNotFound, sessionTaken } from "./storage-errors.js";
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
+import { sessionNotFound, sessionTaken } from "./storage-errors.js";
 
 /** How a store is set up. */
 export interface SessionStoreOptions {
@@ -372,7 +372,10 @@ export class SessionStore {
           throw error;
         }
         if (liveLog) {
-          this.#register(SessionLog.fromValidEvents(header, liveLog.events.slice(0, at + 1)), release);
+          this.#register(
+            SessionLog.fromValidEvents(header, liveLog.events.slice(0, at + 1)),
+            release,
+          );
         } else {
           await release();
         }

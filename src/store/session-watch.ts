@@ -1,9 +1,21 @@
 // SessionWatch: a session's new events as an async iterator of batches, exactly once and in order, from any writer.
 import { isDeepStrictEqual } from "node:util";
 import type { SessionEvent, SessionHeader } from "../generated.js";
-import type { Unsubscribe } from "./backend.js";
-import type { SessionStore } from "./session-store.js";
+import type { SessionBackend, Unsubscribe } from "./backend.js";
 import { sessionNotFound } from "./storage-errors.js";
+
+/** What a watch reads: the session as stored now (a `SessionStore`), and the backend's change feed. */
+export interface WatchSource {
+  readonly backend: Pick<SessionBackend, "subscribe">;
+  get(id: string): Promise<WatchedSession | undefined>;
+}
+
+/** What a watch needs of a session as read. */
+export interface WatchedSession {
+  readonly header: SessionHeader;
+  readonly nextSeq: number;
+  eventsBetween(from: number, to?: number): readonly SessionEvent[];
+}
 
 /** How a watch starts and stops. */
 export interface WatchOptions {
@@ -33,7 +45,7 @@ export interface WatchBatch {
 export const DEFAULT_WATCH_BATCH = 1000;
 
 /**
- * A watch on one session, made by {@link SessionStore.watch}. It subscribes to the backend's
+ * A watch on one session, made by `SessionStore.watch`. It subscribes to the backend's
  * change notifications before it reads the session, so no append between the two is missed; on
  * each notification it reads what is new (through the store, which reads only new data) and
  * yields it. Positions are seqs, so a spurious or repeated notification yields nothing twice and
@@ -46,7 +58,7 @@ export class SessionWatch implements AsyncIterableIterator<WatchBatch> {
    * with StorageError SESSION_NOT_FOUND (or a read error), and the watch is then ended.
    */
   readonly ready: Promise<{ readonly nextSeq: number; readonly header: SessionHeader }>;
-  readonly #store: SessionStore;
+  readonly #store: WatchSource;
   readonly #signal: AbortSignal | undefined;
   readonly #maxBatch: number;
   readonly #unsubscribe: Unsubscribe;
@@ -58,7 +70,7 @@ export class SessionWatch implements AsyncIterableIterator<WatchBatch> {
   #turn: Promise<unknown> = Promise.resolve();
 
   /** @internal Made by `SessionStore.watch`. */
-  constructor(store: SessionStore, sessionId: string, options: WatchOptions) {
+  constructor(store: WatchSource, sessionId: string, options: WatchOptions) {
     this.#store = store;
     this.sessionId = sessionId;
     this.#signal = options.signal;
@@ -122,7 +134,7 @@ export class SessionWatch implements AsyncIterableIterator<WatchBatch> {
         continue;
       }
       this.#dirty = false;
-      let session: Awaited<ReturnType<SessionStore["get"]>>;
+      let session: WatchedSession | undefined;
       try {
         session = await this.#store.get(this.sessionId);
       } catch (error) {

@@ -119,7 +119,7 @@ export function runPersistenceContract(
       expect(reloaded.events).toEqual(events);
     });
 
-    it("2. closes a log that ends inside a turn on load; a later append continues; a reload shows the same closed log", async () => {
+    it("2. reads a log that ends inside a turn as stored; the writer closes it; a later append continues; a reload shows the same closed log", async () => {
       const { store } = await setup();
       const a = await store();
       const n = TURN_LENGTH;
@@ -133,7 +133,10 @@ export function runPersistenceContract(
       await a.create("s2", { seed: open });
       await a.close();
       const b = await store();
-      const repaired = await b.load("s2");
+      const read = await b.load("s2");
+      expect(read.events).toEqual(open);
+      expect(read.openTurn).toBe(2);
+      const repaired = await b.openForWriting("s2");
       expect(repaired.events.slice(n + 4).map((e) => e.type)).toEqual(["step/end", "turn/end"]);
       expect(repaired.events.at(-1)).toMatchObject({
         seq: n + 5,
@@ -157,7 +160,7 @@ export function runPersistenceContract(
       ];
       await a.create("s3", { seed });
       await a.close();
-      const repaired = await (await store()).load("s3");
+      const repaired = await (await store()).openForWriting("s3");
       expect(repaired.events.slice(4).map((e) => e.type)).toEqual([
         "tool/result",
         "step/end",
@@ -174,24 +177,31 @@ export function runPersistenceContract(
       });
     });
 
-    it("4. lists a session created without a seed only after its first append; seeded, forked and imported ones at once", async () => {
+    it("4. stores every created session at once: header only without a seed, listed and readable by another instance before any event", async () => {
       const { store } = await setup();
       const a = await store();
-      const lazy = await a.create("lazy");
-      const ids = async () => (await a.list()).sessions.map((s) => s.header.id).sort();
-      expect(await ids()).toEqual([]);
+      const other = await store();
+      const ids = async () => (await other.list()).sessions.map((s) => s.header.id).sort();
+      const fresh = await a.create("fresh", { meta: { cwd: "/work" } });
+      expect(await ids()).toEqual(["fresh"]);
+      expect((await other.list()).sessions[0]).toMatchObject({ eventCount: 0 });
+      expect((await other.load("fresh")).header).toEqual(fresh.header);
+      await other.fork("fresh", undefined, "fresh-child");
+      expect((await a.load("fresh-child")).header).toMatchObject({ parentSession: "fresh" });
       await a.create("seeded", { seed: [] });
       await a.create("seeded2", { seed: simpleTurn(0, 1) });
       await a.fork("seeded2", undefined, "forked");
       await a.importLog('{"type":"session","version":0,"id":"imported","createdAt":7}\n');
-      expect(await ids()).toEqual(["forked", "imported", "seeded", "seeded2"]);
-      await lazy.append(simpleTurn(0, 1));
-      expect(await ids()).toEqual(["forked", "imported", "lazy", "seeded", "seeded2"]);
-      await a.create("abandoned");
-      await a.close();
-      expect((await (await store()).list()).sessions.map((s) => s.header.id)).not.toContain(
-        "abandoned",
-      );
+      expect(await ids()).toEqual([
+        "forked",
+        "fresh",
+        "fresh-child",
+        "imported",
+        "seeded",
+        "seeded2",
+      ]);
+      await fresh.append(simpleTurn(0, 1));
+      expect((await other.load("fresh")).events).toEqual(simpleTurn(0, 1));
     });
 
     it("5. rejects a batch whose first seq is not the stored next seq (SEQ_CONFLICT)", async () => {
@@ -237,7 +247,7 @@ export function runPersistenceContract(
         details: { rule: "json-value", seq: 0 },
       });
       expect(error.message).toContain("turn/start");
-      expect((await a.list()).sessions).toEqual([]);
+      expect((await a.list()).sessions.map((l) => l.eventCount)).toEqual([0]);
     });
 
     it("8. round-trips seedLength and parentSession through the header", async () => {
@@ -451,7 +461,7 @@ export function runPersistenceContract(
 
     it.skipIf(writersSkip !== undefined)(
       titled(
-        "17. lets a reader see a log another writer holds as it stands, never repairing it",
+        "17. lets a reader see a log another writer holds as it stands, never repairing it, and never blocking the writer",
         writersSkip,
       ),
       async () => {
@@ -459,13 +469,156 @@ export function runPersistenceContract(
         const a = await store();
         const open = [turnStart(0, 1), userMessage(1, "go"), stepStart(2, 1, 1)];
         const writer = await a.create("held", { seed: open });
-        const reader = await (await store()).load("held");
+        const readerStore = await store();
+        const reader = await readerStore.load("held");
         expect(reader.events).toEqual(open);
+        expect(reader.openTurn).toBe(1);
         await expect(reader.append([assistantChunk(3, 1, 1)])).rejects.toMatchObject({
           code: "SESSION_BUSY",
         });
         expect(await writer.append([assistantChunk(3, 1, 1)])).toBe(4);
+        // The reader's next read is current: it sees the writer's append without reloading.
+        expect((await readerStore.load("held")).nextSeq).toBe(4);
       },
     );
+
+    it(
+      titled(
+        "18. a reader never takes the writer lock: another instance appends right after it reads, and every read sees every acknowledged append",
+        writersSkip,
+      ),
+      async () => {
+        const { store } = await setup();
+        const a = await store();
+        await a.create("shared", { seed: [] });
+        await a.close();
+        // Before readers.md a read took the writer lock and kept it (SESSION_BUSY for the writer).
+        const reader = await store();
+        expect((await reader.load("shared")).nextSeq).toBe(0);
+        const writer = await store();
+        const events = balancedLog(3, { steps: 2, chunksPerStep: 2, toolCallsPerStep: 1 });
+        let at = 0;
+        while (at < events.length) {
+          const batch = events.slice(at, at + 3);
+          at = await writer.append("shared", batch);
+          const seen = await reader.load("shared");
+          expect(seen.nextSeq).toBe(at);
+          expect(seen.events.at(-1)).toEqual(events[at - 1]);
+        }
+        expect((await reader.load("shared")).events).toEqual(events);
+      },
+    );
+
+    it("19. loadFrom reads only from the asked seq, and answers the whole log when the stored one is shorter", async () => {
+      const { harness } = await setup();
+      const backend = await harness.open();
+      try {
+        const header: SessionHeader = { version: 0, id: "lf", createdAt: 3 };
+        const events = simpleTurn(0, 1);
+        await backend.create(header, events.slice(0, 4));
+        const first = await backend.loadFrom("lf", 0);
+        expect(first).toMatchObject({ header, from: 0, tornTail: false });
+        expect(first?.events).toEqual(events.slice(0, 4));
+        await backend.append("lf", 4, events.slice(4));
+        const rest = await backend.loadFrom("lf", 4);
+        expect(rest).toMatchObject({ from: 4, tornTail: false });
+        expect(rest?.events).toEqual(events.slice(4));
+        expect((await backend.loadFrom("lf", events.length))?.events).toEqual([]);
+        expect(await backend.loadFrom("missing", 0)).toBeUndefined();
+        await backend.delete("lf");
+        await backend.create(header, events.slice(0, 2));
+        const replaced = await backend.loadFrom("lf", events.length);
+        expect(replaced).toMatchObject({ from: 0 });
+        expect(replaced?.events).toEqual(events.slice(0, 2));
+      } finally {
+        await backend.close();
+      }
+    });
+
+    it("20. subscribe tells of appends and deletes by any instance, for the watched id only, until unsubscribed", async () => {
+      const { harness } = await setup();
+      const writer = await harness.open();
+      const watcher = await harness.open();
+      try {
+        await writer.create({ version: 0, id: "w", createdAt: 1 }, []);
+        await writer.create({ version: 0, id: "quiet", createdAt: 1 }, []);
+        const calls: string[] = [];
+        let wake: (() => void) | undefined;
+        const next = () => new Promise<void>((resolve) => (wake = resolve));
+        const stopW = watcher.subscribe("w", () => {
+          calls.push("w");
+          wake?.();
+        });
+        const stopQuiet = watcher.subscribe("quiet", () => calls.push("quiet"));
+        let seen = next();
+        await writer.append("w", 0, simpleTurn(0, 1));
+        await within(seen, "a notification of the append");
+        seen = next();
+        await writer.delete("w");
+        await within(seen, "a notification of the delete");
+        expect(calls.filter((c) => c === "quiet")).toEqual([]);
+        stopW();
+        const before = calls.length;
+        await writer.create({ version: 0, id: "w", createdAt: 2 }, simpleTurn(0, 1));
+        // The quiet id is still watched: once it hears of its own change, the stopped one had
+        // every chance to hear of the earlier one.
+        const quietSeen = new Promise<void>((resolve) => {
+          const stop = watcher.subscribe("quiet", () => {
+            stop();
+            resolve();
+          });
+        });
+        await writer.append("quiet", 0, simpleTurn(0, 1));
+        await within(quietSeen, "a notification of the quiet id's append");
+        expect(calls.slice(before).filter((c) => c === "w")).toEqual([]);
+        stopQuiet();
+      } finally {
+        await watcher.close();
+        await writer.close();
+      }
+    });
+
+    it("21. watch delivers every event once and in order from any instance, catches up from a past seq, and ends on delete", async () => {
+      const { store } = await setup();
+      const writer = await store();
+      const reader = await store();
+      const events = balancedLog(2, { steps: 2, chunksPerStep: 2, toolCallsPerStep: 1 });
+      await writer.create("watched", { seed: events.slice(0, 5) });
+      const watch = reader.watch("watched", { fromSeq: 2 });
+      expect((await watch.ready).nextSeq).toBe(2);
+      const got: SessionEvent[] = [];
+      let deleted = false;
+      let caughtUp: () => void = () => {};
+      const allSeen = new Promise<void>((resolve) => (caughtUp = resolve));
+      const consumed = (async () => {
+        for await (const batch of watch) {
+          if (batch.deleted) deleted = true;
+          got.push(...batch.events);
+          if (batch.nextSeq === events.length) caughtUp();
+        }
+      })();
+      for (let at = 5; at < events.length; at += 4) {
+        await writer.append("watched", events.slice(at, at + 4));
+      }
+      // Events a watch has not read when its session is deleted are gone with it.
+      await within(allSeen, "every appended event");
+      await writer.delete("watched");
+      await within(consumed, "the watch to end after the delete");
+      expect(got).toEqual(events.slice(2));
+      expect(deleted).toBe(true);
+    });
   });
+}
+
+/** Waits for `promise`, failing with what was awaited after a generous bound (a hang, not a timing check). */
+async function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`expected ${what} within 20 s`)), 20_000);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -1,8 +1,8 @@
 // Learns of other processes' writes to watched logs: one fs.watch on the sessions folder, or polling stat when that cannot work.
 import { type BigIntStats, type FSWatcher, statSync, watch } from "node:fs";
 import { join } from "node:path";
-import { logFileName } from "./layout.js";
 import { isErrno } from "../../util/errno.js";
+import { logFileName } from "./layout.js";
 
 /**
  * How a JSONL backend learns of other processes' writes: "auto" watches the sessions folder
@@ -23,7 +23,7 @@ export interface ChangeWatchOptions {
   /** How often each watched log is `stat`ed while polling. */
   readonly pollIntervalMs: number;
   /** Replaces `fs.watch` (so tests can make it fail). */
-  readonly watchFolder?: WatchFolder;
+  readonly watchFolder?: WatchFolder | undefined;
 }
 
 /** `fs.watch` without keeping the process alive, names as UTF-8 strings. */

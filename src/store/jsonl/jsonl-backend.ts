@@ -1,10 +1,10 @@
 // The JSONL backend: one append-only log file per session in <root>/sessions, durable writes, per-session lock files.
-import { type BigIntStats, fstatSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { type FileHandle, mkdir, open, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
-import type { TurnMarker } from "../../log/invariants.js";
+import { isErrno } from "../../util/errno.js";
 import { KeyedQueue } from "../../util/keyed-queue.js";
 import type {
   ListPage,
@@ -13,10 +13,14 @@ import type {
   SessionBackend,
   StoredForkPoint,
   StoredLog,
+  StoredSuffix,
+  Unsubscribe,
 } from "../backend.js";
+import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { LockFiles } from "../lock-files.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
+import { ChangeWatch, type WatchFolder, type WatchMode } from "./change-watch.js";
 import {
   copyRange,
   type Durability,
@@ -24,7 +28,20 @@ import {
   type FileOps,
   NODE_FILE_OPS,
 } from "./durable-file.js";
-import { formatEventLine, formatHeaderLine, type LogScan } from "./format.js";
+import {
+  collectMarker,
+  type FileState,
+  fileKey,
+  type IndexedMarker,
+  indexMarkers,
+  keyOf,
+  type LineCheck,
+  lastLineCheck,
+  lineCheck,
+  markerAt,
+  stillHolds,
+} from "./file-state.js";
+import { formatEventLine, formatHeaderLine, type LogLine, type LogScan } from "./format.js";
 import { logFileName } from "./layout.js";
 import { CHUNK_BYTES, scanLogFile } from "./line-reader.js";
 import { listLogs } from "./listing.js";
@@ -40,33 +57,22 @@ export interface JsonlBackendOptions {
   readonly fileOps?: Partial<FileOps>;
   /** @internal The read size of streamed reads, so tests can put lines across chunk boundaries. */
   readonly chunkBytes?: number;
-}
-
-/**
- * What this instance knows of a log file, so that an append or a fork need not read it again. It
- * holds only while the file is the same file (device and inode) at the same size; anything else —
- * another writer, a repair, a delete and re-create — shows as a mismatch and the state is
- * recovered by reading the file.
- */
-interface FileState {
-  readonly key: string;
-  readonly size: number;
-  readonly length: number;
-  readonly intactEnd: number;
-  readonly header: SessionHeader;
-  readonly headerEnd: number;
   /**
-   * Every `turn/start` and `turn/end` among the intact events, in seq order, with the byte offset
-   * just past its line: a fork finds its boundary's marker and byte offset from these without
-   * parsing the log. Shared by the states of one file as it grows (appends push to it).
+   * How `subscribe` learns of other processes' writes: "auto" (the default) watches the sessions
+   * folder with `fs.watch` and polls only when that fails; "poll" always polls.
    */
-  readonly markers: IndexedMarker[];
+  readonly watchMode?: WatchMode;
+  /** How often each subscribed log is `stat`ed while polling, in milliseconds (default 100). */
+  readonly pollIntervalMs?: number;
+  /** @internal Replaces `fs.watch`, so tests can make watching the folder fail. */
+  readonly watchFolder?: WatchFolder;
 }
 
-/** A turn marker of a log and where its line ends. */
-interface IndexedMarker extends TurnMarker {
-  readonly end: number;
-}
+/** The default of {@link JsonlBackendOptions.pollIntervalMs}. */
+const POLL_INTERVAL_MS = 100;
+
+/** The smallest read of `loadFrom`'s incremental reads (which size their buffer to the new bytes). */
+const MIN_READ_BYTES = 4096;
 
 /**
  * A log whose writer lock this instance holds through {@link JsonlBackend.lock}: its file stays
@@ -87,7 +93,9 @@ const COPY_BYTES = 1 << 20;
  * appends are flushed before they are acknowledged and cut back when they fail, and one writer
  * per session is kept across processes by lock files beside the logs (`<encoded id>.lock`).
  * Every write — create, append, fork, repair, delete — takes the session's writer lock for its
- * duration unless this instance already holds it (SESSION_BUSY when another process does).
+ * duration unless this instance already holds it (SESSION_BUSY when another process does); reads
+ * never take it. Subscribers hear of this instance's writes once they are durable, and of other
+ * processes' writes through one watch of the sessions folder (see {@link ChangeWatch}).
  * POSIX file systems only.
  */
 export class JsonlBackend implements SessionBackend {
@@ -102,6 +110,8 @@ export class JsonlBackend implements SessionBackend {
   readonly #states = new Map<string, FileState>();
   readonly #held = new Map<string, HeldLog>();
   readonly #queue = new KeyedQueue();
+  readonly #changes: ChangeHub;
+  readonly #watch: ChangeWatch;
   #dirReady: Promise<void> | undefined;
   #closed = false;
 
@@ -115,6 +125,20 @@ export class JsonlBackend implements SessionBackend {
     this.#locks = new LockFiles(this.sessionsDir);
     this.#chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     this.#copyBytes = options.chunkBytes ?? COPY_BYTES;
+    this.#watch = new ChangeWatch(
+      this.sessionsDir,
+      {
+        mode: options.watchMode ?? "auto",
+        pollIntervalMs: options.pollIntervalMs ?? POLL_INTERVAL_MS,
+        watchFolder: options.watchFolder,
+      },
+      (id) => this.#changes.notify(id),
+    );
+    // The folder is watched only while some session has subscribers.
+    this.#changes = new ChangeHub({
+      onFirst: (id) => this.#watch.add(id),
+      onLast: (id) => this.#watch.remove(id),
+    });
   }
 
   /** The durability mode this backend writes in. */
@@ -132,12 +156,14 @@ export class JsonlBackend implements SessionBackend {
       const headerLine = formatHeaderLine(header);
       const headerEnd = Buffer.byteLength(headerLine, "utf8");
       const markers: IndexedMarker[] = [];
+      let last = { start: 0, line: headerLine };
       const file = await this.#publish(header.id, async (write) => {
         let pending = headerLine;
         let end = headerEnd;
         for (const event of events) {
           const line = formatEventLine(event);
           pending += line;
+          last = { start: end, line };
           end += Buffer.byteLength(line, "utf8");
           if (event.type === "turn/start" || event.type === "turn/end") {
             markers.push({ seq: event.seq, type: event.type, turn: event.data.turn, end });
@@ -157,8 +183,10 @@ export class JsonlBackend implements SessionBackend {
         header,
         headerEnd,
         markers,
+        last: lineCheck(last.start, last.line),
       });
     });
+    this.#changes.notify(header.id);
   }
 
   /**
@@ -190,11 +218,13 @@ export class JsonlBackend implements SessionBackend {
           length: state.length + events.length,
           intactEnd: size,
           markers: indexMarkers(events, state.length, state.intactEnd, data, state.markers),
+          last: lastLineCheck(data, state.intactEnd),
         });
       } finally {
         if (held === undefined) await handle.close();
       }
     });
+    if (events.length > 0) this.#changes.notify(id);
   }
 
   /**
@@ -220,6 +250,50 @@ export class JsonlBackend implements SessionBackend {
     } finally {
       await handle.close();
     }
+  }
+
+  /**
+   * Reads the log from `fromSeq` on, without the writer lock, reading only what is new: one
+   * `fstat` tells whether the file is the one this instance last read or wrote (device, inode)
+   * and has not shrunk; when it is, and that read or write left `fromSeq` intact events, only the
+   * bytes after them are read (none when the size did not change). Otherwise the whole file is
+   * read: the events from `fromSeq` on when it holds that many, else all of them with `from` 0.
+   * A partial last line (a writer in the middle of a batch, or a dead one) is a torn tail.
+   * @throws StorageError FORMAT_UNSUPPORTED, CORRUPT_LOG (location: the file; line; seq).
+   */
+  async loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined> {
+    this.#assertOpen();
+    const handle = await this.#openFile(id, "r");
+    if (handle === undefined) return undefined;
+    try {
+      const now = fileKey(handle);
+      // Never the state trusted under the writer lock without a stat: a reader always checks.
+      const known = this.#states.get(id);
+      if (known !== undefined && known.key === now.key && known.length === fromSeq) {
+        if (now.size === known.size) {
+          return { header: known.header, events: [], tornTail: known.size > known.intactEnd, from: fromSeq };
+        }
+        if (
+          now.size > known.size &&
+          known.last !== undefined &&
+          (await stillHolds(handle, known.last))
+        ) {
+          return await this.#readAfter(id, handle, known, now.size);
+        }
+      }
+      return await this.#readFrom(id, handle, now, fromSeq);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * Calls `onChange` after this instance's own durable writes to session `id` and soon after other
+   * processes' (through the folder watch, or polling); see {@link SessionBackend.subscribe}.
+   */
+  subscribe(id: string, onChange: () => void): Unsubscribe {
+    this.#assertOpen();
+    return this.#changes.subscribe(id, onChange);
   }
 
   async has(id: string): Promise<boolean> {
@@ -302,11 +376,13 @@ export class JsonlBackend implements SessionBackend {
           markers: state.markers
             .filter((m) => m.seq <= boundary)
             .map((m) => ({ ...m, end: m.end + shift })),
+          last: forkedLast(state, boundary, headerLine, shift),
         });
       } finally {
         await source.close();
       }
     });
+    this.#changes.notify(header.id);
   }
 
   /**
@@ -338,11 +414,19 @@ export class JsonlBackend implements SessionBackend {
           length: keep + closers.length,
           intactEnd: size,
           markers: data === undefined ? kept : indexMarkers(closers, keep, prefix.end, data, kept),
+          // Without closers the last line is the old one only when nothing intact was cut.
+          last:
+            data !== undefined
+              ? lastLineCheck(data, prefix.end)
+              : keep === state.length
+                ? state.last
+                : undefined,
         });
       } finally {
         await handle.close();
       }
     });
+    this.#changes.notify(id);
   }
 
   /**
@@ -359,7 +443,7 @@ export class JsonlBackend implements SessionBackend {
    * @throws StorageError SESSION_BUSY when another live process holds the lock.
    */
   async delete(id: string): Promise<boolean> {
-    return this.#exclusive(id, async () => {
+    const deleted = await this.#exclusive(id, async () => {
       this.#dropHandle(id);
       this.#forgetState(id);
       try {
@@ -371,6 +455,8 @@ export class JsonlBackend implements SessionBackend {
       await this.#files.syncDir(this.sessionsDir);
       return true;
     });
+    if (deleted) this.#changes.notify(id);
+    return deleted;
   }
 
   /**
@@ -399,6 +485,7 @@ export class JsonlBackend implements SessionBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#watch.close();
     this.#locks.releaseAllSync();
     this.#states.clear();
     const held = [...this.#held.values()];
@@ -487,6 +574,75 @@ export class JsonlBackend implements SessionBackend {
     return scan;
   }
 
+  /**
+   * The events after the intact ones of `known`, a state of the open file that is still a prefix
+   * of it: only the bytes past `known.intactEnd` are read. The new state is remembered unless a
+   * write of this instance recorded a newer one meanwhile.
+   */
+  async #readAfter(
+    id: string,
+    handle: FileHandle,
+    known: FileState,
+    size: number,
+  ): Promise<StoredSuffix> {
+    const events: unknown[] = [];
+    const markers: IndexedMarker[] = [];
+    let lastLine: LogLine | undefined;
+    // A buffer sized to the new bytes: a few appended lines should not cost a megabyte's allocation.
+    const readBytes = Math.min(this.#chunkBytes, Math.max(MIN_READ_BYTES, size - known.intactEnd));
+    const visit = (event: Record<string, unknown>, line: LogLine) => {
+      events.push(event);
+      collectMarker(markers, event, line.end);
+      lastLine = line;
+      return undefined;
+    };
+    const scan = await scanLogFile(handle, this.#path(id), visit, readBytes, known);
+    if (this.#states.get(id) === known) {
+      this.#states.set(id, {
+        ...known,
+        size: scan.end,
+        length: scan.length,
+        intactEnd: scan.intactEnd,
+        // A copy, not a push: the old array may be shared with a held state.
+        markers: markers.length === 0 ? known.markers : known.markers.concat(markers),
+        last: lastLine === undefined ? known.last : lineCheck(lastLine.start, lastLine.text),
+      });
+    }
+    return { header: known.header, events, tornTail: scan.tornTail, from: known.length };
+  }
+
+  /**
+   * Reads the whole open file, keeping the events from `fromSeq` on (all of them, from 0, when
+   * it holds fewer than `fromSeq`), and remembers its state for the next `loadFrom`.
+   */
+  async #readFrom(
+    id: string,
+    handle: FileHandle,
+    key: { key: string; size: number },
+    fromSeq: number,
+  ): Promise<StoredSuffix> {
+    const events: unknown[] = [];
+    const markers: IndexedMarker[] = [];
+    // Events before `fromSeq` are dropped as they are read: memory holds only what is returned.
+    const scan = await this.#scan(id, handle, (event, line) => {
+      if ((event.seq as number) >= fromSeq) events.push(event);
+      collectMarker(markers, event, line.end);
+      return undefined;
+    });
+    this.#remember(id, key, scan, markers);
+    if (scan.length >= fromSeq) {
+      return { header: scan.header, events, tornTail: scan.tornTail, from: fromSeq };
+    }
+    // Fewer events than the caller knows (deleted and created again): it needs the whole log,
+    // which the read above did not keep. Rare enough to read twice.
+    const all: unknown[] = [];
+    const whole = await this.#scan(id, handle, (event) => {
+      all.push(event);
+      return undefined;
+    });
+    return { header: whole.header, events: all, tornTail: whole.tornTail, from: 0 };
+  }
+
   /** The state of an open log: remembered when the file is unchanged, else recovered by reading it. */
   async #stateOf(id: string, handle: FileHandle): Promise<FileState> {
     const trusted = this.#held.get(id)?.state;
@@ -572,64 +728,6 @@ export class JsonlBackend implements SessionBackend {
     const end = lines === 0 ? from : await endOfLines(handle, from, lines, this.#copyBytes);
     return { end };
   }
-}
-
-function fileKey(handle: FileHandle): { key: string; size: number } {
-  return keyOf(fstatSync(handle.fd, { bigint: true }));
-}
-
-function keyOf(info: BigIntStats): { key: string; size: number } {
-  return { key: `${info.dev}:${info.ino}`, size: Number(info.size) };
-}
-
-function isErrno(error: unknown, code: string): boolean {
-  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
-}
-
-/** Adds `event` to `markers` when it is a turn marker whose line ends at `end`. */
-function collectMarker(
-  markers: IndexedMarker[],
-  event: Record<string, unknown>,
-  end: number,
-): void {
-  const type = event.type;
-  if (type !== "turn/start" && type !== "turn/end") return;
-  const turn = (event.data as { turn?: unknown } | undefined)?.turn;
-  markers.push({ seq: event.seq as number, type, turn: typeof turn === "number" ? turn : 0, end });
-}
-
-/**
- * Pushes the turn markers of `events` (seqs from `firstSeq`) to `markers` and returns it. `data`
- * is the bytes of their lines, one per event, written at byte `start`.
- */
-function indexMarkers(
-  events: readonly SessionEvent[],
-  firstSeq: number,
-  start: number,
-  data: Buffer,
-  markers: IndexedMarker[],
-): IndexedMarker[] {
-  let at = 0;
-  for (let i = 0; i < events.length; i++) {
-    const event = events[i] as SessionEvent;
-    at = data.indexOf(10, at) + 1;
-    if (event.type === "turn/start" || event.type === "turn/end") {
-      markers.push({ seq: firstSeq + i, type: event.type, turn: event.data.turn, end: start + at });
-    }
-  }
-  return markers;
-}
-
-/** The last marker with a seq at or before `seq` (binary search over seq order). */
-function markerAt(markers: readonly IndexedMarker[], seq: number): IndexedMarker | undefined {
-  let low = 0;
-  let high = markers.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if ((markers[mid] as IndexedMarker).seq <= seq) low = mid + 1;
-    else high = mid;
-  }
-  return markers[low - 1];
 }
 
 /** The byte offset just past the `lines`-th `\n` at or after `from`. */

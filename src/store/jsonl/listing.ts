@@ -4,12 +4,12 @@ import { type FileHandle, open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { StorageError } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
+import { isErrno } from "../../util/errno.js";
 import type { ListedSession, ListPage, ListQuery } from "../backend.js";
 import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "../list-cursor.js";
 import { parseHeaderLine } from "./format.js";
 import { LOG_SUFFIX, logFileName } from "./layout.js";
 import { walkLinesBackwards } from "./line-reader.js";
-import { isErrno } from "../../util/errno.js";
 
 /** How many files are open at once while reading the page's last lines. */
 const PARALLELISM = 32;

@@ -1,4 +1,4 @@
-// The PostgreSQL backend (pg): a pooled store shared by many machines, one transaction per write, advisory writer locks.
+// The PostgreSQL backend (pg): a pooled store shared by many machines, one transaction per write, advisory writer locks, LISTEN/NOTIFY.
 import { Pool, type PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
@@ -11,10 +11,14 @@ import type {
   SessionBackend,
   StoredForkPoint,
   StoredLog,
+  StoredSuffix,
+  Unsubscribe,
 } from "../backend.js";
+import { ChangeHub } from "../change-hub.js";
 import { checkFormatVersion } from "../format-version.js";
 import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
+import { ChangeListener } from "./change-listener.js";
 import { clientConfig, type PostgresTarget, resolveTarget } from "./connection.js";
 import { createLayout, inspectSchema } from "./layout-policy.js";
 import {
@@ -26,7 +30,13 @@ import {
   UNIQUE_VIOLATION,
   unreachable,
 } from "./pg-errors.js";
-import { eventArrays, frameEventRows, headerFromRow, turnMarkerOf } from "./rows.js";
+import {
+  eventArrays,
+  frameEventRows,
+  headerFromRow,
+  splitSessionFrom,
+  turnMarkerOf,
+} from "./rows.js";
 import { POSTGRES_TABLES, type PostgresQueryRows, paramsFrom, Queries } from "./statements.js";
 import { lockLost, WriterLocks } from "./writer-locks.js";
 
@@ -35,8 +45,16 @@ export interface PostgresBackendOptions {
   readonly durability?: Durability;
   /** The PostgreSQL schema of the store (default: the URL's `?schema=`, else `seedline`). */
   readonly schema?: string;
-  /** The most connections the pool opens (default 10); the writer locks use one more. */
+  /**
+   * The most connections the pool opens (default 10); the writer locks use one more, and so does
+   * listening for changes while a session has subscribers.
+   */
   readonly poolSize?: number;
+  /**
+   * Hears each failure of the connection that listens for other processes' writes (it is made
+   * again by itself, and subscribers are called once it listens again). Default: ignored.
+   */
+  readonly onListenError?: (error: unknown) => void;
 }
 
 /** Lists start strictly after this key: above every stored session (createdAt is a safe integer). */
@@ -58,6 +76,11 @@ const INSERT_CHUNK = 1000;
  * next seq, and inserts the batch in one statement; the primary key (session id, seq) refuses a
  * duplicate seq whatever else happens. Serialization failures and deadlocks are retried. One
  * writer per session is kept by advisory locks (see {@link WriterLocks}).
+ *
+ * Every write transaction also notifies the schema's channel with the session id (delivered at
+ * commit, only if it commits); subscribers hear of this instance's writes at once and of every
+ * other process's through one LISTEN connection, open while any session has subscribers (see
+ * {@link ChangeListener}).
  */
 export class PostgresBackend implements SessionBackend {
   readonly kind = "postgres";
@@ -69,6 +92,8 @@ export class PostgresBackend implements SessionBackend {
   readonly #pool: Pool;
   readonly #queries: Queries;
   readonly #locks: WriterLocks;
+  readonly #changes: ChangeHub;
+  readonly #listener: ChangeListener;
   #closed = false;
 
   private constructor(
@@ -76,6 +101,7 @@ export class PostgresBackend implements SessionBackend {
     durability: Durability,
     pool: Pool,
     locks: WriterLocks,
+    listener: (hub: ChangeHub) => ChangeListener,
   ) {
     this.location = target.location;
     this.schema = target.schema;
@@ -83,6 +109,14 @@ export class PostgresBackend implements SessionBackend {
     this.#pool = pool;
     this.#queries = new Queries(target.schema);
     this.#locks = locks;
+    this.#changes = new ChangeHub({
+      onFirst: () => this.#listener.start(),
+      onLast: () => {
+        // stop() never rejects: nothing is left floating.
+        if (this.#changes.size === 0) void this.#listener.stop();
+      },
+    });
+    this.#listener = listener(this.#changes);
   }
 
   /**
@@ -129,7 +163,16 @@ export class PostgresBackend implements SessionBackend {
       throw error;
     }
     const locks = new WriterLocks(config, queries, target.schema, target.location);
-    return new PostgresBackend(target, durability, pool, locks);
+    const onListenError = options.onListenError ?? (() => {});
+    const listener = (hub: ChangeHub) =>
+      new ChangeListener(config, queries, {
+        // Notifications for ids nobody here subscribes to are dropped by the hub.
+        onChange: (id) => hub.notify(id),
+        // Writes committed while nothing listened were not heard: every subscriber reads again.
+        onListening: () => hub.notifyAll(),
+        onError: onListenError,
+      });
+    return new PostgresBackend(target, durability, pool, locks, listener);
   }
 
   /** What the connections run with, for diagnostics (and the tests that prove durability). */
@@ -140,7 +183,7 @@ export class PostgresBackend implements SessionBackend {
   }
 
   async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
-    await this.#write(`create session ${show(header.id)}`, async (c) => {
+    await this.#write(header.id, `create session ${show(header.id)}`, async (c) => {
       await this.#insertSession(c, header);
       await this.#insertEvents(c, header.id, 0, events);
     });
@@ -148,7 +191,7 @@ export class PostgresBackend implements SessionBackend {
 
   async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
     if (this.#locks.isLost(id)) throw lockLost(id, this.location);
-    await this.#write(`append to session ${show(id)}`, async (c) => {
+    await this.#write(id, `append to session ${show(id)}`, async (c) => {
       const next = await this.#lockForWrite(c, id);
       if (next !== fromSeq) throw seqConflict(id, next, fromSeq);
       await this.#insertEvents(c, id, fromSeq, events);
@@ -164,6 +207,39 @@ export class PostgresBackend implements SessionBackend {
       const framed = frameEventRows(rows, `table events of ${this.#where(id)}`);
       return { header: headerFromRow(row), events: framed.events, tornTail: framed.tornTail };
     });
+  }
+
+  /**
+   * Reads a session from `fromSeq` on in one statement (sessionFrom: one snapshot, no lock, the
+   * header and the event rows from `fromSeq - 1` on). The row at `fromSeq - 1`, framed with the
+   * rest, proves that the stored log still extends the caller's prefix; when it is missing (the
+   * session was deleted and created again, shorter) the whole log is read, with `from` 0.
+   * @throws StorageError as `load` does.
+   */
+  async loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined> {
+    const first = Math.max(fromSeq - 1, 0);
+    const found = await this.#withClient(`load session ${show(id)} from seq ${fromSeq}`, (c) =>
+      this.#queries.rows(c, "sessionFrom", { fromSeq, sessionId: id }),
+    );
+    const split = splitSessionFrom(found);
+    if (split === undefined) return undefined;
+    checkFormatVersion(split.header, this.#where(id));
+    const framed = frameEventRows(split.events, `table events of ${this.#where(id)}`, first);
+    if (fromSeq > 0 && framed.events.length === 0) {
+      const whole = await this.load(id);
+      return whole === undefined ? undefined : { ...whole, from: 0 };
+    }
+    return {
+      header: headerFromRow(split.header),
+      events: fromSeq > 0 ? framed.events.slice(1) : framed.events,
+      tornTail: framed.tornTail,
+      from: fromSeq,
+    };
+  }
+
+  subscribe(id: string, onChange: () => void): Unsubscribe {
+    this.#assertOpen();
+    return this.#changes.subscribe(id, onChange);
   }
 
   async has(id: string): Promise<boolean> {
@@ -193,7 +269,7 @@ export class PostgresBackend implements SessionBackend {
   }
 
   async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
-    await this.#write(`fork session ${show(sourceId)}`, async (c) => {
+    await this.#write(header.id, `fork session ${show(sourceId)}`, async (c) => {
       // Keeps the source from being deleted while its prefix is copied.
       if (
         (await this.#queries.first(c, "shareSessionRow", { sessionId: sourceId })) === undefined
@@ -219,7 +295,7 @@ export class PostgresBackend implements SessionBackend {
 
   async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
     if (this.#locks.isLost(id)) throw lockLost(id, this.location);
-    await this.#write(`repair session ${show(id)}`, async (c) => {
+    await this.#write(id, `repair session ${show(id)}`, async (c) => {
       await this.#lockForWrite(c, id);
       await this.#queries.run(c, "deleteEventsFrom", { sessionId: id, keep });
       await this.#insertEvents(c, id, keep, closers);
@@ -270,7 +346,7 @@ export class PostgresBackend implements SessionBackend {
   async delete(id: string): Promise<boolean> {
     const release = await this.lock(id);
     try {
-      return await this.#write(`delete session ${show(id)}`, async (c) => {
+      return await this.#write(id, `delete session ${show(id)}`, async (c) => {
         return (await this.#queries.run(c, "deleteSession", { sessionId: id })) > 0;
       });
     } finally {
@@ -290,11 +366,15 @@ export class PostgresBackend implements SessionBackend {
     }
   }
 
-  /** Releases every writer lock (by ending their connection) and closes the pool. Idempotent. */
+  /**
+   * Stops listening for changes, releases every writer lock (by ending their connection) and
+   * closes the pool. Idempotent.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     try {
+      await this.#listener.stop();
       await this.#locks.close();
     } finally {
       await this.#pool.end();
@@ -358,9 +438,21 @@ export class PostgresBackend implements SessionBackend {
    * again on a serialization failure or deadlock (the whole transaction rolled back). Any error
    * rolls back; a broken connection is dropped from the pool and reported as
    * StorageUnavailableError (the server rolls back a transaction whose connection ends).
+   * The transaction notifies the change channel that session `id` changed (every listening
+   * process hears it at commit, and only if it commits); once it has committed, this instance's
+   * subscribers of `id` hear it at once.
    */
-  async #write<T>(what: string, work: (c: PoolClient) => Promise<T>): Promise<T> {
-    return this.#transaction("beginWrite", what, work);
+  async #write<T>(id: string, what: string, work: (c: PoolClient) => Promise<T>): Promise<T> {
+    const value = await this.#transaction("beginWrite", what, async (c) => {
+      const value = await work(c);
+      await this.#queries.first(c, "notifyChange", {
+        channel: this.#queries.channel,
+        sessionId: id,
+      });
+      return value;
+    });
+    this.#changes.notify(id);
+    return value;
   }
 
   /** Runs `work` in one REPEATABLE READ READ ONLY transaction: several statements, one snapshot. */

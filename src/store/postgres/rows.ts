@@ -1,6 +1,6 @@
 // Rows to values and back for PostgreSQL: a batch as column arrays, turn markers read from data text, sessionFrom rows split.
 import { StorageError, show } from "../../errors.js";
-import type { SessionEvent, SqliteQueryRows } from "../../generated.js";
+import type { SessionEvent } from "../../generated.js";
 import type { TurnMarker } from "../../log/invariants.js";
 import {
   POSTGRES_QUERY_PARAMS,

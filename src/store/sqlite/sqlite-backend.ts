@@ -129,6 +129,14 @@ export class SqliteBackend implements SessionBackend {
     return this.#group.stats;
   }
 
+  /**
+   * Whether the change poller is running (some session has subscribers and the backend is open),
+   * for diagnostics and the tests that prove it stops.
+   */
+  get polling(): boolean {
+    return this.#poller?.running ?? false;
+  }
+
   /** The pragmas in force on the connection, for diagnostics (and the tests that prove them). */
   settings(): SqliteQueryRows["connectionSettings"] | undefined {
     this.#assertOpen();

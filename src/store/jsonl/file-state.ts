@@ -1,0 +1,135 @@
+// What a JSONL backend remembers of a log file between reads and writes: identity, size, intact prefix, turn markers.
+import { type BigIntStats, fstatSync } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import type { SessionEvent, SessionHeader } from "../../generated.js";
+import type { TurnMarker } from "../../log/invariants.js";
+
+/**
+ * What an instance knows of a log file, so that an append or a fork need not read it again and
+ * `loadFrom` reads only what follows it. It holds only while the file is the same file (device and
+ * inode) at the same size; anything else — another writer, a repair, a delete and re-create —
+ * shows as a mismatch and the state is recovered by reading the file. A file that only grew is
+ * read on from `intactEnd` by `loadFrom` (the intact lines of a file are never rewritten: a
+ * repair cuts only a torn tail), once {@link FileState.last} shows it is still the same log.
+ */
+export interface FileState {
+  /** Device and inode, as one string. */
+  readonly key: string;
+  readonly size: number;
+  /** The number of intact events. */
+  readonly length: number;
+  /** The byte offset just past the last intact line. */
+  readonly intactEnd: number;
+  readonly header: SessionHeader;
+  readonly headerEnd: number;
+  /**
+   * Every `turn/start` and `turn/end` among the intact events, in seq order, with the byte offset
+   * just past its line: a fork finds its boundary's marker and byte offset from these without
+   * parsing the log. Shared by the states of one file as it grows (appends push to it).
+   */
+  readonly markers: IndexedMarker[];
+  /** The first bytes of the last intact line (the header when there are none), when known. */
+  readonly last: LineCheck | undefined;
+}
+
+/** A turn marker of a log and where its line ends. */
+export interface IndexedMarker extends TurnMarker {
+  readonly end: number;
+}
+
+/**
+ * Where a line starts and its first bytes (at most {@link CHECK_BYTES}). The inode of a deleted
+ * file is soon given to the next file created — often the same session created again, and larger —
+ * so device, inode and a grown size do not prove that a remembered prefix is still there; the
+ * first bytes of its last line (type, seq and time of the event) at the same offset do, for one
+ * small read.
+ */
+export interface LineCheck {
+  readonly start: number;
+  readonly bytes: Buffer;
+}
+
+/** How many bytes of a line a {@link LineCheck} keeps: an event line's type, seq and time. */
+export const CHECK_BYTES = 64;
+
+/** The identity and size of an open file. */
+export function fileKey(handle: FileHandle): { key: string; size: number } {
+  return keyOf(fstatSync(handle.fd, { bigint: true }));
+}
+
+/** The identity and size a `stat` shows. */
+export function keyOf(info: BigIntStats): { key: string; size: number } {
+  return { key: `${info.dev}:${info.ino}`, size: Number(info.size) };
+}
+
+/** The check of a line starting at byte `start` of a file, from its text or its bytes. */
+export function lineCheck(start: number, line: string | Uint8Array): LineCheck {
+  const bytes =
+    typeof line === "string"
+      ? Buffer.from(line.slice(0, CHECK_BYTES), "utf8").subarray(0, CHECK_BYTES)
+      : line.subarray(0, CHECK_BYTES);
+  // A copy: a slice would keep the whole batch or line it was cut from alive.
+  return { start, bytes: Buffer.from(bytes) };
+}
+
+/** The check of the last line in `data`, a run of whole lines written at byte `start`. */
+export function lastLineCheck(data: Buffer, start: number): LineCheck {
+  const from = data.lastIndexOf(10, data.length - 2) + 1;
+  return lineCheck(start + from, data.subarray(from));
+}
+
+/** Whether the file still holds the line `check` describes, where it was. */
+export async function stillHolds(handle: FileHandle, check: LineCheck): Promise<boolean> {
+  const found = Buffer.allocUnsafe(check.bytes.length);
+  const { bytesRead } = await handle.read(found, 0, found.length, check.start);
+  return bytesRead === found.length && found.equals(check.bytes);
+}
+
+/** Adds `event` to `markers` when it is a turn marker whose line ends at `end`. */
+export function collectMarker(
+  markers: IndexedMarker[],
+  event: Record<string, unknown>,
+  end: number,
+): void {
+  const type = event.type;
+  if (type !== "turn/start" && type !== "turn/end") return;
+  const turn = (event.data as { turn?: unknown } | undefined)?.turn;
+  markers.push({ seq: event.seq as number, type, turn: typeof turn === "number" ? turn : 0, end });
+}
+
+/**
+ * Pushes the turn markers of `events` (seqs from `firstSeq`) to `markers` and returns it. `data`
+ * is the bytes of their lines, one per event, written at byte `start`.
+ */
+export function indexMarkers(
+  events: readonly SessionEvent[],
+  firstSeq: number,
+  start: number,
+  data: Buffer,
+  markers: IndexedMarker[],
+): IndexedMarker[] {
+  let at = 0;
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i] as SessionEvent;
+    at = data.indexOf(10, at) + 1;
+    if (event.type === "turn/start" || event.type === "turn/end") {
+      markers.push({ seq: firstSeq + i, type: event.type, turn: event.data.turn, end: start + at });
+    }
+  }
+  return markers;
+}
+
+/** The last marker with a seq at or before `seq` (binary search over seq order). */
+export function markerAt(
+  markers: readonly IndexedMarker[],
+  seq: number,
+): IndexedMarker | undefined {
+  let low = 0;
+  let high = markers.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((markers[mid] as IndexedMarker).seq <= seq) low = mid + 1;
+    else high = mid;
+  }
+  return markers[low - 1];
+}
