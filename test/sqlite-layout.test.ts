@@ -175,7 +175,9 @@ describe("generated SQLite layout", () => {
       (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[])
         .map((row) => row.detail)
         .join("\n");
-    // loadFrom with nothing new reads one row (the one before fromSeq): a range of the key.
+    // loadFrom with nothing new reads one row (the one before fromSeq): a range of the key. With
+    // the queries as they were (eventLines without @fromSeq) this failed: the plan was
+    // "(session_id=?)", a read of the whole log.
     expect(plan(SQLITE_QUERIES.eventLines, { sessionId: "s", fromSeq: 5 })).toMatch(
       /^SEARCH events USING INDEX \S+ \(session_id=\? AND seq>\?\)$/,
     );

@@ -3,6 +3,7 @@ import { type BigIntStats, fstatSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
 import type { TurnMarker } from "../../log/invariants.js";
+import { formatHeaderLine } from "./format.js";
 
 /**
  * What an instance knows of a log file, so that an append or a fork need not read it again and
@@ -41,8 +42,8 @@ export interface IndexedMarker extends TurnMarker {
  * Where a line starts and its first bytes (at most {@link CHECK_BYTES}). The inode of a deleted
  * file is soon given to the next file created — often the same session created again, and larger —
  * so device, inode and a grown size do not prove that a remembered prefix is still there; the
- * first bytes of its last line (type, seq and time of the event) at the same offset do, for one
- * small read.
+ * header line and the first bytes of the last line (type, seq and time of the event), each at the
+ * same offset, do, for two small reads.
  */
 export interface LineCheck {
   readonly start: number;
@@ -78,11 +79,25 @@ export function lastLineCheck(data: Buffer, start: number): LineCheck {
   return lineCheck(start + from, data.subarray(from));
 }
 
-/** Whether the file still holds the line `check` describes, where it was. */
-export async function stillHolds(handle: FileHandle, check: LineCheck): Promise<boolean> {
-  const found = Buffer.allocUnsafe(check.bytes.length);
-  const { bytesRead } = await handle.read(found, 0, found.length, check.start);
-  return bytesRead === found.length && found.equals(check.bytes);
+/**
+ * Whether an open file still holds the log `state` describes, as far as two small reads can
+ * tell: its header line (in canonical form) and the first bytes of its last intact line, each
+ * where it was. False when the state has no check of its last line.
+ */
+export async function stillHolds(handle: FileHandle, state: FileState): Promise<boolean> {
+  if (state.last === undefined) return false;
+  const header = Buffer.from(formatHeaderLine(state.header), "utf8");
+  return (
+    header.length === state.headerEnd &&
+    (await holdsAt(handle, 0, header)) &&
+    (await holdsAt(handle, state.last.start, state.last.bytes))
+  );
+}
+
+async function holdsAt(handle: FileHandle, start: number, bytes: Buffer): Promise<boolean> {
+  const found = Buffer.allocUnsafe(bytes.length);
+  const { bytesRead } = await handle.read(found, 0, found.length, start);
+  return bytesRead === found.length && found.equals(bytes);
 }
 
 /** Adds `event` to `markers` when it is a turn marker whose line ends at `end`. */

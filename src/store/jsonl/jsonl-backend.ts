@@ -271,13 +271,14 @@ export class JsonlBackend implements SessionBackend {
       const known = this.#states.get(id);
       if (known !== undefined && known.key === now.key && known.length === fromSeq) {
         if (now.size === known.size) {
-          return { header: known.header, events: [], tornTail: known.size > known.intactEnd, from: fromSeq };
+          return {
+            header: known.header,
+            events: [],
+            tornTail: known.size > known.intactEnd,
+            from: fromSeq,
+          };
         }
-        if (
-          now.size > known.size &&
-          known.last !== undefined &&
-          (await stillHolds(handle, known.last))
-        ) {
+        if (now.size > known.size && (await stillHolds(handle, known))) {
           return await this.#readAfter(id, handle, known, now.size);
         }
       }
@@ -556,14 +557,26 @@ export class JsonlBackend implements SessionBackend {
     }
   }
 
-  /** Streams a log through the read rules and checks that its header names `id`. */
+  /**
+   * Streams a log through the read rules and checks that its header names `id`; also tells the
+   * check of its last intact line (of the header's canonical form when it has no events).
+   */
   async #scan(
     id: string,
     handle: FileHandle,
     visit?: Parameters<typeof scanLogFile>[2],
-  ): Promise<LogScan> {
+  ): Promise<LogScan & { readonly last: LineCheck }> {
     const location = this.#path(id);
-    const scan = await scanLogFile(handle, location, visit, this.#chunkBytes);
+    let lastLine: LogLine | undefined;
+    const scan = await scanLogFile(
+      handle,
+      location,
+      (event, line) => {
+        lastLine = line;
+        return visit?.(event, line);
+      },
+      this.#chunkBytes,
+    );
     if (scan.header.id !== id) {
       throw new StorageError(
         "CORRUPT_LOG",
@@ -571,7 +584,12 @@ export class JsonlBackend implements SessionBackend {
         { location, line: 1 },
       );
     }
-    return scan;
+    // A header line not in canonical form fails its check: `loadFrom` then reads the whole file.
+    const last =
+      lastLine === undefined
+        ? lineCheck(0, formatHeaderLine(scan.header))
+        : lineCheck(lastLine.start, lastLine.text);
+    return { ...scan, last };
   }
 
   /**
@@ -661,7 +679,7 @@ export class JsonlBackend implements SessionBackend {
   #remember(
     id: string,
     key: { key: string; size: number },
-    scan: LogScan,
+    scan: LogScan & { readonly last: LineCheck },
     markers: IndexedMarker[],
   ): FileState {
     const state: FileState = {
@@ -672,6 +690,7 @@ export class JsonlBackend implements SessionBackend {
       header: scan.header,
       headerEnd: scan.headerEnd,
       markers,
+      last: scan.last,
     };
     // A size that moved while reading means another writer; the next write re-reads.
     if (key.size === scan.end) this.#states.set(id, state);
@@ -728,6 +747,22 @@ export class JsonlBackend implements SessionBackend {
     const end = lines === 0 ? from : await endOfLines(handle, from, lines, this.#copyBytes);
     return { end };
   }
+}
+
+/**
+ * The check of a child's last line: its header when it inherits nothing, the source's last intact
+ * line (moved by `shift`) when it inherits all of them, else unknown (its first `loadFrom` reads
+ * it whole).
+ */
+function forkedLast(
+  source: FileState,
+  boundary: number,
+  headerLine: Buffer,
+  shift: number,
+): LineCheck | undefined {
+  if (boundary === -1) return lineCheck(0, headerLine);
+  if (boundary + 1 !== source.length || source.last === undefined) return undefined;
+  return { start: source.last.start + shift, bytes: source.last.bytes };
 }
 
 /** The byte offset just past the `lines`-th `\n` at or after `from`. */
