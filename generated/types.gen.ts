@@ -1271,7 +1271,7 @@ export interface SessionCreateParams {
   readonly sessionId?: SessionId;
   readonly cwd?: AbsolutePath;
   /**
-   * Events the session starts with (full envelopes, seq from 0). Only their envelope is checked here: the log checks each event and reports INVALID_EVENT (instancePath under /seed/<i>) or FORMAT_UNSUPPORTED for an unknown type. A session created with a seed is stored at once; one created without is stored by its first append.
+   * Events the session starts with (full envelopes, seq from 0). Only their envelope is checked here: the log checks each event and reports INVALID_EVENT (instancePath under /seed/<i>) or FORMAT_UNSUPPORTED for an unknown type. The session is stored at once, with its seed, or its header alone when there is none.
    */
   readonly seed?: readonly {}[];
   readonly meta?: SessionCreateMeta;
@@ -1452,7 +1452,7 @@ export interface SessionListParams {
   readonly [k: string]: unknown | undefined;
 }
 /**
- * ACP's list shape with the header added. A session created without events is not listed until its first append.
+ * ACP's list shape with the header added. Every stored session is listed, a session created without events too (eventCount 0), by every process sharing the store.
  */
 export interface SessionListResult {
   /**

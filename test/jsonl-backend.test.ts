@@ -167,20 +167,24 @@ describe("storing logs", () => {
     expect(filesUnder(root)).toEqual([]);
   });
 
-  it("writes nothing for a session created without a seed; its first append publishes header and batch, leaving no temp file", async () => {
+  it("stores a session created without a seed at once, header only; its first append adds the batch, leaving no temp file", async () => {
+    // The store's create now stores the header at once (readers.md); this test once pinned the
+    // old lazy behaviour (no file before the first append).
     const root = tempDir();
     const store = new SessionStore({ backend: open(root), now: () => 7 });
     const session = await store.create("lazy");
-    expect(filesUnder(root)).toEqual(["sessions/lazy.lock"]);
-    await session.append(simpleTurn(0, 1));
     expect(filesUnder(root)).toEqual(["sessions/lazy.jsonl", "sessions/lazy.lock"]);
+    expect(readFileSync(logPath(root, "lazy"), "utf8")).toBe(
+      formatHeaderLine(header("lazy", { createdAt: 7 })),
+    );
+    await session.append(simpleTurn(0, 1));
     expect(readFileSync(logPath(root, "lazy"), "utf8")).toBe(
       formatHeaderLine(header("lazy", { createdAt: 7 })) +
         simpleTurn(0, 1).map(formatEventLine).join(""),
     );
-    await store.create("abandoned");
+    await store.create("idle");
     await store.close();
-    expect(filesUnder(root)).toEqual(["sessions/lazy.jsonl"]);
+    expect(filesUnder(root)).toEqual(["sessions/idle.jsonl", "sessions/lazy.jsonl"]);
   });
 });
 
@@ -622,7 +626,7 @@ describe("forking", () => {
 });
 
 describe("repairing", () => {
-  it("cuts a torn tail and appends the closers through the store, durably and once", async () => {
+  it("cuts a torn tail and appends the closers when the store opens the session for writing, durably and once", async () => {
     const root = tempDir();
     const turn = simpleTurn(0, 1);
     const n = turn.length;
@@ -632,7 +636,10 @@ describe("repairing", () => {
     const intact = readFileSync(path, "utf8");
     appendFileSync(path, '{"type":"assistant/ch');
     const store = new SessionStore({ backend: open(root) });
-    const session = await store.load("s");
+    // A reader sees the log as stored; only a writer repairs it (readers.md).
+    expect((await store.load("s")).events.length).toBe(n + 3);
+    expect(readFileSync(path, "utf8")).toBe(`${intact}{"type":"assistant/ch`);
+    const session = await store.openForWriting("s");
     expect(session.events.slice(n + 3).map((e) => e.type)).toEqual(["step/end", "turn/end"]);
     expect(readFileSync(path, "utf8")).toBe(
       intact +

@@ -38,6 +38,16 @@ export interface Sizes {
   readonly memoryLogBytes: number;
   /** M1: fresh child processes measured. */
   readonly memoryRuns: number;
+  /** W1, W2: alternating rounds (each a window of `watchWindowMs` / `idleWindowMs`). */
+  readonly watchRounds: number;
+  /** W1: how long each load shape is driven per measurement, in ms. */
+  readonly watchWindowMs: number;
+  /** W1: sessions watched at 1 append per second each. */
+  readonly watchSessions: number;
+  /** W2: idle watches (one per session) on one server. */
+  readonly idleWatches: number;
+  /** W2: the idle window whose CPU is measured, in ms. */
+  readonly idleWindowMs: number;
 }
 
 export const FULL_SIZES: Sizes = {
@@ -51,6 +61,11 @@ export const FULL_SIZES: Sizes = {
   deriveEvents: 100_000,
   memoryLogBytes: 100 * 1024 * 1024,
   memoryRuns: 3,
+  watchRounds: 3,
+  watchWindowMs: 10_000,
+  watchSessions: 500,
+  idleWatches: 1000,
+  idleWindowMs: 5000,
 };
 
 export const QUICK_SIZES: Sizes = {
@@ -64,6 +79,11 @@ export const QUICK_SIZES: Sizes = {
   deriveEvents: 3_000,
   memoryLogBytes: 4 * 1024 * 1024,
   memoryRuns: 1,
+  watchRounds: 1,
+  watchWindowMs: 1500,
+  watchSessions: 20,
+  idleWatches: 50,
+  idleWindowMs: 1000,
 };
 
 /** The seed of every generated log: runs repeat. */

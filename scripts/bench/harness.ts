@@ -6,7 +6,10 @@ import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
-/** A target a ratio is held to: at most (`<=`) or at least (`>=`) `value`. */
+/**
+ * A target a row's figure is held to: at most (`<=`) or at least (`>=`) `value`. The figure is a
+ * ratio, or, for an absolute row, the subject's own figure in the row's unit.
+ */
 export interface Target {
   readonly op: "<=" | ">=";
   readonly value: number;
@@ -29,17 +32,22 @@ export interface BenchRow {
   readonly floor: string;
   /** The unit of `subject` and `baseline` figures ("ms", "req/s", "MiB"). */
   readonly unit: string;
-  /** How the ratio is formed: subject / baseline ("time"), or the other way round ("speed"). */
-  readonly ratioOf: "subject/floor" | "floor/subject";
+  /**
+   * How the ratio is formed: subject / baseline ("time"), or the other way round ("speed"). An
+   * "absolute" row (W1, W2: targets in ms or % of a core) holds the subject's own figure to the
+   * target: its `ratios` and `ratio` are the subject's figures, and its floor, when it has one, is
+   * context only.
+   */
+  readonly ratioOf: "subject/floor" | "floor/subject" | "absolute";
   /** Each round's figure for the subject. */
   readonly subject: readonly number[];
-  /** Each round's figure for the floor. */
+  /** Each round's figure for the floor (empty for an absolute row without one). */
   readonly baseline: readonly number[];
-  /** Each round's ratio. */
+  /** Each round's ratio (an absolute row: the subject's figure). */
   readonly ratios: readonly number[];
   readonly ratio: Spread;
   readonly target: Target;
-  /** Whether the median ratio meets the target. */
+  /** Whether the median ratio (an absolute row: the median figure) meets the target. */
   readonly met: boolean;
   /** Sizes and other facts that make the figures quotable. */
   readonly facts: Readonly<Record<string, number | string>>;
@@ -162,7 +170,10 @@ export async function alternate(
   return { subject: s, baseline: f };
 }
 
-/** Builds a row from the rounds' figures. */
+/**
+ * Builds a row from the rounds' figures. With `ratioOf: "absolute"` the subject's figures are held
+ * to the target as they are, and `baseline` (a floor for context, or empty) is not divided by.
+ */
 export function row(fields: {
   id: string;
   what: string;
@@ -176,6 +187,7 @@ export function row(fields: {
 }): BenchRow {
   const ratioOf = fields.ratioOf ?? "subject/floor";
   const ratios = fields.subject.map((s, i) => {
+    if (ratioOf === "absolute") return s;
     const b = fields.baseline[i] as number;
     return ratioOf === "subject/floor" ? s / b : b / s;
   });

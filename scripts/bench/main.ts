@@ -117,14 +117,16 @@ function table(rows: readonly BenchRow[]): string {
   const header = ["id", "what", "subject", "floor", "ratio median (min–max)", "target", "met"];
   const lines = rows.map((r) => {
     const s = [...r.subject].sort((a, b) => a - b)[r.subject.length >> 1] as number;
-    const f = [...r.baseline].sort((a, b) => a - b)[r.baseline.length >> 1] as number;
+    const f = [...r.baseline].sort((a, b) => a - b)[r.baseline.length >> 1];
+    // An absolute row's figure is in its unit, not a multiple of the floor (see BenchRow.ratioOf).
+    const unit = r.ratioOf === "absolute" ? ` ${r.unit}` : "×";
     return [
       r.id,
       r.what,
       `${fmt(s)} ${r.unit}`,
-      `${fmt(f)} ${r.unit}`,
-      `${fmt(r.ratio.median)}× (${fmt(r.ratio.min)}–${fmt(r.ratio.max)})`,
-      `${r.target.op} ${r.target.value}×`,
+      f === undefined ? "–" : `${fmt(f)} ${r.unit}`,
+      `${fmt(r.ratio.median)}${unit} (${fmt(r.ratio.min)}–${fmt(r.ratio.max)})`,
+      `${r.target.op} ${r.target.value}${unit}`,
       r.met ? "yes" : "NO",
     ];
   });

@@ -1,12 +1,13 @@
-// A session as a readable timeline: turns, steps, messages and tool calls, with the seed boundary marked.
+// A session as timeline rows: turns, steps, messages and tool calls, the seed boundary marked; read at once or as events land.
 import type {
+  AssistantChunkEvent,
   ContentBlock,
   MessageSource,
   SessionEvent,
   SessionHeader,
   TurnEndReason,
 } from "../generated.js";
-import { excerpt, isoTime, type Palette, plural } from "./output.js";
+import { excerpt, plural } from "./output.js";
 
 /** One row of a timeline; `seq` is the event it shows. */
 export type TimelineRow =
@@ -23,7 +24,8 @@ export type TimelineRow =
       readonly seq: number;
       readonly turn: number;
       readonly step: number;
-      readonly chunks: number;
+      /** The step's `assistant/chunk`s; absent on a row shown as it lands (its chunks follow). */
+      readonly chunks?: number;
     }
   | {
       readonly kind: "step-end";
@@ -54,6 +56,15 @@ export type TimelineRow =
       readonly isError: boolean;
       readonly text: string;
     }
+  | {
+      /** The text of one streamed `assistant/chunk` (a text or reasoning delta), as it landed. */
+      readonly kind: "chunk";
+      readonly seq: number;
+      readonly turn: number;
+      readonly step: number;
+      readonly stream: "text" | "reasoning";
+      readonly text: string;
+    }
   | { readonly kind: "other"; readonly seq: number; readonly type: string; readonly text: string }
   | { readonly kind: "seed-boundary"; readonly inherited: number };
 
@@ -62,40 +73,91 @@ export interface Timeline {
   readonly header: SessionHeader;
   readonly eventCount: number;
   readonly seedLength: number;
+  /** The turn the log ends inside, when it does: in progress, or interrupted and not yet repaired. */
+  readonly openTurn?: number;
   readonly rows: readonly TimelineRow[];
 }
 
-/**
- * The timeline of a log. Chunks are not rows: each step row counts its `assistant/chunk`s.
- * A `seed-boundary` row stands where the inherited
- * prefix (the header's `seedLength`) ends, when there is one.
- */
-export function buildTimeline(header: SessionHeader, events: readonly SessionEvent[]): Timeline {
-  const seedLength = header.seedLength ?? 0;
-  const chunks = new Map<string, number>();
-  for (const e of events) {
-    if (e.type === "assistant/chunk") {
-      const key = `${e.data.turn}/${e.data.step}`;
-      chunks.set(key, (chunks.get(key) ?? 0) + 1);
-    }
-  }
-  const toolNames = new Map<string, string>();
-  const rows: TimelineRow[] = [];
-  const boundary = () => {
-    if (seedLength > 0) rows.push({ kind: "seed-boundary", inherited: seedLength });
-  };
-  for (const e of events) {
-    if (e.seq === seedLength) boundary();
-    const row = rowOf(e, chunks, toolNames);
-    if (row !== undefined) rows.push(row);
-  }
-  if (seedLength >= events.length) boundary();
-  return { header, eventCount: events.length, seedLength, rows };
+/** What a timeline is made of: a session as stored (a `Session` is one). */
+export interface TimelineSource {
+  readonly header: SessionHeader;
+  readonly events: readonly SessionEvent[];
+  readonly openTurn: number | undefined;
 }
 
+/**
+ * Rows of one session's events: first the log as read, then (for a followed session) each batch
+ * that lands after it. It remembers what later rows need of earlier events (tool names by call id).
+ */
+export class TimelineBuilder {
+  readonly #toolNames = new Map<string, string>();
+
+  /**
+   * The timeline of a log read at once. Chunks are not rows: each step row counts its
+   * `assistant/chunk`s. A `seed-boundary` row stands where the inherited prefix (the header's
+   * `seedLength`) ends, when there is one.
+   */
+  timeline(source: TimelineSource): Timeline {
+    const { header, events, openTurn } = source;
+    const seedLength = header.seedLength ?? 0;
+    const chunks = new Map<string, number>();
+    for (const e of events) {
+      if (e.type === "assistant/chunk") {
+        const key = `${e.data.turn}/${e.data.step}`;
+        chunks.set(key, (chunks.get(key) ?? 0) + 1);
+      }
+    }
+    const rows: TimelineRow[] = [];
+    const boundary = () => {
+      if (seedLength > 0) rows.push({ kind: "seed-boundary", inherited: seedLength });
+    };
+    for (const e of events) {
+      if (e.seq === seedLength) boundary();
+      const row = rowOf(e, chunks, this.#toolNames);
+      if (row !== undefined) rows.push(row);
+    }
+    if (seedLength >= events.length) boundary();
+    return {
+      header,
+      eventCount: events.length,
+      seedLength,
+      ...(openTurn === undefined ? {} : { openTurn }),
+      rows,
+    };
+  }
+
+  /**
+   * The rows of events that landed after those already given, as they land: a step row has no
+   * chunk count (its chunks are still to come) and each text or reasoning delta is a `chunk` row.
+   * New events are never inherited, so no seed boundary is among them.
+   */
+  follow(events: readonly SessionEvent[]): TimelineRow[] {
+    const rows: TimelineRow[] = [];
+    for (const e of events) {
+      const row = e.type === "assistant/chunk" ? chunkRow(e) : rowOf(e, undefined, this.#toolNames);
+      if (row !== undefined) rows.push(row);
+    }
+    return rows;
+  }
+}
+
+/** The timeline of a log read at once; see {@link TimelineBuilder.timeline}. */
+export function buildTimeline(source: TimelineSource): Timeline {
+  return new TimelineBuilder().timeline(source);
+}
+
+function chunkRow(e: AssistantChunkEvent): TimelineRow | undefined {
+  const { chunk, turn, step } = e.data;
+  if (chunk.type !== "text-delta" && chunk.type !== "reasoning-delta") return undefined;
+  if (chunk.text === "") return undefined;
+  const stream = chunk.type === "text-delta" ? "text" : "reasoning";
+  return { kind: "chunk", seq: e.seq, turn, step, stream, text: chunk.text };
+}
+
+/** The row of an event; `chunks` counts each step's chunks, undefined when they are yet to come. */
 function rowOf(
   e: SessionEvent,
-  chunks: ReadonlyMap<string, number>,
+  chunks: ReadonlyMap<string, number> | undefined,
   toolNames: Map<string, string>,
 ): TimelineRow | undefined {
   const { seq } = e;
@@ -123,7 +185,9 @@ function rowOf(
         seq,
         turn: e.data.turn,
         step: e.data.step,
-        chunks: chunks.get(`${e.data.turn}/${e.data.step}`) ?? 0,
+        ...(chunks === undefined
+          ? {}
+          : { chunks: chunks.get(`${e.data.turn}/${e.data.step}`) ?? 0 }),
       };
     case "user/message":
       return { kind: "message", seq, role: "user", text: textOf(e.data.content) };
@@ -233,94 +297,6 @@ function rowOf(
     case "assistant/chunk":
       return undefined;
   }
-}
-
-/**
- * The lines of a timeline for people: a header block, then one line per row (a step's end is
- * not a line: it only ends the step's indentation), inherited rows dimmed.
- */
-export function renderTimeline(timeline: Timeline, paint: Palette): string[] {
-  const { header, eventCount, seedLength, rows } = timeline;
-  const lines = [`${paint.bold("session")} ${paint.bold(header.id)}`];
-  const facts = [
-    plural(eventCount, "event"),
-    `created ${isoTime(header.createdAt)}`,
-    ...(header.parentSession === undefined ? [] : [`forked from ${header.parentSession}`]),
-    ...(seedLength > 0 ? [`${seedLength} inherited`] : []),
-  ];
-  lines.push(`  ${paint.dim(facts.join(" · "))}`);
-  if (header.cwd !== undefined) lines.push(`  ${paint.dim("cwd")} ${paint.cyan(header.cwd)}`);
-  lines.push("");
-  const width = String(Math.max(0, eventCount - 1)).length;
-  // Rows inside a turn are indented one level, rows inside a step two.
-  let inTurn = false;
-  let inStep = false;
-  for (const row of rows) {
-    if (row.kind === "seed-boundary") {
-      lines.push(paint.yellow(`── seed boundary (${plural(row.inherited, "inherited event")}) ──`));
-      continue;
-    }
-    if (row.kind === "step-end") {
-      inStep = false;
-      continue;
-    }
-    let depth = (inTurn ? 1 : 0) + (inStep ? 1 : 0);
-    if (row.kind === "turn") {
-      depth = 0;
-      inTurn = true;
-    } else if (row.kind === "turn-end") {
-      depth = 0;
-      inTurn = false;
-      inStep = false;
-    } else if (row.kind === "step") {
-      depth = 1;
-      inStep = true;
-    }
-    const body = `${"  ".repeat(depth)}${rowText(row, paint)}`;
-    const seq = paint.dim(String(row.seq).padStart(width));
-    lines.push(`${seq}  ${row.seq < seedLength ? paint.dim(stripped(body)) : body}`);
-  }
-  return lines;
-}
-
-function rowText(
-  row: Exclude<TimelineRow, { kind: "seed-boundary" | "step-end" }>,
-  paint: Palette,
-): string {
-  switch (row.kind) {
-    case "turn":
-      return paint.bold(`turn ${row.turn}`) + paint.dim(` · ${row.trigger}`);
-    case "turn-end": {
-      const reason = row.reason === "completed" ? paint.green(row.reason) : paint.red(row.reason);
-      return `${paint.bold(`turn ${row.turn} end`)} · ${reason}${row.detail ? `: ${row.detail}` : ""}`;
-    }
-    case "step":
-      return `${paint.blue(`step ${row.step}`)}${paint.dim(` · ${plural(row.chunks, "chunk")}`)}`;
-    case "message": {
-      const who =
-        row.role === "user"
-          ? paint.green("user")
-          : row.role === "assistant"
-            ? paint.magenta("assistant")
-            : paint.yellow(row.role + (row.source ? ` (${row.source})` : ""));
-      const detail = row.detail ? paint.dim(`  [${row.detail}]`) : "";
-      return `${who}: ${row.text}${detail}`;
-    }
-    case "tool-call":
-      return `${paint.cyan(`→ ${row.name}`)} ${paint.dim(row.arguments)}`;
-    case "tool-result": {
-      const label = `← ${row.name ?? row.callId}${row.isError ? " (error)" : ""}`;
-      return `${row.isError ? paint.red(label) : paint.cyan(label)} ${row.text}`;
-    }
-    case "other":
-      return `${paint.dim(row.type)} ${row.text}`;
-  }
-}
-
-/** Text without SGR codes, so that a dimmed row is dim throughout rather than half-coloured. */
-function stripped(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI escape codes is the point.
-  return text.replace(/\u001b\[[0-9;]*m/g, "");
 }
 
 function textOf(content: readonly ContentBlock[], withResults = true): string {

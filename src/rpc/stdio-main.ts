@@ -7,14 +7,14 @@ import { SessionStore } from "../store/session-store.js";
 import { FRAMINGS, type Framing } from "./framing.js";
 import { serve } from "./server.js";
 
-const USAGE = `usage: stdio-main [--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS]`;
+const USAGE = `usage: stdio-main [--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N]`;
 
 function fail(message: string): never {
   process.stderr.write(`stdio-main: ${message}\n${USAGE}\n`);
   process.exit(2);
 }
 
-let values: { store?: string; framing?: string; "idle-ms"?: string };
+let values: { store?: string; framing?: string; "idle-ms"?: string; "watch-buffer"?: string };
 try {
   ({ values } = parseArgs({
     args: process.argv.slice(2),
@@ -22,6 +22,7 @@ try {
       store: { type: "string" },
       framing: { type: "string" },
       "idle-ms": { type: "string" },
+      "watch-buffer": { type: "string" },
     },
   }));
 } catch (error) {
@@ -32,6 +33,9 @@ if (!FRAMINGS.includes(framing))
   fail(`expected --framing ${FRAMINGS.join(" or ")}, got ${framing}`);
 const idleMs = values["idle-ms"] === undefined ? undefined : Number(values["idle-ms"]);
 if (idleMs !== undefined && !(idleMs > 0)) fail(`expected --idle-ms > 0, got ${values["idle-ms"]}`);
+const watchBuffer = values["watch-buffer"];
+if (watchBuffer !== undefined && !/^[1-9]\d*$/.test(watchBuffer))
+  fail(`expected --watch-buffer to be a positive integer, got ${watchBuffer}`);
 
 const url = values.store ?? DEFAULT_STORE_URL;
 let store: SessionStore;
@@ -49,6 +53,7 @@ const server = serve({
   storeKind: url.slice(0, url.indexOf(":")),
   storeUrl: url,
   ...(idleMs === undefined ? {} : { idleMs }),
+  ...(watchBuffer === undefined ? {} : { watchBufferEvents: Number(watchBuffer) }),
 });
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, () => {

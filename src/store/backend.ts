@@ -77,8 +77,8 @@ export interface SessionBackend {
   readonly kind: string;
 
   /**
-   * Stores a new session with its first events, all or nothing (a first append, a seeded
-   * create, an import).
+   * Stores a new session with its first events, all or nothing: a create (header only when it has
+   * no seed), a seeded create, an import.
    * @throws StorageError SESSION_ALREADY_EXISTS when the id is taken.
    */
   create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void>;

@@ -7,7 +7,7 @@ import { openStore, STORE_OPTION, storeUrl } from "../store.js";
 export const serveCommand: CommandSpec = {
   name: "serve",
   summary: "run the JSON-RPC 2.0 server on stdio over a store",
-  synopsis: `[--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS]`,
+  synopsis: `[--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N]`,
   description: `
 Speaks JSON-RPC 2.0 on stdin/stdout: session/create, session/append, session/fork, session/read,
 session/list, replay/open, replay/next and the rest of the method table (see docs). Messages are
@@ -30,6 +30,12 @@ store is closed and the server exits 0. A second signal exits at once with statu
       arg: "MS",
       description: "unload a session unused for MS milliseconds (default: 60000)",
     },
+    "watch-buffer": {
+      type: "string",
+      arg: "N",
+      description:
+        "end a watch with WATCH_OVERFLOW once N of its events wait for a slow client (default: 10000)",
+    },
   },
   positionals: { name: "", min: 0, max: 0 },
   async run({ args, env }) {
@@ -37,6 +43,12 @@ store is closed and the server exits 0. A second signal exits at once with statu
     if (typeof idle === "string" && !(/^\d+$/.test(idle) && Number(idle) > 0)) {
       throw new UsageError(
         `expected --idle-ms to be a positive integer, got ${JSON.stringify(idle)}`,
+      );
+    }
+    const watchBuffer = args.values["watch-buffer"];
+    if (typeof watchBuffer === "string" && !/^[1-9]\d*$/.test(watchBuffer)) {
+      throw new UsageError(
+        `expected --watch-buffer to be a positive integer, got ${JSON.stringify(watchBuffer)}`,
       );
     }
     const url = storeUrl(args.values.store, env);
@@ -48,6 +60,7 @@ store is closed and the server exits 0. A second signal exits at once with statu
       framing: (args.values.framing ?? "ndjson") as Framing,
       storeUrl: url,
       ...(typeof idle === "string" ? { idleMs: Number(idle) } : {}),
+      ...(typeof watchBuffer === "string" ? { watchBufferEvents: Number(watchBuffer) } : {}),
     });
     let signalled = false;
     const onSignal = () => {

@@ -1,0 +1,211 @@
+// A timeline as text for people: a header block and one line per row, indented by turn and step; streamed text inline as it grows.
+import { isoTime, type Palette, plural } from "./output.js";
+import type { Timeline, TimelineRow } from "./timeline.js";
+
+/** The label streamed text follows, by stream. */
+const STREAM_LABEL = { text: "streaming", reasoning: "reasoning" } as const;
+
+/** The stream line being written: streamed text of one step, continued by each chunk that lands. */
+interface OpenStream {
+  readonly turn: number;
+  readonly step: number;
+  readonly stream: "text" | "reasoning";
+  /** What starts a continuation line: blanks as wide as the seq, indentation and label. */
+  readonly indent: string;
+  /** Line breaks of the text not written yet: they are written before the text that follows them. */
+  breaks: number;
+}
+
+/**
+ * Renders rows one after another, keeping what a row's look depends on from the rows before it:
+ * the turn and step it is in (its indentation), and the stream line streamed text is adding to.
+ * One renderer renders a session's timeline and then, when it is followed, each row that lands.
+ */
+export class TimelineRenderer {
+  readonly #paint: Palette;
+  readonly #width: number;
+  readonly #seedLength: number;
+  #inTurn = false;
+  #inStep = false;
+  #stream: OpenStream | undefined;
+
+  /** Seqs are padded to the width of the timeline's last seq (later, longer ones are not cut). */
+  constructor(timeline: Pick<Timeline, "eventCount" | "seedLength">, paint: Palette) {
+    this.#paint = paint;
+    this.#width = String(Math.max(0, timeline.eventCount - 1)).length;
+    this.#seedLength = timeline.seedLength;
+  }
+
+  /**
+   * The text that shows `row`: a whole line (ending in "\n") for most rows; for a `chunk` row, its
+   * text continuing the stream line of its step (started with the chunk's seq and a label when
+   * there is none), left without a final "\n" so that the next chunk continues it; "" for a step's
+   * end, which only ends the step's indentation. A row that is not a chunk of the open stream
+   * line ends that line first.
+   */
+  render(row: TimelineRow): string {
+    if (row.kind === "chunk") return this.#chunk(row);
+    const end = this.end();
+    const paint = this.#paint;
+    if (row.kind === "seed-boundary") {
+      return `${end}${paint.yellow(`── seed boundary (${plural(row.inherited, "inherited event")}) ──`)}\n`;
+    }
+    if (row.kind === "step-end") {
+      this.#inStep = false;
+      return end;
+    }
+    // Rows inside a turn are indented one level, rows inside a step two.
+    let depth = this.#depth();
+    if (row.kind === "turn") {
+      depth = 0;
+      this.#inTurn = true;
+    } else if (row.kind === "turn-end") {
+      depth = 0;
+      this.#inTurn = false;
+      this.#inStep = false;
+    } else if (row.kind === "step") {
+      depth = 1;
+      this.#inStep = true;
+    }
+    const body = `${"  ".repeat(depth)}${rowText(row, paint)}`;
+    return `${end}${this.#seq(row.seq)}  ${row.seq < this.#seedLength ? paint.dim(stripped(body)) : body}\n`;
+  }
+
+  /** "\n" when streamed text left its line open (and the line is then closed), else "". */
+  end(): string {
+    if (this.#stream === undefined) return "";
+    this.#stream = undefined;
+    return "\n";
+  }
+
+  /** The line that says a turn is still open: in progress, or interrupted with no writer since. */
+  openTurn(turn: number): string {
+    return `${this.end()}${this.#paint.yellow(
+      `turn ${turn} still open (in progress, or interrupted: the next writer closes it)`,
+    )}\n`;
+  }
+
+  /** The line that says the followed session was deleted. */
+  deleted(id: string): string {
+    return `${this.end()}${this.#paint.yellow(`session ${id} was deleted`)}\n`;
+  }
+
+  #chunk(row: Extract<TimelineRow, { kind: "chunk" }>): string {
+    const open = this.#stream;
+    let text = "";
+    let stream = open;
+    if (
+      stream === undefined ||
+      stream.turn !== row.turn ||
+      stream.step !== row.step ||
+      stream.stream !== row.stream
+    ) {
+      text += this.end();
+      const indent = "  ".repeat(this.#depth());
+      const label = `${STREAM_LABEL[row.stream]}: `;
+      const paintLabel = row.stream === "text" ? this.#paint.magenta : this.#paint.dim;
+      text += `${this.#seq(row.seq)}  ${indent}${paintLabel(label)}`;
+      stream = {
+        turn: row.turn,
+        step: row.step,
+        stream: row.stream,
+        indent: " ".repeat(this.#width + 2 + indent.length + label.length),
+        breaks: 0,
+      };
+      this.#stream = stream;
+    }
+    const pieces = printable(row.text).split("\n");
+    for (const [i, piece] of pieces.entries()) {
+      if (i > 0) stream.breaks += 1;
+      if (piece === "") continue;
+      if (stream.breaks > 0) text += `${"\n".repeat(stream.breaks)}${stream.indent}`;
+      stream.breaks = 0;
+      text += row.stream === "text" ? piece : this.#paint.dim(piece);
+    }
+    return text;
+  }
+
+  #depth(): number {
+    return (this.#inTurn ? 1 : 0) + (this.#inStep ? 1 : 0);
+  }
+
+  #seq(seq: number): string {
+    return this.#paint.dim(String(seq).padStart(this.#width));
+  }
+}
+
+/**
+ * A timeline for people: a header block, then one line per row (a step's end is not a line: it
+ * only ends the step's indentation), inherited rows dimmed, and a last line when the log ends
+ * inside a turn. `renderer` renders the rows; a followed session goes on with it.
+ */
+export function renderTimeline(timeline: Timeline, renderer: TimelineRenderer, paint: Palette): string {
+  const { header, eventCount, seedLength, rows } = timeline;
+  const lines = [`${paint.bold("session")} ${paint.bold(header.id)}`];
+  const facts = [
+    plural(eventCount, "event"),
+    `created ${isoTime(header.createdAt)}`,
+    ...(header.parentSession === undefined ? [] : [`forked from ${header.parentSession}`]),
+    ...(seedLength > 0 ? [`${seedLength} inherited`] : []),
+  ];
+  lines.push(`  ${paint.dim(facts.join(" · "))}`);
+  if (header.cwd !== undefined) lines.push(`  ${paint.dim("cwd")} ${paint.cyan(header.cwd)}`);
+  lines.push("", "");
+  let text = lines.join("\n");
+  for (const row of rows) text += renderer.render(row);
+  if (timeline.openTurn !== undefined) text += renderer.openTurn(timeline.openTurn);
+  return text + renderer.end();
+}
+
+function rowText(
+  row: Exclude<TimelineRow, { kind: "seed-boundary" | "step-end" | "chunk" }>,
+  paint: Palette,
+): string {
+  switch (row.kind) {
+    case "turn":
+      return paint.bold(`turn ${row.turn}`) + paint.dim(` · ${row.trigger}`);
+    case "turn-end": {
+      const reason = row.reason === "completed" ? paint.green(row.reason) : paint.red(row.reason);
+      return `${paint.bold(`turn ${row.turn} end`)} · ${reason}${row.detail ? `: ${row.detail}` : ""}`;
+    }
+    case "step": {
+      const step = paint.blue(`step ${row.step}`);
+      return row.chunks === undefined
+        ? step
+        : `${step}${paint.dim(` · ${plural(row.chunks, "chunk")}`)}`;
+    }
+    case "message": {
+      const who =
+        row.role === "user"
+          ? paint.green("user")
+          : row.role === "assistant"
+            ? paint.magenta("assistant")
+            : paint.yellow(row.role + (row.source ? ` (${row.source})` : ""));
+      const detail = row.detail ? paint.dim(`  [${row.detail}]`) : "";
+      return `${who}: ${row.text}${detail}`;
+    }
+    case "tool-call":
+      return `${paint.cyan(`→ ${row.name}`)} ${paint.dim(row.arguments)}`;
+    case "tool-result": {
+      const label = `← ${row.name ?? row.callId}${row.isError ? " (error)" : ""}`;
+      return `${row.isError ? paint.red(label) : paint.cyan(label)} ${row.text}`;
+    }
+    case "other":
+      return `${paint.dim(row.type)} ${row.text}`;
+  }
+}
+
+/** Text without SGR codes, so that a dimmed row is dim throughout rather than half-coloured. */
+function stripped(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI escape codes is the point.
+  return text.replace(/\u001b\[[0-9;]*m/g, "");
+}
+
+/**
+ * Streamed text safe to write to a terminal as it is: line ends as "\n", tabs kept, every other
+ * control character (escape sequences a model wrote among them) dropped.
+ */
+function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: dropping control characters is the point.
+  return text.replace(/\r\n?/g, "\n").replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, "");
+}
