@@ -22,18 +22,44 @@ interface OpenStream {
  * One renderer renders a session's timeline and then, when it is followed, each row that lands.
  */
 export class TimelineRenderer {
+  readonly #timeline: Timeline;
   readonly #paint: Palette;
   readonly #width: number;
-  readonly #seedLength: number;
   #inTurn = false;
   #inStep = false;
   #stream: OpenStream | undefined;
 
   /** Seqs are padded to the width of the timeline's last seq (later, longer ones are not cut). */
-  constructor(timeline: Pick<Timeline, "eventCount" | "seedLength">, paint: Palette) {
+  constructor(timeline: Timeline, paint: Palette) {
+    this.#timeline = timeline;
     this.#paint = paint;
     this.#width = String(Math.max(0, timeline.eventCount - 1)).length;
-    this.#seedLength = timeline.seedLength;
+  }
+
+  /**
+   * The timeline as read: a header block, then one line per row (a step's end is not a line: it
+   * only ends the step's indentation), inherited rows dimmed, and a last line when the log ends
+   * inside a turn. Rows that land later go on from here through {@link render}.
+   */
+  timeline(): string {
+    const { header, eventCount, seedLength, rows, openTurn } = this.#timeline;
+    const paint = this.#paint;
+    const facts = [
+      plural(eventCount, "event"),
+      `created ${isoTime(header.createdAt)}`,
+      ...(header.parentSession === undefined ? [] : [`forked from ${header.parentSession}`]),
+      ...(seedLength > 0 ? [`${seedLength} inherited`] : []),
+    ];
+    let text = `${paint.bold("session")} ${paint.bold(header.id)}\n  ${paint.dim(facts.join(" · "))}\n`;
+    if (header.cwd !== undefined) text += `  ${paint.dim("cwd")} ${paint.cyan(header.cwd)}\n`;
+    text += "\n";
+    for (const row of rows) text += this.render(row);
+    if (openTurn !== undefined) {
+      text += `${this.end()}${paint.yellow(
+        `turn ${openTurn} still open (in progress, or interrupted: the next writer closes it)`,
+      )}\n`;
+    }
+    return text + this.end();
   }
 
   /**
@@ -68,7 +94,7 @@ export class TimelineRenderer {
       this.#inStep = true;
     }
     const body = `${"  ".repeat(depth)}${rowText(row, paint)}`;
-    return `${end}${this.#seq(row.seq)}  ${row.seq < this.#seedLength ? paint.dim(stripped(body)) : body}\n`;
+    return `${end}${this.#seq(row.seq)}  ${row.seq < this.#timeline.seedLength ? paint.dim(stripped(body)) : body}\n`;
   }
 
   /** "\n" when streamed text left its line open (and the line is then closed), else "". */
@@ -76,13 +102,6 @@ export class TimelineRenderer {
     if (this.#stream === undefined) return "";
     this.#stream = undefined;
     return "\n";
-  }
-
-  /** The line that says a turn is still open: in progress, or interrupted with no writer since. */
-  openTurn(turn: number): string {
-    return `${this.end()}${this.#paint.yellow(
-      `turn ${turn} still open (in progress, or interrupted: the next writer closes it)`,
-    )}\n`;
   }
 
   /** The line that says the followed session was deleted. */
@@ -132,29 +151,6 @@ export class TimelineRenderer {
   #seq(seq: number): string {
     return this.#paint.dim(String(seq).padStart(this.#width));
   }
-}
-
-/**
- * A timeline for people: a header block, then one line per row (a step's end is not a line: it
- * only ends the step's indentation), inherited rows dimmed, and a last line when the log ends
- * inside a turn. `renderer` renders the rows; a followed session goes on with it.
- */
-export function renderTimeline(timeline: Timeline, renderer: TimelineRenderer, paint: Palette): string {
-  const { header, eventCount, seedLength, rows } = timeline;
-  const lines = [`${paint.bold("session")} ${paint.bold(header.id)}`];
-  const facts = [
-    plural(eventCount, "event"),
-    `created ${isoTime(header.createdAt)}`,
-    ...(header.parentSession === undefined ? [] : [`forked from ${header.parentSession}`]),
-    ...(seedLength > 0 ? [`${seedLength} inherited`] : []),
-  ];
-  lines.push(`  ${paint.dim(facts.join(" · "))}`);
-  if (header.cwd !== undefined) lines.push(`  ${paint.dim("cwd")} ${paint.cyan(header.cwd)}`);
-  lines.push("", "");
-  let text = lines.join("\n");
-  for (const row of rows) text += renderer.render(row);
-  if (timeline.openTurn !== undefined) text += renderer.openTurn(timeline.openTurn);
-  return text + renderer.end();
 }
 
 function rowText(

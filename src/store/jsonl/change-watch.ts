@@ -114,7 +114,7 @@ export class ChangeWatch {
         return;
       }
       const id = this.#ids.get(filename);
-      
+      if (id !== undefined) this.#onChange(id);
     });
     watcher.on("error", () => {
       if (this.#watcher !== watcher) return;
