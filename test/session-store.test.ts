@@ -364,11 +364,9 @@ describe("openForWriting: crash repair", () => {
     const stale = await rejectionOf(store.append("crashed", simpleTurn(14, 3)));
     expect(storageDetails(stale, "SEQ_CONFLICT")).toEqual({ expectedSeq: 17 });
     await expect(store.append("crashed", simpleTurn(17, 3))).resolves.toBe(24);
-    expect((await backend.load("crashed"))?.events.slice(14, 17).map((e) => (e as SessionEvent).type)).toEqual([
-      "tool/result",
-      "step/end",
-      "turn/end",
-    ]);
+    expect(
+      (await backend.load("crashed"))?.events.slice(14, 17).map((e) => (e as SessionEvent).type),
+    ).toEqual(["tool/result", "step/end", "turn/end"]);
   });
 
   it("appends the closers of the open turn and stores them", async () => {
