@@ -67,9 +67,13 @@ describe("an ACP client (the official SDK)", () => {
       },
     });
     expect(seen.created.sessionId).toEqual(expect.any(String));
-    // The new session has no events yet, so it is not listed; the recorded one is.
-    expect(seen.listed.sessions.map((s) => s.sessionId)).toEqual(["recorded"]);
-    const listed = seen.listed.sessions[0];
+    // The new session is stored at once, so it is listed (newest first, no events yet).
+    expect(seen.listed.sessions.map((s) => s.sessionId)).toEqual([
+      seen.created.sessionId,
+      "recorded",
+    ]);
+    expect(seen.listed.sessions[0]).toMatchObject({ cwd: "/work/project", eventCount: 0 });
+    const listed = seen.listed.sessions[1];
     expect(listed?.cwd).toBe("/work/project");
     expect(listed?.updatedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(seen.fork.sessionId).toEqual(expect.any(String));

@@ -104,7 +104,14 @@ function serverSuite(framing: Framing, kind: StoreKind): void {
     );
     expect(busy.data).toEqual({ code: "SESSION_BUSY", sessionId: "shared" });
     seen.add("SESSION_BUSY");
-    await Promise.all([client.close(), second.close()]);
+    // WATCH_OVERFLOW: a server that buffers one event per watch, asked to catch up on seven.
+    const narrow = spawnedClient(url, framing, ["--watch-buffer", "1"]).client;
+    const watch = narrow.watch("shared", { fromSeq: 0 });
+    expect((await watch.ready).nextSeq).toBe(0);
+    const overflow = await expectCode(watch.next(), "WATCH_OVERFLOW");
+    expect(overflow.data).toEqual({ code: "WATCH_OVERFLOW", sessionId: "shared", lastSeq: -1 });
+    seen.add("WATCH_OVERFLOW");
+    await Promise.all([client.close(), second.close(), narrow.close()]);
 
     if (kind === "postgres") seen.add(await connectionLoss(url, framing));
 
