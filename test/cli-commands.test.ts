@@ -1,5 +1,4 @@
 // The built `seedline` binary, command by command: validate, replay, import/ls/export/show/fork, generate, usage, colour.
-import { spawnSync } from "node:child_process";
 import {
   cpSync,
   existsSync,
@@ -13,36 +12,12 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAIN, ROOT, type Run, seedline } from "./cli-harness.js";
 
-const ROOT = join(import.meta.dirname, "..");
-const MAIN = join(ROOT, "dist", "src", "cli", "main.js");
 const CORPUS = join(ROOT, "test", "fixtures", "corpus");
 const PARENT = "f2358dc0-75f8-4649-8440-ab94b8e10dc3";
 const CHILD = "906f1eac-a457-4eb9-828b-1ba537552524";
 const PROBLEM_LINE = /^(.+):(\d+): ([a-z-]+): (.+)$/;
-
-interface Run {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the built CLI with a clean colour and store environment. */
-function seedline(
-  args: readonly string[],
-  options: { env?: Record<string, string>; cwd?: string } = {},
-): Run {
-  const env: Record<string, string | undefined> = { ...process.env, ...options.env };
-  for (const name of ["NO_COLOR", "FORCE_COLOR", "SEEDLINE_STORE"]) {
-    if (options.env?.[name] === undefined) delete env[name];
-  }
-  const result = spawnSync(process.execPath, [MAIN, ...args], {
-    cwd: options.cwd ?? ROOT,
-    env,
-    encoding: "utf8",
-  });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
 
 let temp: string;
 beforeAll(() => {

@@ -31,6 +31,9 @@ import {
   runtimeDescription,
   staleBuild,
 } from "./runtime.js";
+import { w1WatchLatency } from "./w1-watch-latency.js";
+import { w2IdleWatches } from "./w2-idle-watches.js";
+import { WATCH_KINDS } from "./watch-stores.js";
 
 /**
  * Every benchmark, in quality.md's order; the PostgreSQL rows of an id follow the others (they are
@@ -51,6 +54,8 @@ export function benchmarks(sizes: Sizes): Benchmark[] {
     b7PostgresList(sizes),
     b8Derive(sizes),
     m1Memory(sizes),
+    ...WATCH_KINDS.map((kind) => w1WatchLatency(sizes, kind)),
+    ...WATCH_KINDS.map((kind) => w2IdleWatches(sizes, kind)),
   ];
 }
 

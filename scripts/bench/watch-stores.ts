@@ -68,8 +68,7 @@ export async function watchStore(
     kind,
     url: `${kind}:${path}`,
     open: async () => {
-      const backend =
-        kind === "sqlite" ? await SqliteBackend.open(path) : new JsonlBackend(path);
+      const backend = kind === "sqlite" ? await SqliteBackend.open(path) : new JsonlBackend(path);
       opened.push(backend);
       return backend;
     },

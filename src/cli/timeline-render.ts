@@ -29,11 +29,17 @@ export class TimelineRenderer {
   #inStep = false;
   #stream: OpenStream | undefined;
 
-  /** Seqs are padded to the width of the timeline's last seq (later, longer ones are not cut). */
-  constructor(timeline: Timeline, paint: Palette) {
+  /**
+   * Seqs are padded to the width of the timeline's last seq, or to `minSeqWidth` when wider (a
+   * followed timeline leaves room for the seqs to come; longer ones are not cut).
+   */
+  constructor(timeline: Timeline, paint: Palette, options: { readonly minSeqWidth?: number } = {}) {
     this.#timeline = timeline;
     this.#paint = paint;
-    this.#width = String(Math.max(0, timeline.eventCount - 1)).length;
+    this.#width = Math.max(
+      String(Math.max(0, timeline.eventCount - 1)).length,
+      options.minSeqWidth ?? 0,
+    );
   }
 
   /**
@@ -110,9 +116,8 @@ export class TimelineRenderer {
   }
 
   #chunk(row: Extract<TimelineRow, { kind: "chunk" }>): string {
-    const open = this.#stream;
     let text = "";
-    let stream = open;
+    let stream = this.#stream;
     if (
       stream === undefined ||
       stream.turn !== row.turn ||

@@ -1,24 +1,42 @@
-// `seedline show ID`: a stored session as a readable timeline, the seed boundary marked.
+// `seedline show ID [--follow]`: a stored session as a readable timeline, the seed boundary marked; followed, what lands next.
 import { type CommandSpec, EXIT_OK } from "../command.js";
+import { followSession, interruption } from "../follow.js";
+import type { Output } from "../output.js";
 import { noStore, STORE_OPTION, storeExists, storeUrl, withStore } from "../store.js";
-import { buildTimeline, renderTimeline } from "../timeline.js";
+import { buildTimeline, type Timeline, TimelineBuilder } from "../timeline.js";
+import { TimelineRenderer } from "../timeline-render.js";
 
 export const showCommand: CommandSpec = {
   name: "show",
   summary: "show a stored session as a timeline (turns, steps, tool calls, seed boundary)",
-  synopsis: "ID [--store URL] [--json]",
+  synopsis: "ID [--store URL] [--json] [--follow]",
   description: `
 Shows a session as a timeline, one line per event that matters, numbered by seq: turns and how
 they ended, steps with their chunk counts, user and assistant text (excerpts), tool calls with
 their names and arguments, tool results, injected context, hooks and todos. In a fork child the
 inherited events are dimmed and a line marks where they end:
   ── seed boundary (38 inherited events) ──
-A stored log that ends inside a turn is repaired first, as every load does.`,
+The session is shown as stored, read without taking its writer lock and without changing it. A
+log that ends inside a turn ends with a line saying so: the turn is in progress, or its writer
+died and the next writer closes it.
+
+With --follow, the timeline is followed like tail -f: each turn, step, message, tool call and
+tool result is printed as it lands, whichever process writes it, and streamed assistant text
+grows on a "streaming:" line of its step (reasoning on a "reasoning:" line) as its chunks land.
+It goes on until SIGINT (Ctrl-C) or SIGTERM, or until the session is deleted (a line says so);
+both exit 0. With --json too, the timeline object is printed on one line and then each row as it
+lands on a line of its own (NDJSON; streamed text as {kind: "chunk", stream, text, …} rows), and
+{"kind": "deleted", "sessionId": ID} when the session is deleted.`,
   options: {
     store: STORE_OPTION,
     json: {
       type: "boolean",
-      description: "print {header, eventCount, seedLength, rows: [{kind, seq, …}]}",
+      description: "print {header, eventCount, seedLength, openTurn?, rows: [{kind, seq, …}]}",
+    },
+    follow: {
+      type: "boolean",
+      short: "f",
+      description: "keep printing what lands until interrupted or the session is deleted",
     },
   },
   positionals: { name: "ID", min: 1, max: 1 },
@@ -26,15 +44,67 @@ A stored log that ends inside a turn is repaired first, as every load does.`,
     const id = args.positionals[0] as string;
     const url = storeUrl(args.values.store, env);
     if (!storeExists(url)) throw noStore(id, url);
-    const timeline = await withStore(url, async (store) => {
-      const session = await store.load(id);
-      return buildTimeline(session.header, session.events);
-    });
-    if (args.values.json) {
-      out.out(`${JSON.stringify(timeline, null, 2)}\n`);
+    const json = args.values.json === true;
+    if (args.values.follow !== true) {
+      const timeline = await withStore(url, async (store) => buildTimeline(await store.load(id)));
+      if (json) out.out(`${JSON.stringify(timeline, null, 2)}\n`);
+      else out.out(new TimelineRenderer(timeline, out.paint).timeline());
       return EXIT_OK;
     }
-    for (const line of renderTimeline(timeline, out.paint)) out.out(`${line}\n`);
+    // Listening starts before the store opens, so that an early Ctrl-C still closes it.
+    const stop = interruption();
+    try {
+      await withStore(url, async (store) => {
+        const session = await store.load(id);
+        const builder = new TimelineBuilder();
+        const printer = printerFor(builder.timeline(session), out, json);
+        try {
+          const end = await followSession(store, id, {
+            fromSeq: session.nextSeq,
+            header: session.header,
+            signal: stop.signal,
+            onEvents: (events) => printer.rows(builder.follow(events)),
+          });
+          if (end === "deleted") printer.deleted(id);
+        } finally {
+          printer.end();
+        }
+      });
+    } finally {
+      stop.dispose();
+    }
     return EXIT_OK;
   },
 };
+
+/** Where a followed timeline goes: printed at once, then row by row as they land. */
+interface TimelinePrinter {
+  rows(rows: Timeline["rows"]): void;
+  deleted(id: string): void;
+  /** Ends a line left open by streamed text. */
+  end(): void;
+}
+
+/** Prints `timeline` now, and returns the printer of what lands next (for people, or NDJSON). */
+function printerFor(timeline: Timeline, out: Output, json: boolean): TimelinePrinter {
+  if (json) {
+    out.out(`${JSON.stringify(timeline)}\n`);
+    return {
+      rows: (rows) => {
+        for (const row of rows) out.out(`${JSON.stringify(row)}\n`);
+      },
+      deleted: (sessionId) => out.out(`${JSON.stringify({ kind: "deleted", sessionId })}\n`),
+      end: () => {},
+    };
+  }
+  // Room for five-digit seqs, so that rows stay aligned as the log grows.
+  const renderer = new TimelineRenderer(timeline, out.paint, { minSeqWidth: 5 });
+  out.out(renderer.timeline());
+  return {
+    rows: (rows) => {
+      for (const row of rows) out.out(renderer.render(row));
+    },
+    deleted: (sessionId) => out.out(renderer.deleted(sessionId)),
+    end: () => out.out(renderer.end()),
+  };
+}

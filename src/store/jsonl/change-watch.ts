@@ -59,16 +59,6 @@ export class ChangeWatch {
     this.#onChange = onChange;
   }
 
-  /** Whether `fs.watch` serves the watched sessions now (false: polling, or nothing watched). */
-  get watching(): boolean {
-    return this.#watcher !== undefined;
-  }
-
-  /** Whether the watched logs are being polled now. */
-  get polling(): boolean {
-    return this.#timer !== undefined;
-  }
-
   /** Starts watching session `id`'s log (the folder's watch starts with the first session). */
   add(id: string): void {
     const name = logFileName(id);
@@ -147,7 +137,9 @@ export class ChangeWatch {
   #tryWatch(): boolean {
     try {
       this.#startWatch();
-    } catch {
+    } catch (error) {
+      // The folder exists now but cannot be watched: polling stays, without retrying.
+      if (!isErrno(error, "ENOENT")) this.#retryWatch = false;
       return false;
     }
     this.#stopPolling();

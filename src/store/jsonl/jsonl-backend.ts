@@ -253,34 +253,43 @@ export class JsonlBackend implements SessionBackend {
   }
 
   /**
-   * Reads the log from `fromSeq` on, without the writer lock, reading only what is new: one
-   * `fstat` tells whether the file is the one this instance last read or wrote (device, inode)
-   * and has not shrunk; when it is, and that read or write left `fromSeq` intact events, only the
-   * bytes after them are read (none when the size did not change). Otherwise the whole file is
-   * read: the events from `fromSeq` on when it holds that many, else all of them with `from` 0.
-   * A partial last line (a writer in the middle of a batch, or a dead one) is a torn tail.
+   * Reads the log from `fromSeq` on, without the writer lock, reading only what is new. A `stat`
+   * tells whether the file is the one this instance last read or wrote (device, inode) and how
+   * its size moved: when that read or write left `fromSeq` intact events, nothing more is read
+   * if the size is the same, and only the bytes after those events if it grew — once two small
+   * reads show the header line and the last intact line still where they were (see
+   * {@link LineCheck}). Otherwise the whole file is read: the events from `fromSeq` on when it
+   * holds that many, else all of them with `from` 0. A partial last line (a writer in the middle
+   * of a batch, or a dead one) is a torn tail.
    * @throws StorageError FORMAT_UNSUPPORTED, CORRUPT_LOG (location: the file; line; seq).
    */
   async loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined> {
     this.#assertOpen();
+    // Never the state trusted under the writer lock without a stat: a reader always checks.
+    const known = this.#states.get(id);
+    const unchanged = known !== undefined && known.length === fromSeq ? known : undefined;
+    if (unchanged !== undefined) {
+      const info = statSync(this.#path(id), { bigint: true, throwIfNoEntry: false });
+      if (info === undefined) return undefined;
+      const now = keyOf(info);
+      if (now.key === unchanged.key && now.size === unchanged.size) {
+        const tornTail = unchanged.size > unchanged.intactEnd;
+        return { header: unchanged.header, events: [], tornTail, from: fromSeq };
+      }
+    }
     const handle = await this.#openFile(id, "r");
     if (handle === undefined) return undefined;
     try {
+      // The identity of the file being read, which may have changed since the stat above.
       const now = fileKey(handle);
-      // Never the state trusted under the writer lock without a stat: a reader always checks.
-      const known = this.#states.get(id);
-      if (known !== undefined && known.key === now.key && known.length === fromSeq) {
-        if (now.size === known.size) {
-          return {
-            header: known.header,
-            events: [],
-            tornTail: known.size > known.intactEnd,
-            from: fromSeq,
-          };
-        }
-        if (now.size > known.size && (await stillHolds(handle, known))) {
-          return await this.#readAfter(id, handle, known, now.size);
-        }
+      if (
+        known !== undefined &&
+        known.key === now.key &&
+        known.length === fromSeq &&
+        now.size > known.size &&
+        (await stillHolds(handle, known))
+      ) {
+        return await this.#readAfter(id, handle, known, now.size);
       }
       return await this.#readFrom(id, handle, now, fromSeq);
     } finally {
