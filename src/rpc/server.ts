@@ -29,10 +29,16 @@ export interface ServeOptions {
   /** How long (ms) a session may go unused before it is unloaded; 60 000 unless told otherwise. */
   idleMs?: number;
   /**
-   * How many events one watch may have waiting to be written to a slow client before it is ended
-   * with WATCH_OVERFLOW; 10 000 unless told otherwise.
+   * How many events of one watch may wait to be written to a client that reads slowly (beyond
+   * them the watch waits for the client, reading nothing more from the store); 10 000 unless
+   * told otherwise.
    */
   watchBufferEvents?: number;
+  /**
+   * How long (ms) a watch's full buffer may go without the client reading before the watch is
+   * ended with WATCH_OVERFLOW; 5 000 unless told otherwise.
+   */
+  watchStallMs?: number;
 }
 
 /** A running server. */
@@ -69,6 +75,7 @@ export function serve(options: ServeOptions): RpcServer {
     log,
     onDelivery: (sessionId) => idle.touch(sessionId),
     ...(options.watchBufferEvents === undefined ? {} : { bufferEvents: options.watchBufferEvents }),
+    ...(options.watchStallMs === undefined ? {} : { stallMs: options.watchStallMs }),
   });
   const handlers = createHandlers({
     store,

@@ -7,14 +7,20 @@ import { SessionStore } from "../store/session-store.js";
 import { FRAMINGS, type Framing } from "./framing.js";
 import { serve } from "./server.js";
 
-const USAGE = `usage: stdio-main [--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N]`;
+const USAGE = `usage: stdio-main [--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS]`;
 
 function fail(message: string): never {
   process.stderr.write(`stdio-main: ${message}\n${USAGE}\n`);
   process.exit(2);
 }
 
-let values: { store?: string; framing?: string; "idle-ms"?: string; "watch-buffer"?: string };
+let values: {
+  store?: string;
+  framing?: string;
+  "idle-ms"?: string;
+  "watch-buffer"?: string;
+  "watch-stall-ms"?: string;
+};
 try {
   ({ values } = parseArgs({
     args: process.argv.slice(2),
@@ -23,6 +29,7 @@ try {
       framing: { type: "string" },
       "idle-ms": { type: "string" },
       "watch-buffer": { type: "string" },
+      "watch-stall-ms": { type: "string" },
     },
   }));
 } catch (error) {
@@ -36,6 +43,9 @@ if (idleMs !== undefined && !(idleMs > 0)) fail(`expected --idle-ms > 0, got ${v
 const watchBuffer = values["watch-buffer"];
 if (watchBuffer !== undefined && !/^[1-9]\d*$/.test(watchBuffer))
   fail(`expected --watch-buffer to be a positive integer, got ${watchBuffer}`);
+const watchStall = values["watch-stall-ms"];
+if (watchStall !== undefined && !/^\d+$/.test(watchStall))
+  fail(`expected --watch-stall-ms to be an integer >= 0, got ${watchStall}`);
 
 const url = values.store ?? DEFAULT_STORE_URL;
 let store: SessionStore;
@@ -54,6 +64,7 @@ const server = serve({
   storeUrl: url,
   ...(idleMs === undefined ? {} : { idleMs }),
   ...(watchBuffer === undefined ? {} : { watchBufferEvents: Number(watchBuffer) }),
+  ...(watchStall === undefined ? {} : { watchStallMs: Number(watchStall) }),
 });
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, () => {

@@ -8,11 +8,14 @@ import type {
   WireError,
 } from "../generated.js";
 import type { SessionStore } from "../store/session-store.js";
-import type { SessionWatch } from "../store/session-watch.js";
+import { DEFAULT_WATCH_BATCH, type SessionWatch } from "../store/session-watch.js";
 import { toResponseError } from "./error-mapping.js";
 
-/** How many events one watch may have sent but not yet written to the client before it is ended. */
+/** How many events of one watch may wait to be written to the client. */
 export const DEFAULT_WATCH_BUFFER_EVENTS = 10_000;
+
+/** How long (ms) a watch's full buffer may go without the client taking anything before the watch is ended. */
+export const DEFAULT_WATCH_STALL_MS = 5_000;
 
 /** What the watches of a connection need. */
 export interface ConnectionWatchesOptions {
@@ -21,6 +24,11 @@ export interface ConnectionWatchesOptions {
   readonly send: (params: SessionEventsParams) => Promise<void>;
   /** The most events a watch may have waiting to be written; {@link DEFAULT_WATCH_BUFFER_EVENTS} unless given. */
   readonly bufferEvents?: number;
+  /**
+   * How long (ms) a full buffer may go without any write reaching the client before the watch is
+   * ended with WATCH_OVERFLOW; {@link DEFAULT_WATCH_STALL_MS} unless given.
+   */
+  readonly stallMs?: number;
   /** Called when a watch delivers events of a session (it is in use: keep it loaded). */
   readonly onDelivery?: (sessionId: string) => void;
   /** Where failures go that no request can be answered with. */
@@ -34,25 +42,32 @@ interface Entry {
   pending: number;
   /** The seq of the last event sent, -1 when none. */
   lastSeq: number;
+  /** Wakes a pump that waits for room in the buffer (a write completed, or the watch stopped). */
+  wake: (() => void) | undefined;
   /** Resolves when the pump has stopped. */
   pumped: Promise<void>;
 }
 
 /**
  * The watches one client opened on one connection. Each runs a pump: it takes the next batch of
- * its `SessionWatch` as soon as there is one and sends it; batches the client has not read yet
- * wait in the transport. When more than `bufferEvents` events are waiting, the watch is ended
- * with WATCH_OVERFLOW naming the last seq sent, so nothing is ever dropped silently.
+ * its `SessionWatch` and sends it; what the client has not read yet waits in the transport, up to
+ * `bufferEvents` events per watch. A pump with a full buffer waits for the client to take some
+ * (so a long catch-up to a client that reads goes at the client's pace, and what waits beyond the
+ * buffer stays in the store, not in memory). When the client takes nothing for `stallMs` while the
+ * buffer is full, the watch is ended with WATCH_OVERFLOW naming the last seq sent: everything up
+ * to it reaches the client, then the end, and nothing is ever dropped silently.
  */
 export class ConnectionWatches {
   readonly #options: ConnectionWatchesOptions;
   readonly #limit: number;
+  readonly #stallMs: number;
   readonly #entries = new Map<string, Entry>();
   #closed = false;
 
   constructor(options: ConnectionWatchesOptions) {
     this.#options = options;
     this.#limit = Math.max(1, options.bufferEvents ?? DEFAULT_WATCH_BUFFER_EVENTS);
+    this.#stallMs = Math.max(0, options.stallMs ?? DEFAULT_WATCH_STALL_MS);
   }
 
   /** How many watches are running. */
@@ -69,6 +84,8 @@ export class ConnectionWatches {
     const watch = this.#options.store.watch(params.sessionId, {
       ...(params.fromSeq === undefined ? {} : { fromSeq: params.fromSeq }),
       signal: controller.signal,
+      // A batch never exceeds the buffer, so an empty buffer always has room for the next one.
+      maxBatchEvents: Math.min(DEFAULT_WATCH_BATCH, this.#limit),
     });
     const { nextSeq } = await watch.ready;
     if (this.#closed) {
@@ -81,6 +98,7 @@ export class ConnectionWatches {
       controller,
       pending: 0,
       lastSeq: nextSeq - 1,
+      wake: undefined,
       pumped: Promise.resolve(),
     };
     this.#entries.set(watchId, entry);
@@ -98,6 +116,7 @@ export class ConnectionWatches {
     if (entry === undefined) return;
     this.#entries.delete(watchId);
     entry.controller.abort();
+    entry.wake?.();
   }
 
   /** Stops every watch (the connection is closing) and waits for their pumps. */
@@ -105,7 +124,10 @@ export class ConnectionWatches {
     this.#closed = true;
     const entries = [...this.#entries.values()];
     this.#entries.clear();
-    for (const entry of entries) entry.controller.abort();
+    for (const entry of entries) {
+      entry.controller.abort();
+      entry.wake?.();
+    }
     await Promise.all(entries.map((e) => e.pumped));
   }
 
@@ -124,16 +146,19 @@ export class ConnectionWatches {
           return;
         }
         const count = batch.events.length;
-        if (entry.pending + count > this.#limit) {
+        if (!(await this.#room(entry, count))) {
+          if (!live()) return;
           this.#entries.delete(watchId);
           const overflow = new SeedlineError(
             "WATCH_OVERFLOW",
-            `expected the client to read the session/events of watch ${show(watchId)} on ${show(sessionId)}, but ${entry.pending + count} events were waiting (the limit is ${this.#limit}); the last seq sent was ${entry.lastSeq}`,
+            `expected the client to read the session/events of watch ${show(watchId)} on ${show(sessionId)}, but it took none of the ${entry.pending} events waiting for ${this.#stallMs} ms (the buffer holds ${this.#limit}); the last seq sent was ${entry.lastSeq}`,
             { sessionId, lastSeq: entry.lastSeq },
           );
+          this.#options.log(`ended a watch: ${overflow.message}`);
           await end({ reason: "error", error: this.#wire(overflow) });
           return;
         }
+        if (!live()) return;
         entry.pending += count;
         entry.lastSeq = batch.nextSeq - 1;
         this.#options.onDelivery?.(sessionId);
@@ -144,6 +169,7 @@ export class ConnectionWatches {
           nextSeq: batch.nextSeq,
         }).finally(() => {
           entry.pending -= count;
+          entry.wake?.();
         });
       }
     } catch (error) {
@@ -154,6 +180,27 @@ export class ConnectionWatches {
       entry.controller.abort();
       if (live()) this.#entries.delete(watchId);
     }
+  }
+
+  /**
+   * Waits until `count` more events fit in the watch's buffer; false when the client took nothing
+   * for the stall time while the buffer was full (true at once when the watch stopped: the pump
+   * then sees it is no longer live).
+   */
+  async #room(entry: Entry, count: number): Promise<boolean> {
+    while (entry.pending > 0 && entry.pending + count > this.#limit) {
+      if (entry.controller.signal.aborted) return true;
+      const progressed = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), this.#stallMs);
+        entry.wake = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+      });
+      entry.wake = undefined;
+      if (!progressed) return false;
+    }
+    return true;
   }
 
   async #send(entry: Entry, params: SessionEventsParams): Promise<void> {

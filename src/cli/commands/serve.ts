@@ -7,7 +7,7 @@ import { openStore, STORE_OPTION, storeUrl } from "../store.js";
 export const serveCommand: CommandSpec = {
   name: "serve",
   summary: "run the JSON-RPC 2.0 server on stdio over a store",
-  synopsis: `[--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N]`,
+  synopsis: `[--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS]`,
   description: `
 Speaks JSON-RPC 2.0 on stdin/stdout: session/create, session/append, session/fork, session/read,
 session/list, replay/open, replay/next and the rest of the method table (see docs). Messages are
@@ -34,7 +34,13 @@ store is closed and the server exits 0. A second signal exits at once with statu
       type: "string",
       arg: "N",
       description:
-        "end a watch with WATCH_OVERFLOW once N of its events wait for a slow client (default: 10000)",
+        "let at most N events of a watch wait for a client that reads slowly (default: 10000)",
+    },
+    "watch-stall-ms": {
+      type: "string",
+      arg: "MS",
+      description:
+        "end a watch with WATCH_OVERFLOW when its client reads nothing for MS milliseconds while its buffer is full (default: 5000)",
     },
   },
   positionals: { name: "", min: 0, max: 0 },
@@ -51,6 +57,12 @@ store is closed and the server exits 0. A second signal exits at once with statu
         `expected --watch-buffer to be a positive integer, got ${JSON.stringify(watchBuffer)}`,
       );
     }
+    const stall = args.values["watch-stall-ms"];
+    if (typeof stall === "string" && !/^\d+$/.test(stall)) {
+      throw new UsageError(
+        `expected --watch-stall-ms to be an integer >= 0, got ${JSON.stringify(stall)}`,
+      );
+    }
     const url = storeUrl(args.values.store, env);
     const store = await openStore(url);
     const server = serve({
@@ -61,6 +73,7 @@ store is closed and the server exits 0. A second signal exits at once with statu
       storeUrl: url,
       ...(typeof idle === "string" ? { idleMs: Number(idle) } : {}),
       ...(typeof watchBuffer === "string" ? { watchBufferEvents: Number(watchBuffer) } : {}),
+      ...(typeof stall === "string" ? { watchStallMs: Number(stall) } : {}),
     });
     let signalled = false;
     const onSignal = () => {
