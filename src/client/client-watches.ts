@@ -148,6 +148,8 @@ export class ClientWatch implements AsyncIterableIterator<WatchBatch> {
   async return(): Promise<IteratorResult<WatchBatch, undefined>> {
     this.#end();
     this.#queue.length = 0;
+    // A `next` waiting for a batch ends too.
+    this.#waiting?.();
     await this.#unwatch();
     return { done: true, value: undefined };
   }

@@ -114,7 +114,8 @@ async function writeAndRead(
   await writer.close();
   const reader = new SessionStore({ backend: await open(kind, dir, durability), now: clock });
   try {
-    const loaded = await reader.load("s");
+    // Opened for writing, as the next writer would: a log ending inside a turn gets its closers.
+    const loaded = await reader.openForWriting("s");
     const exported = await reader.exportLog("s");
     await reader.importLog(exported, { sessionId: "copy" });
     let script: unknown;

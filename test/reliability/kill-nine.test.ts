@@ -210,15 +210,19 @@ if (process.env[CHILD_FLAG] === "1") {
       if (kind === "jsonl" && jsonlSeqs(join(location, "sessions", logFileName(id))).tornTail) {
         tornTails++;
       }
-      // Reopen as the next process would: the log loads, repaired.
+      // A reader first: it sees the log as stored, and changes nothing.
       const store = new SessionStore({ backend: await openBackend(kind, location, "fsync") });
-      const session = await store.get(id);
-      if (session === undefined) {
+      const read = await store.get(id);
+      if (read === undefined) {
         expect(acked).toEqual([]);
         await store.close();
         continue;
       }
+      const asRead = read.events;
+      // Then the next writer: the log opens, repaired.
+      const session = await store.openForWriting(id);
       const events = session.events;
+      expect(events.slice(0, asRead.length)).toEqual(asRead);
       for (const [seq, event] of events.entries()) expect(event.seq).toBe(seq);
       for (const ack of acked) {
         expect(hashOf(events.slice(ack.from, ack.from + ack.count)), `ack at ${ack.from}`).toBe(

@@ -59,11 +59,14 @@ function lastTurnEnd(events: readonly SessionEvent[]): number {
   return at;
 }
 
-/** Loads `id` through a fresh store; the loaded events, or the StorageError code it threw. */
+/**
+ * Opens `id` for writing through a fresh store, as the next writer would (readers never repair);
+ * the events, or the StorageError code it threw.
+ */
 async function load(open: () => Promise<SessionStore>): Promise<SessionEvent[] | string> {
   const store = await open();
   try {
-    return [...(await store.load(ID)).events];
+    return [...(await store.openForWriting(ID)).events];
   } catch (error) {
     if (error instanceof StorageError) return error.code;
     throw error;

@@ -240,15 +240,15 @@ if (process.env[CHILD_FLAG] === "1") {
   }
 
   /**
-   * A backend whose `load` lets `between` run after it has read the log and before it returns: the
-   * moment another process may still append and let go of the session.
+   * A backend whose `loadFrom` lets `between` run after it has read the log and before it returns:
+   * the moment another process may still append and let go of the session.
    */
   function pausingLoad(backend: SessionBackend, between: () => Promise<void>): SessionBackend {
     return new Proxy(backend, {
       get(target, prop) {
-        if (prop === "load") {
-          return async (id: string) => {
-            const read = await target.load(id);
+        if (prop === "loadFrom") {
+          return async (id: string, fromSeq: number) => {
+            const read = await target.loadFrom(id, fromSeq);
             await between();
             return read;
           };
@@ -262,7 +262,9 @@ if (process.env[CHILD_FLAG] === "1") {
   describe("R5 two writers, one session, deterministic interleaving", () => {
     for (const kind of ["sqlite", "jsonl"] as Kind[]) {
       // Two stores over two backend instances hold locks apart, as two processes do; the pause
-      // puts the other writer's last append exactly between this reader's read and its lock.
+      // puts the other writer's last append exactly between this process's read (which takes no
+      // lock) and its opening the session for writing. The read saw an open turn; repairing that
+      // read would cut the acknowledged batch: the writer must read again under its lock.
       it(`never repairs away a ${kind} batch another writer acknowledged between a reader's read and its lock`, async () => {
         const location = locationOf(kind, "interleaved");
         const turn = simpleTurn(0, 1, { steps: 2, toolCallsPerStep: 1 });
@@ -278,13 +280,16 @@ if (process.env[CHILD_FLAG] === "1") {
           }),
         });
         const seen = await second.load("interleaved");
+        expect(seen.openTurn).toBe(1);
+        const opened = await second.openForWriting("interleaved");
+        expect(opened.openTurn).toBeUndefined();
         await second.close();
         await first.close();
         const reopened = new SessionStore({ backend: await openBackend(kind, location) });
         const stored = (await reopened.load("interleaved")).events;
         await reopened.close();
         console.log(
-          `R5 ${kind} interleaved: the writer acknowledged ${acknowledged} events; the reader's load returned ${seen.nextSeq} and the store now holds ${stored.length}`,
+          `R5 ${kind} interleaved: the writer acknowledged ${acknowledged} events; the reader's read returned ${seen.nextSeq} and the store now holds ${stored.length}`,
         );
         expect(acknowledged).toBe(turn.length);
         expect(stored.slice(0, acknowledged)).toEqual(turn);
