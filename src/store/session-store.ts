@@ -457,11 +457,13 @@ export class SessionStore {
       const state = live && this.#state.get(live);
       if (state?.release === undefined && !(await this.backend.has(id))) throw sessionNotFound(id);
       const release = state?.release ?? (await this.backend.lock(id));
+      // Forgotten before the delete: a read answered from this process's memory (the writer's
+      // fast path) must not outlive the stored session, e.g. for a watch told of the delete.
+      this.#live.delete(id);
       try {
         if (!(await this.backend.delete(id))) throw sessionNotFound(id);
       } finally {
         await release();
-        this.#live.delete(id);
       }
     });
   }

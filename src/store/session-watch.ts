@@ -64,6 +64,8 @@ export class SessionWatch implements AsyncIterableIterator<WatchBatch> {
   readonly #unsubscribe: Unsubscribe;
   #header: SessionHeader | undefined;
   #next = 0;
+  /** The longest the log has been seen: a shorter one was deleted and created anew. */
+  #seen = 0;
   #dirty = true;
   #done = false;
   #wake: (() => void) | undefined;
@@ -82,6 +84,7 @@ export class SessionWatch implements AsyncIterableIterator<WatchBatch> {
       if (session === undefined) throw sessionNotFound(sessionId);
       this.#header = session.header;
       this.#next = options.fromSeq ?? session.nextSeq;
+      this.#seen = session.nextSeq;
       return { nextSeq: this.#next, header: session.header };
     })();
     // A caller that only iterates sees the failure from `next`; this keeps it from going unhandled.
@@ -117,7 +120,6 @@ export class SessionWatch implements AsyncIterableIterator<WatchBatch> {
   }
 
   async #nextBatch(): Promise<IteratorResult<WatchBatch, undefined>> {
-    if (this.#done) return { done: true, value: undefined };
     try {
       await this.ready;
     } catch (error) {
@@ -145,7 +147,7 @@ export class SessionWatch implements AsyncIterableIterator<WatchBatch> {
       if (
         session === undefined ||
         !isDeepStrictEqual(session.header, this.#header) ||
-        session.nextSeq < this.#next
+        session.nextSeq < this.#seen
       ) {
         this.#finish();
         return {
@@ -153,6 +155,7 @@ export class SessionWatch implements AsyncIterableIterator<WatchBatch> {
           value: { sessionId: this.sessionId, events: [], nextSeq: this.#next, deleted: true },
         };
       }
+      this.#seen = session.nextSeq;
       if (session.nextSeq > this.#next) {
         const end = Math.min(session.nextSeq, this.#next + this.#maxBatch);
         const events = session.eventsBetween(this.#next, end);
