@@ -49,7 +49,7 @@ export abstract class RpcClientMethods {
     return this.request("session/fork", params);
   }
 
-  /** Reads a session's header and a page of its events, repairing a cold log that ended inside a turn. */
+  /** Reads a session's header and a page of its events as stored now, without taking the writer lock; an open last turn is reported, not repaired. */
   sessionRead(
     params: RpcMethods["session/read"]["params"],
   ): Promise<RpcMethods["session/read"]["result"]> {

@@ -43,7 +43,7 @@ export const RPC_ERROR_CODES = {
   SESSION_BUSY: -32017,
   /** The store could not be reached, or the connection to it broke during the operation (a PostgreSQL store); nothing of the operation was stored, unless commitUnknown says the connection broke while the commit was in flight. */
   STORAGE_UNAVAILABLE: -32018,
-  /** A watch whose client did not read its session/events notifications fast enough: more events were waiting to be written than the server buffers for one watch. The watch is ended, never silently truncated: every event up to lastSeq was sent. Watch again from lastSeq + 1 to go on. */
+  /** A watch whose client stopped reading its session/events notifications: the server's buffer for the watch stayed full, with nothing taken, for the stall time. The watch is ended, never silently truncated: every event up to lastSeq was sent before the end. Watch again from lastSeq + 1 to go on. */
   WATCH_OVERFLOW: -32019,
   /** A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden. */
   REPLAY_INCOMPLETE: -32030,
@@ -293,7 +293,7 @@ export interface StorageUnavailableErrorData {
   readonly commitUnknown: boolean;
 }
 /**
- * A watch whose client did not read its session/events notifications fast enough: more events were waiting to be written than the server buffers for one watch. The watch is ended, never silently truncated: every event up to lastSeq was sent. Watch again from lastSeq + 1 to go on.
+ * A watch whose client stopped reading its session/events notifications: the server's buffer for the watch stayed full, with nothing taken, for the stall time. The watch is ended, never silently truncated: every event up to lastSeq was sent before the end. Watch again from lastSeq + 1 to go on.
  */
 export interface WatchOverflowErrorData {
   readonly code: "WATCH_OVERFLOW";

@@ -138,7 +138,7 @@ export interface RpcMethods {
       | "STORAGE_UNAVAILABLE"
       | "INTERNAL";
   };
-  /** Reads a session's header and a page of its events, repairing a cold log that ended inside a turn. */
+  /** Reads a session's header and a page of its events as stored now, without taking the writer lock; an open last turn is reported, not repaired. */
   readonly "session/read": {
     readonly params: SessionReadParams;
     readonly result: SessionReadResult;
@@ -401,7 +401,7 @@ export const RPC_METHODS = {
       "INTERNAL",
     ],
     orderingKey: "sessionId",
-    summary: "Reads a session's header and a page of its events, repairing a cold log that ended inside a turn.",
+    summary: "Reads a session's header and a page of its events as stored now, without taking the writer lock; an open last turn is reported, not repaired.",
   },
   "session/list": {
     method: "session/list",
