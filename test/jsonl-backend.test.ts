@@ -32,6 +32,7 @@ import { JsonlBackend, type JsonlBackendOptions } from "../src/store/jsonl/jsonl
 import { logFileName } from "../src/store/jsonl/layout.js";
 import { balancedLog, simpleTurn, stepStart, TIME, turnStart, userMessage } from "./builders.js";
 import { type CorpusLog, corpusLogs } from "./corpus.js";
+import { within } from "./waits.js";
 
 const LOGS = corpusLogs();
 const MULTI_TURN = LOGS.find((log) => log.name === "multi-turn/session.jsonl") as CorpusLog;
@@ -1092,22 +1093,6 @@ function subscriber(backend: JsonlBackend, id: string) {
       );
     },
   };
-}
-
-/** `promise`, or a rejection naming `what` if it takes more than 10 s (a hang, not a slow run). */
-async function within<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`expected ${what} within 10 s, got nothing`)),
-      10_000,
-    );
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 describe("subscribing to changes", () => {

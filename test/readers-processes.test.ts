@@ -31,6 +31,7 @@ import {
   POSTGRES_TEST_URL,
 } from "./postgres-harness.js";
 import { expectCode, STDIO_MAIN, spawnedClient, tempDir } from "./rpc-fixtures.js";
+import { waitUntil } from "./waits.js";
 
 const temp = tempDir("seedline-readers-");
 /** The PostgreSQL schemas this run created (the first server on each creates it). */
@@ -57,15 +58,9 @@ function freshStore(kind: Kind): string {
 }
 
 /** How long a predicate may take to come true: generous, it is never a timing assertion. */
-const WAIT_MS = 30_000;
-
-/** Polls `predicate` until it holds; fails after {@link WAIT_MS} naming `what`. */
-async function waitFor(predicate: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`expected ${what} within ${WAIT_MS} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+/** Polls `predicate` until it holds; fails after 30 s naming `what`. */
+function waitFor(predicate: () => boolean, what: string): Promise<void> {
+  return waitUntil(predicate, what, 30_000);
 }
 
 // ---------------------------------------------------------------------------------------------

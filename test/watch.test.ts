@@ -10,24 +10,12 @@ import {
 } from "../src/index.js";
 import { balancedLog, simpleTurn } from "./builders.js";
 import { expectCode, memoryServer } from "./rpc-fixtures.js";
+import { within } from "./waits.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** Waits for `promise`, failing after a generous bound (a hang, not a timing check). */
-async function within<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`expected ${what} within 10 s`)), 10_000);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 describe("SessionStore.watch", () => {
   it("delivers a long catch-up in batches of at most maxBatchEvents, contiguous, then live events", async () => {

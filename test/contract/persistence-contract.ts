@@ -16,6 +16,7 @@ import {
   turnStart,
   userMessage,
 } from "../builders.js";
+import { within } from "../waits.js";
 
 /** Ways to damage a backend's stored form in place, for the cases about damaged or foreign data. */
 export interface Tamper {
@@ -614,17 +615,4 @@ export function runPersistenceContract(
       expect(deleted).toBe(true);
     });
   });
-}
-
-/** Waits for `promise`, failing with what was awaited after a generous bound (a hang, not a timing check). */
-async function within<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`expected ${what} within 20 s`)), 20_000);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
