@@ -176,6 +176,8 @@ export class SessionStore {
     if (meta.cwd !== undefined && !validateAbsolutePath(meta.cwd)) {
       throw invalidParams("/meta/cwd", `expected an absolute cwd, got ${show(meta.cwd)}`);
     }
+    checkText(meta.cwd, "/meta/cwd");
+    checkText(meta.parentSession, "/meta/parentSession");
     const seedLength = meta.seedLength ?? 0;
     const seedCount = seed?.length ?? 0;
     if (seedLength > seedCount) {
@@ -303,6 +305,7 @@ export class SessionStore {
     if (options.cwd !== undefined && !validateAbsolutePath(options.cwd)) {
       throw invalidParams("/cwd", `expected an absolute cwd, got ${show(options.cwd)}`);
     }
+    checkText(options.cwd, "/cwd");
     const sourceId = typeof source === "string" ? source : source.id;
     checkSessionId(sourceId, "/sessionId");
     if (this.#reserved.has(childId)) throw forkChildTaken(childId);
@@ -422,6 +425,8 @@ export class SessionStore {
     const header: SessionHeader =
       options.sessionId === undefined ? parsed.header : { ...parsed.header, id: options.sessionId };
     checkSessionId(header.id, options.sessionId === undefined ? "/log" : "/sessionId");
+    checkText(header.cwd, "/log");
+    checkText(header.parentSession, "/log");
     if ((header.seedLength ?? 0) > parsed.events.length) {
       throw invalidParams(
         "/log",
@@ -611,12 +616,34 @@ function makeHeader(fields: {
 }
 
 function checkSessionId(id: unknown, instancePath: string): asserts id is string {
-  if (!validateSessionId(id)) {
+  if (!validateSessionId(id) || !isWellFormed(id)) {
     throw invalidParams(
       instancePath,
-      `expected a session id (1 to 256 UTF-16 units, no control characters), got ${show(id)}`,
+      `expected a session id (1 to 256 UTF-16 units, no control characters, well-formed Unicode), got ${show(id)}`,
     );
   }
+}
+
+/**
+ * Header text must be well-formed Unicode: PostgreSQL and SQLite store text as UTF-8, where a
+ * lone surrogate becomes U+FFFD, so `"s\udbff"` and `"s\ufffd"` would name one session. (Event
+ * data keeps lone surrogates exactly: it is stored as escaped JSON text.)
+ */
+function checkText(value: string | undefined, instancePath: string): void {
+  if (value !== undefined && !isWellFormed(value)) {
+    throw invalidParams(
+      instancePath,
+      `expected well-formed Unicode text (no lone UTF-16 surrogate), got ${show(value)}`,
+    );
+  }
+}
+
+/** A lone (unpaired) UTF-16 surrogate. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether `text` holds no lone surrogate (`String.prototype.isWellFormed`, ES2024). */
+function isWellFormed(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
 }
 
 function invalidParams(instancePath: string, message: string): StorageError<"INVALID_PARAMS"> {

@@ -614,5 +614,30 @@ export function runPersistenceContract(
       expect(got).toEqual(events.slice(2));
       expect(deleted).toBe(true);
     });
+
+    // Seen failing before ids and header text were checked for well-formed Unicode: on
+    // PostgreSQL "s\udbff" was stored as "s\ufffd", and deleting one removed the other.
+    it("22. refuses ids and header text with a lone surrogate (INVALID_PARAMS) and keeps them in event data", async () => {
+      const { store } = await setup();
+      const a = await store();
+      const other = await a.create("s\ufffd", { seed: simpleTurn(0, 1) });
+      for (const attempt of [
+        () => a.create("s\udbff"),
+        () => a.load("s\udbff"),
+        () => a.delete("s\udbff"),
+        () => a.fork("s\ufffd", undefined, "child\ud800"),
+        () => a.fork("s\ufffd", undefined, "child", { cwd: "/w\udc00" }),
+        () => a.create("c", { meta: { cwd: "/w\udc00" } }),
+        () => a.importLog('{"type":"session","version":0,"id":"i\\udbff","createdAt":1}\n'),
+      ]) {
+        await expect(attempt()).rejects.toMatchObject({ code: "INVALID_PARAMS" });
+      }
+      expect((await (await store()).load("s\ufffd")).events).toEqual(other.events);
+      expect((await a.list()).sessions.map((l) => l.header.id)).toEqual(["s\ufffd"]);
+      const lone = userMessage(0, "half a pair: \ud83d");
+      await a.create("data", { seed: [turnStart(0, 1), { ...lone, seq: 1 }] });
+      const read = await (await store()).load("data");
+      expect(read.events[1]).toEqual({ ...lone, seq: 1 });
+    });
   });
 }
