@@ -182,5 +182,5 @@ describe("R6 differential fuzz", () => {
     console.log(
       `R6: ${logs} random valid logs (${events} events, ${open} ending inside a turn) written through ${BACKENDS.join(", ")} in random batches and read back: identical across backends (events, export, re-import, list, derived messages, replay script) and equal to the input`,
     );
-  }, 240_000);
+  }, 600_000);
 });
