@@ -13,6 +13,7 @@ import type { Dispatch } from "./dispatch.js";
 import { toResponseError } from "./error-mapping.js";
 import { createFraming, type Framing } from "./framing.js";
 import { CheckedMessageReader } from "./inbound.js";
+import { ClientIdWriter, RequestIds } from "./request-ids.js";
 
 /** A server's end of one stream pair. */
 export interface ServerConnection {
@@ -47,13 +48,21 @@ export interface ServerConnectionOptions {
  * dispatcher). Refused messages (not JSON, too large, a batch, not a request) are answered here
  * through the same writer, so answers never interleave inside a line. Notifications are not
  * methods to run: they are logged and ignored (vscode-jsonrpc's `$/cancelRequest` aside).
+ * vscode-jsonrpc sees each request under an internal id ({@link RequestIds}) and its answer goes
+ * out under the id the client sent, so every request read is answered once, whatever its id.
  */
 export function openServerConnection(options: ServerConnectionOptions): ServerConnection {
   const { dispatch, log } = options;
   const transport = createFraming(options.framing, options.input, options.output);
-  const reader = new CheckedMessageReader(transport.reader, log);
+  const ids = new RequestIds();
+  const reader = new CheckedMessageReader(transport.reader, log, ids);
   const writer = new TrackedMessageWriter(transport.writer);
-  const connection = createMessageConnection(reader, writer, loggerOf(log));
+  // Refused messages are answered through `writer` itself: their ids are the client's already.
+  const connection = createMessageConnection(
+    reader,
+    new ClientIdWriter(writer, ids),
+    loggerOf(log),
+  );
   const answering = new Set<Promise<void>>();
   const closeEmitter = new Emitter<void>();
   let dispatched = 0;
@@ -122,12 +131,10 @@ export function openServerConnection(options: ServerConnectionOptions): ServerCo
         }
         quiet++;
         if (dispatched >= reader.requestCount && quiet >= QUIET_TURNS) return;
-        // vscode-jsonrpc keeps one queued request per id: a client that reuses the id of a request
-        // not yet dispatched loses the earlier one, so stop waiting once nothing moves.
+        // Every request reaches the dispatcher (ids are made unique on the way in); should one
+        // ever not, a shutdown must not wait for it forever.
         if (quiet > STALL_LIMIT) {
-          log(
-            `${reader.requestCount - dispatched} request(s) were never dispatched (a reused id?)`,
-          );
+          log(`${reader.requestCount - dispatched} request(s) were never dispatched`);
           return;
         }
       }

@@ -7,10 +7,16 @@ import {
   type Event,
   type Message,
   type MessageReader,
+  type NotificationMessage,
   type PartialMessageInfo,
+  type RequestMessage,
 } from "vscode-jsonrpc";
 import { ProtocolError } from "./error-mapping.js";
 import { FramingError } from "./ndjson-framing.js";
+import type { ClientId, RequestIds } from "./request-ids.js";
+
+/** vscode-jsonrpc's cancellation notification; `params.id` names the request to cancel. */
+const CANCEL_METHOD = "$/cancelRequest";
 
 /** A JSON-RPC request id; `null` answers a message whose id could not be read. */
 export type ReplyId = string | number | null;
@@ -37,7 +43,9 @@ export type Checked =
  *   result/error → INVALID_REQUEST, answered with the message's id when it has a usable one;
  * - a response (`result`/`error`) → dropped: this server sends no requests, and answering a
  *   response could make two peers loop;
- * - a notification (no `id`) with broken params → dropped (notifications are never answered).
+ * - a notification (no `id`) with broken params, or a `$/cancelRequest` whose `params.id` is not a
+ *   string or a number → dropped (notifications are never answered; vscode-jsonrpc would throw
+ *   on such a cancel, out of the reader).
  */
 export function checkMessage(value: unknown): Checked {
   if (Array.isArray(value)) {
@@ -62,6 +70,15 @@ export function checkMessage(value: unknown): Checked {
       (typeof params === "object" && params !== null && !Array.isArray(params));
     if (id === undefined) {
       if (!paramsOk) return { kind: "dropped", reason: "a notification with params by position" };
+      if (message.method === CANCEL_METHOD) {
+        const cancelled = (params as { id?: unknown } | undefined)?.id;
+        if (typeof cancelled !== "string" && !isFiniteNumber(cancelled)) {
+          return {
+            kind: "dropped",
+            reason: `a ${CANCEL_METHOD} without a string or number "id", got ${typeOf(cancelled)}`,
+          };
+        }
+      }
       return { kind: "notification", message: message as unknown as Message };
     }
     if (replyId === null) {
@@ -90,10 +107,16 @@ export function checkMessage(value: unknown): Checked {
  * reader (a {@link FramingError}: a line that is not JSON, a message over the size limit) fire
  * `onRejected` too, with id null; other read errors pass through `onError`. Counts the requests
  * it passed on, so that a shutdown can tell when the connection has dispatched them all.
+ *
+ * Each request is passed on under an internal id from `ids` (see {@link RequestIds}: the client's
+ * ids need not be unique as vscode-jsonrpc counts them), and a `$/cancelRequest` under the
+ * internal ids of the requests in flight it names; one that names none is dropped, since its id
+ * could be some other request's internal id.
  */
 export class CheckedMessageReader implements MessageReader {
   readonly #inner: MessageReader;
   readonly #log: (line: string) => void;
+  readonly #ids: RequestIds;
   readonly #rejected = new Emitter<Rejection>();
   readonly #errors = new Emitter<Error>();
   readonly #subscriptions: Disposable[] = [];
@@ -101,9 +124,10 @@ export class CheckedMessageReader implements MessageReader {
   #stopped = false;
   #requests = 0;
 
-  constructor(inner: MessageReader, log: (line: string) => void) {
+  constructor(inner: MessageReader, log: (line: string) => void, ids: RequestIds) {
     this.#inner = inner;
     this.#log = log;
+    this.#ids = ids;
     this.#subscriptions.push(
       inner.onError((error) => {
         if (this.#stopped) return;
@@ -147,12 +171,18 @@ export class CheckedMessageReader implements MessageReader {
       if (this.#stopped) return;
       const checked = checkMessage(value);
       switch (checked.kind) {
-        case "request":
+        case "request": {
           this.#requests++;
-          callback(checked.message);
+          const request = checked.message as RequestMessage;
+          callback({ ...request, id: this.#ids.intern(request.id as ClientId) } as Message);
           return;
+        }
         case "notification":
-          callback(checked.message);
+          if ((checked.message as NotificationMessage).method === CANCEL_METHOD) {
+            this.#cancel(checked.message as NotificationMessage, callback);
+          } else {
+            callback(checked.message);
+          }
           return;
         case "rejected":
           this.#rejected.fire(checked.rejection);
@@ -163,6 +193,19 @@ export class CheckedMessageReader implements MessageReader {
       }
     });
     return this.#listening;
+  }
+
+  /** Passes on `message` (a checked `$/cancelRequest`) once per request in flight it names. */
+  #cancel(message: NotificationMessage, callback: DataCallback): void {
+    const params = message.params as { id: ClientId };
+    const internal = this.#ids.inFlight(params.id);
+    if (internal.length === 0) {
+      this.#log(
+        `ignored a ${CANCEL_METHOD} for id ${JSON.stringify(params.id)}: no request with that id is in flight`,
+      );
+      return;
+    }
+    for (const id of internal) callback({ ...message, params: { ...params, id } } as Message);
   }
 
   /** Stops reading: nothing read from now on reaches the listener or `onRejected`. */
