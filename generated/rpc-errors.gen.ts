@@ -51,8 +51,10 @@ export const RPC_ERROR_CODES = {
   REPLAY_EXHAUSTED: -32031,
   /** A new caller arrived when every script of the replay is already bound. */
   REPLAY_UNEXPECTED_SESSION: -32032,
-  /** The replayId names no open replay. */
+  /** The replayId names no open replay: it was never opened, was closed, or expired after going unused by replay/next (open it again with replay/open). */
   REPLAY_NOT_FOUND: -32033,
+  /** A replay/open past the number of replays one connection may keep open (replays left unused by replay/next expire on their own, answering REPLAY_NOT_FOUND). Close the replays you are done with (replay/close), then open again. */
+  REPLAY_LIMIT: -32034,
   /** A bug: anything a handler throws that is not a domain error. The message is generic; the details go to stderr. */
   INTERNAL: -32603,
 } as const;
@@ -78,6 +80,7 @@ export const RPC_ERROR_CODE_NAMES = [
   "REPLAY_EXHAUSTED",
   "REPLAY_UNEXPECTED_SESSION",
   "REPLAY_NOT_FOUND",
+  "REPLAY_LIMIT",
   "INTERNAL",
 ] as const satisfies readonly RpcErrorCode[];
 
@@ -104,6 +107,7 @@ export interface RpcErrorData {
   readonly REPLAY_EXHAUSTED: ReplayExhaustedErrorData;
   readonly REPLAY_UNEXPECTED_SESSION: ReplayUnexpectedSessionErrorData;
   readonly REPLAY_NOT_FOUND: ReplayNotFoundErrorData;
+  readonly REPLAY_LIMIT: ReplayLimitErrorData;
   readonly INTERNAL: InternalErrorData;
 }
 
@@ -349,7 +353,7 @@ export interface ReplayUnexpectedSessionErrorData {
   readonly callerSessionId: string;
 }
 /**
- * The replayId names no open replay.
+ * The replayId names no open replay: it was never opened, was closed, or expired after going unused by replay/next (open it again with replay/open).
  */
 export interface ReplayNotFoundErrorData {
   readonly code: "REPLAY_NOT_FOUND";
@@ -357,6 +361,16 @@ export interface ReplayNotFoundErrorData {
    * The unknown replay id.
    */
   readonly replayId: string;
+}
+/**
+ * A replay/open past the number of replays one connection may keep open (replays left unused by replay/next expire on their own, answering REPLAY_NOT_FOUND). Close the replays you are done with (replay/close), then open again.
+ */
+export interface ReplayLimitErrorData {
+  readonly code: "REPLAY_LIMIT";
+  /**
+   * How many replays one connection may keep open.
+   */
+  readonly limit: number;
 }
 /**
  * A bug: anything a handler throws that is not a domain error. The message is generic; the details go to stderr.

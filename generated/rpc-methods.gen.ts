@@ -246,6 +246,7 @@ export interface RpcMethods {
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
       | "REPLAY_INCOMPLETE"
+      | "REPLAY_LIMIT"
       | "INTERNAL";
   };
   /** Returns a caller's next recorded response, binding a new caller to the next unbound script. */
@@ -527,6 +528,7 @@ export const RPC_METHODS = {
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
       "REPLAY_INCOMPLETE",
+      "REPLAY_LIMIT",
       "INTERNAL",
     ],
     orderingKey: "sessionId",

@@ -97,6 +97,7 @@ export type ReplayErrorCode =
   | "REPLAY_EXHAUSTED"
   | "REPLAY_UNEXPECTED_SESSION"
   | "REPLAY_NOT_FOUND"
+  | "REPLAY_LIMIT"
   | "INVALID_PARAMS";
 
 /** Replay refused to derive or serve a script; `code` says why. */

@@ -20,6 +20,7 @@ import {
   sql,
 } from "./postgres-harness.js";
 import {
+  CORPUS_TREE,
   everyErrorScenario,
   everyMethodScenario,
   expectCode,
@@ -110,6 +111,17 @@ function serverSuite(framing: Framing, kind: StoreKind): void {
     expect(busy.data).toEqual({ code: "SESSION_BUSY", sessionId: "shared" });
     seen.add("SESSION_BUSY");
     await Promise.all([client.close(), second.close()]);
+
+    // REPLAY_LIMIT: a server allowed one open replay (the corpus tree is in the store by now).
+    const capped = spawnedClient(url, framing, ["--max-replays", "1"]).client;
+    await capped.replayOpen({ sessionId: CORPUS_TREE.primary });
+    const limit = await expectCode(
+      capped.replayOpen({ sessionId: CORPUS_TREE.primary }),
+      "REPLAY_LIMIT",
+    );
+    expect(limit.data).toEqual({ code: "REPLAY_LIMIT", limit: 1 });
+    seen.add("REPLAY_LIMIT");
+    await capped.close();
 
     if (kind === "postgres") seen.add(await connectionLoss(url, framing));
 

@@ -39,6 +39,7 @@ const DETAILS: { [C in Exclude<RpcErrorCode, "INTERNAL">]: Omit<RpcErrorData[C],
   REPLAY_EXHAUSTED: { sessionId: "s", callerSessionId: "c" },
   REPLAY_UNEXPECTED_SESSION: { callerSessionId: "c" },
   REPLAY_NOT_FOUND: { replayId: "r" },
+  REPLAY_LIMIT: { limit: 100 },
 };
 
 function mapped(error: unknown) {
@@ -175,6 +176,7 @@ describe("toResponseError", () => {
       REPLAY_EXHAUSTED: -32031,
       REPLAY_UNEXPECTED_SESSION: -32032,
       REPLAY_NOT_FOUND: -32033,
+      REPLAY_LIMIT: -32034,
       INTERNAL: -32603,
     });
   });

@@ -12,6 +12,7 @@ import {
   JsonlBackend,
   MemoryBackend,
   RPC_ERROR_CODES,
+  RpcResponseError,
   SeedlineClient,
   type SessionEvent,
   SessionStore,
@@ -28,6 +29,7 @@ import {
   responseError,
   tempDir,
 } from "./rpc-fixtures.js";
+import { waitUntil } from "./waits.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -229,6 +231,89 @@ describe("idle unloading", () => {
       await sleep(20);
     }
     expect(store.liveIds()).toContain("busy");
+  });
+});
+
+describe("open replays", () => {
+  /** A memory server with the corpus tree imported, so replays can be opened. */
+  async function withTree(...args: Parameters<typeof memoryServer>) {
+    const running = started(...args);
+    for (const log of CORPUS_TREE.logs) await running.client.sessionImport({ log });
+    return running;
+  }
+
+  // Before the fix: the third replay/open succeeded (there was no cap), so expectCode failed with
+  // "expected an error response, got a result".
+  it("refuses a replay past maxReplays with REPLAY_LIMIT, and closing one frees a slot", async () => {
+    const { client, server } = await withTree({ maxReplays: 2 });
+    const first = await client.replayOpen({ sessionId: CORPUS_TREE.primary });
+    const second = await client.replayOpen({ sessionId: CORPUS_TREE.primary });
+    const refused = await expectCode(
+      client.replayOpen({ sessionId: CORPUS_TREE.primary }),
+      "REPLAY_LIMIT",
+    );
+    expect(refused.data).toEqual({ code: "REPLAY_LIMIT", limit: 2 });
+    expect(refused.message).toContain("replay/close");
+    expect(server.openReplays).toBe(2);
+
+    await client.replayClose({ replayId: first.replayId });
+    const third = await client.replayOpen({ sessionId: CORPUS_TREE.primary });
+    expect(server.openReplays).toBe(2);
+    for (const { replayId } of [second, third]) {
+      expect(await client.replayNext({ replayId, callerSessionId: "c" })).toMatchObject({
+        index: 0,
+      });
+    }
+  });
+
+  // Before the fix: both concurrent opens succeeded (no cap at all).
+  it("counts replays opened concurrently against the cap", async () => {
+    const { client, server } = await withTree({ maxReplays: 1 });
+    const outcomes = await Promise.allSettled([
+      client.replayOpen({ sessionId: CORPUS_TREE.primary }),
+      client.replayOpen({ sessionId: CORPUS_TREE.child }),
+    ]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const reasons = outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason] : []));
+    expect(reasons.map((r) => r instanceof RpcResponseError && r.dataCode)).toEqual([
+      "REPLAY_LIMIT",
+    ]);
+    expect(server.openReplays).toBe(1);
+  });
+
+  // Before the fix: the replay never expired, so waitUntil failed with "expected the unused
+  // replay to expire within 20000 ms" (and openReplays did not exist on the server).
+  it("expires a replay unused by replay/next for replayIdleMs, answering REPLAY_NOT_FOUND that says so", async () => {
+    const { client, server } = await withTree({ replayIdleMs: 50, maxReplays: 1 });
+    const { replayId } = await client.replayOpen({ sessionId: CORPUS_TREE.primary });
+    await client.replayNext({ replayId, callerSessionId: "c" });
+    await waitUntil(() => server.openReplays === 0, "the unused replay to expire");
+
+    const gone = await expectCode(
+      client.replayNext({ replayId, callerSessionId: "c" }),
+      "REPLAY_NOT_FOUND",
+    );
+    expect(gone.data).toEqual({ code: "REPLAY_NOT_FOUND", replayId });
+    expect(gone.message).toContain("expired");
+    const unknown = await expectCode(
+      client.replayNext({ replayId: "never-opened", callerSessionId: "c" }),
+      "REPLAY_NOT_FOUND",
+    );
+    expect(unknown.message).not.toContain("expired");
+    // The expired replay no longer counts against the cap.
+    await client.replayOpen({ sessionId: CORPUS_TREE.primary });
+  });
+
+  // Before the fix: `server.openReplays` did not exist (undefined, not 3 then 0); the map itself
+  // was already cleared by shutdown, which this pins down now that it can be observed.
+  it("drops every replay of the connection when the connection closes", async () => {
+    const running = memoryServer();
+    for (const log of CORPUS_TREE.logs) await running.client.sessionImport({ log });
+    for (let i = 0; i < 3; i++) await running.client.replayOpen({ sessionId: CORPUS_TREE.primary });
+    expect(running.server.openReplays).toBe(3);
+    await running.client.close();
+    await running.server.closed;
+    expect(running.server.openReplays).toBe(0);
   });
 });
 

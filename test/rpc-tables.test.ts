@@ -63,6 +63,7 @@ const SPEC_DOMAIN_ERRORS = {
   REPLAY_EXHAUSTED: -32031,
   REPLAY_UNEXPECTED_SESSION: -32032,
   REPLAY_NOT_FOUND: -32033,
+  REPLAY_LIMIT: -32034,
   INTERNAL: -32603,
 };
 const SPEC_PROTOCOL_ERRORS = {
@@ -89,6 +90,7 @@ const SPEC_ERROR_DATA: Record<string, string[]> = {
   REPLAY_EXHAUSTED: ["sessionId", "callerSessionId"],
   REPLAY_UNEXPECTED_SESSION: ["callerSessionId"],
   REPLAY_NOT_FOUND: ["replayId"],
+  REPLAY_LIMIT: ["limit"],
   INTERNAL: [],
 };
 
@@ -252,6 +254,7 @@ describe("the method table", () => {
       expect.arrayContaining(["REPLAY_EXHAUSTED", "REPLAY_UNEXPECTED_SESSION", "REPLAY_NOT_FOUND"]),
     );
     expect(errors["replay/open"]).toContain("REPLAY_INCOMPLETE");
+    expect(errors["replay/open"]).toContain("REPLAY_LIMIT");
     expect(errors["session/delete"]).toContain("SESSION_BUSY");
     const touchStore = methods
       .filter((m) => m.method.startsWith("session/") && m.method !== "session/unwatch")

@@ -1,6 +1,6 @@
 // One handler per method of the table, over SessionStore and replay; each receives params its validator accepted.
 import { randomUUID } from "node:crypto";
-import { InvalidEventError, ReplayError, SeedlineError, show } from "../errors.js";
+import { InvalidEventError, SeedlineError } from "../errors.js";
 import {
   RPC_METHOD,
   RPC_METHOD_NAMES,
@@ -14,6 +14,7 @@ import {
 import { ReplayModel } from "../replay/replay-model.js";
 import { storedSessionScript, storedSessionScripts } from "../replay/store-scripts.js";
 import type { SessionStore } from "../store/session-store.js";
+import type { OpenReplays } from "./open-replays.js";
 import { packageInfo } from "./package-info.js";
 import type { ConnectionWatches } from "./watches.js";
 
@@ -30,8 +31,8 @@ export interface HandlerContext {
   readonly store: SessionStore;
   /** The store kind `initialize` reports (the scheme of the store URL). */
   readonly storeKind: string;
-  /** The open replays of this server, by replay id. */
-  readonly replays: Map<string, ReplayModel>;
+  /** The open replays of this server's connection, by replay id. */
+  readonly replays: OpenReplays;
   /** The watches of this server's connection. */
   readonly watches: ConnectionWatches;
 }
@@ -48,16 +49,6 @@ const MAX_DATE_MS = 8_640_000_000_000_000;
  */
 export function createHandlers(context: HandlerContext): MethodHandlers {
   const { store, replays, watches } = context;
-
-  const replayOf = (replayId: string): ReplayModel => {
-    const replay = replays.get(replayId);
-    if (replay === undefined) {
-      throw new ReplayError("REPLAY_NOT_FOUND", `expected an open replay, got ${show(replayId)}`, {
-        replayId,
-      });
-    }
-    return replay;
-  };
 
   return {
     [RPC_METHOD.initialize]: async () => ({
@@ -182,21 +173,21 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
     }),
 
     [RPC_METHOD.replayOpen]: async (params) => {
+      replays.checkRoom();
       const replay = await ReplayModel.fromStore(
         store,
         params.sessionId,
         pick(params, ["overrides"]),
       );
       const replayId = randomUUID();
-      replays.set(replayId, replay);
+      replays.add(replayId, replay);
       return { replayId, scripts: replay.scripts.length };
     },
 
     [RPC_METHOD.replayNext]: async (params) =>
-      replayOf(params.replayId).next(params.callerSessionId),
+      replays.use(params.replayId).next(params.callerSessionId),
 
     [RPC_METHOD.replayClose]: async (params) => {
-      replayOf(params.replayId);
       replays.delete(params.replayId);
       return {};
     },

@@ -1,12 +1,12 @@
 // serve(): seedline's JSON-RPC server over one stream pair — the store, the handlers, ordering, idle unloading, shutdown.
 import { RPC_METHOD, RPC_NOTIFICATION } from "../generated.js";
-import type { ReplayModel } from "../replay/replay-model.js";
 import type { SessionStore } from "../store/session-store.js";
 import { openServerConnection } from "./connection.js";
 import { createDispatcher } from "./dispatch.js";
 import type { Framing } from "./framing.js";
 import { createHandlers } from "./handlers.js";
 import { DEFAULT_IDLE_MS, IdleSessions } from "./idle-sessions.js";
+import { DEFAULT_MAX_REPLAYS, DEFAULT_REPLAY_IDLE_MS, OpenReplays } from "./open-replays.js";
 import { KeyedQueue } from "./ordering.js";
 import { ConnectionWatches } from "./watches.js";
 
@@ -39,6 +39,16 @@ export interface ServeOptions {
    * ended with WATCH_OVERFLOW; 5 000 unless told otherwise.
    */
   watchStallMs?: number;
+  /**
+   * How long (ms) a replay may go unused by replay/next before it expires (later requests for it
+   * answer REPLAY_NOT_FOUND, saying it expired); 600 000 (10 minutes) unless told otherwise.
+   */
+  replayIdleMs?: number;
+  /**
+   * How many replays the connection may keep open; replay/open past it answers REPLAY_LIMIT. 100
+   * unless told otherwise.
+   */
+  maxReplays?: number;
 }
 
 /** A running server. */
@@ -53,19 +63,26 @@ export interface RpcServer {
    * resolves like `closed`. For SIGTERM/SIGINT. Idempotent.
    */
   close(): Promise<void>;
+  /** How many replays are open now (none once the server has stopped). */
+  readonly openReplays: number;
 }
 
 /**
  * Serves the method table over `input`/`output` until the input ends or `close` is called.
  * Requests naming the same session (or replay) run in arrival order, others concurrently; a
- * session unused for `idleMs` is unloaded, releasing its writer lock. The store is left open.
+ * session unused for `idleMs` is unloaded, releasing its writer lock; a replay unused for
+ * `replayIdleMs` expires, and at most `maxReplays` are open at once. The store is left open.
  */
 export function serve(options: ServeOptions): RpcServer {
   const log = options.log ?? logToStderr;
   const { store, input, output } = options;
   const framing = options.framing ?? "ndjson";
   const queue = new KeyedQueue();
-  const replays = new Map<string, ReplayModel>();
+  const replays = new OpenReplays({
+    queue,
+    idleMs: options.replayIdleMs ?? DEFAULT_REPLAY_IDLE_MS,
+    max: options.maxReplays ?? DEFAULT_MAX_REPLAYS,
+  });
   const idle = new IdleSessions({ store, queue, idleMs: options.idleMs ?? DEFAULT_IDLE_MS, log });
   // The connection is made after the handlers; notifications go through it once it exists.
   let connection: ReturnType<typeof openServerConnection> | undefined;
@@ -102,7 +119,8 @@ export function serve(options: ServeOptions): RpcServer {
       await watches.close();
       await open.drain();
       await idle.stop();
-      replays.clear();
+      // The connection is gone: nothing can name its replays any more.
+      replays.close();
       open.dispose();
       // The error listener stays: a late EPIPE on a finished stream must not crash the process.
       await endOutput(output);
@@ -123,6 +141,7 @@ export function serve(options: ServeOptions): RpcServer {
 
   open.listen();
   idle.start();
+  replays.start();
   if ((input as { isTTY?: boolean }).isTTY === true) log(hintLine(options, framing));
 
   return {
@@ -130,6 +149,9 @@ export function serve(options: ServeOptions): RpcServer {
     close() {
       closeRequested?.();
       return closed;
+    },
+    get openReplays() {
+      return replays.size;
     },
   };
 }

@@ -7,7 +7,7 @@ import { SessionStore } from "../store/session-store.js";
 import { FRAMINGS, type Framing } from "./framing.js";
 import { serve } from "./server.js";
 
-const USAGE = `usage: stdio-main [--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS]`;
+const USAGE = `usage: stdio-main [--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS] [--replay-idle-ms MS] [--max-replays N]`;
 
 function fail(message: string): never {
   process.stderr.write(`stdio-main: ${message}\n${USAGE}\n`);
@@ -20,6 +20,8 @@ let values: {
   "idle-ms"?: string;
   "watch-buffer"?: string;
   "watch-stall-ms"?: string;
+  "replay-idle-ms"?: string;
+  "max-replays"?: string;
 };
 try {
   ({ values } = parseArgs({
@@ -30,6 +32,8 @@ try {
       "idle-ms": { type: "string" },
       "watch-buffer": { type: "string" },
       "watch-stall-ms": { type: "string" },
+      "replay-idle-ms": { type: "string" },
+      "max-replays": { type: "string" },
     },
   }));
 } catch (error) {
@@ -46,6 +50,12 @@ if (watchBuffer !== undefined && !/^[1-9]\d*$/.test(watchBuffer))
 const watchStall = values["watch-stall-ms"];
 if (watchStall !== undefined && !/^\d+$/.test(watchStall))
   fail(`expected --watch-stall-ms to be an integer >= 0, got ${watchStall}`);
+const replayIdle = values["replay-idle-ms"];
+if (replayIdle !== undefined && !/^[1-9]\d*$/.test(replayIdle))
+  fail(`expected --replay-idle-ms to be a positive integer, got ${replayIdle}`);
+const maxReplays = values["max-replays"];
+if (maxReplays !== undefined && !/^[1-9]\d*$/.test(maxReplays))
+  fail(`expected --max-replays to be a positive integer, got ${maxReplays}`);
 
 const url = values.store ?? DEFAULT_STORE_URL;
 let store: SessionStore;
@@ -65,6 +75,8 @@ const server = serve({
   ...(idleMs === undefined ? {} : { idleMs }),
   ...(watchBuffer === undefined ? {} : { watchBufferEvents: Number(watchBuffer) }),
   ...(watchStall === undefined ? {} : { watchStallMs: Number(watchStall) }),
+  ...(replayIdle === undefined ? {} : { replayIdleMs: Number(replayIdle) }),
+  ...(maxReplays === undefined ? {} : { maxReplays: Number(maxReplays) }),
 });
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.on(signal, () => {

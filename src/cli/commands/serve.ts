@@ -7,7 +7,7 @@ import { openStore, STORE_OPTION, storeUrl } from "../store.js";
 export const serveCommand: CommandSpec = {
   name: "serve",
   summary: "run the JSON-RPC 2.0 server on stdio over a store",
-  synopsis: `[--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS]`,
+  synopsis: `[--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS] [--replay-idle-ms MS] [--max-replays N]`,
   description: `
 Speaks JSON-RPC 2.0 on stdin/stdout: session/create, session/append, session/fork, session/read,
 session/list, replay/open, replay/next and the rest of the method table (see docs). Messages are
@@ -42,6 +42,18 @@ store is closed and the server exits 0. A second signal exits at once with statu
       description:
         "end a watch with WATCH_OVERFLOW when its client reads nothing for MS milliseconds while its buffer is full (default: 5000)",
     },
+    "replay-idle-ms": {
+      type: "string",
+      arg: "MS",
+      description:
+        "expire a replay unused by replay/next for MS milliseconds; it then answers REPLAY_NOT_FOUND (default: 600000)",
+    },
+    "max-replays": {
+      type: "string",
+      arg: "N",
+      description:
+        "let the connection keep at most N replays open; replay/open past it answers REPLAY_LIMIT (default: 100)",
+    },
   },
   positionals: { name: "", min: 0, max: 0 },
   async run({ args, env }) {
@@ -63,6 +75,18 @@ store is closed and the server exits 0. A second signal exits at once with statu
         `expected --watch-stall-ms to be an integer >= 0, got ${JSON.stringify(stall)}`,
       );
     }
+    const replayIdle = args.values["replay-idle-ms"];
+    if (typeof replayIdle === "string" && !/^[1-9]\d*$/.test(replayIdle)) {
+      throw new UsageError(
+        `expected --replay-idle-ms to be a positive integer, got ${JSON.stringify(replayIdle)}`,
+      );
+    }
+    const maxReplays = args.values["max-replays"];
+    if (typeof maxReplays === "string" && !/^[1-9]\d*$/.test(maxReplays)) {
+      throw new UsageError(
+        `expected --max-replays to be a positive integer, got ${JSON.stringify(maxReplays)}`,
+      );
+    }
     const url = storeUrl(args.values.store, env);
     const store = await openStore(url);
     const server = serve({
@@ -74,6 +98,8 @@ store is closed and the server exits 0. A second signal exits at once with statu
       ...(typeof idle === "string" ? { idleMs: Number(idle) } : {}),
       ...(typeof watchBuffer === "string" ? { watchBufferEvents: Number(watchBuffer) } : {}),
       ...(typeof stall === "string" ? { watchStallMs: Number(stall) } : {}),
+      ...(typeof replayIdle === "string" ? { replayIdleMs: Number(replayIdle) } : {}),
+      ...(typeof maxReplays === "string" ? { maxReplays: Number(maxReplays) } : {}),
     });
     let signalled = false;
     const onSignal = () => {
