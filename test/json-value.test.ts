@@ -1,6 +1,11 @@
-// Lossless JSON: copyJsonValue's deep frozen copies and JSON Pointer problem paths, and freezeParsed.
+// Lossless JSON: copyJsonValue's deep frozen copies and JSON Pointer problem paths, freezeParsed and freezeParsedJsonValue.
 import { describe, expect, it } from "vitest";
-import { copyJsonValue, freezeParsed, MAX_JSON_DEPTH } from "../src/log/json-value.js";
+import {
+  copyJsonValue,
+  freezeParsed,
+  freezeParsedJsonValue,
+  MAX_JSON_DEPTH,
+} from "../src/log/json-value.js";
 
 function expectDeepFrozen(value: unknown, path = ""): void {
   if (typeof value !== "object" || value === null) return;
@@ -60,6 +65,26 @@ describe("copyJsonValue", () => {
   it("accepts an object without a prototype as a plain object", () => {
     const bare = Object.assign(Object.create(null) as object, { k: "v" });
     expect(copied({ bare })).toEqual({ bare: { k: "v" } });
+  });
+
+  // Regression (issue 14, finding 3): the copy assigned `out["__proto__"] = child`, which set the
+  // copy's prototype instead: seen failing before the fix with own keys ["y"] and JSON text
+  // '{"y":2}', and a primitive "__proto__" member silently dropped.
+  it('keeps a "__proto__" member as an own member, at every level, in key order', () => {
+    const text = '{"a":1,"__proto__":{"x":[{"__proto__":2}]},"y":{"__proto__":null}}';
+    const copy = copied(JSON.parse(text)) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.keys(copy)).toEqual(["a", "__proto__", "y"]);
+    expect(Object.hasOwn(copy.y as object, "__proto__")).toBe(true);
+    expect(JSON.stringify(copy)).toBe(text);
+    expectDeepFrozen(copy);
+  });
+
+  it("reports members inherited from a prototype object rather than copying them", () => {
+    const inherited = Object.assign(Object.create({ hidden: 1 }) as object, { own: 2 });
+    expect(copyJsonValue({ v: inherited })).toEqual({
+      problem: { path: "/v", found: "an object with inherited members (a prototype)" },
+    });
   });
 
   class Point {
@@ -174,5 +199,38 @@ describe("freezeParsed", () => {
     expect(freezeParsed(3)).toBe(3);
     expect(freezeParsed(null)).toBe(null);
     expect(freezeParsed("s")).toBe("s");
+  });
+});
+
+// Regression (issue 14, finding 14): parsed values (imports, stored logs) were frozen with no
+// depth limit, so 200,000 levels were admitted and then overflowed JSON.stringify on the write;
+// seen failing before the fix as "freezeParsedJsonValue is not a function" (no checked freeze).
+describe("freezeParsedJsonValue", () => {
+  it(`freezes parsed nesting exactly ${MAX_JSON_DEPTH} deep in place`, () => {
+    const parsed: unknown = JSON.parse(JSON.stringify({ a: nestedArrays(MAX_JSON_DEPTH - 1) }));
+    expect(freezeParsedJsonValue(parsed)).toEqual({ value: parsed });
+    expect((freezeParsedJsonValue(parsed) as { value: unknown }).value).toBe(parsed);
+    expectDeepFrozen(parsed);
+  });
+
+  it.each([MAX_JSON_DEPTH + 1, 200_000])(
+    "reports parsed nesting %i deep where copyJsonValue does, without overflowing the stack",
+    (depth) => {
+      const text = `{"data":${"[".repeat(depth - 1)}0${"]".repeat(depth - 1)}}`;
+      const problem = {
+        path: `/data${"/0".repeat(MAX_JSON_DEPTH - 1)}`,
+        found: `arrays or objects nested more than ${MAX_JSON_DEPTH} deep`,
+      };
+      expect(freezeParsedJsonValue(JSON.parse(text))).toEqual({ problem });
+      expect(copyJsonValue(JSON.parse(text))).toEqual({ problem });
+    },
+  );
+
+  it('keeps a parsed "__proto__" member as the own member JSON.parse made', () => {
+    const text = '{"__proto__":{"x":1},"y":2}';
+    const result = freezeParsedJsonValue(JSON.parse(text)) as { value: Record<string, unknown> };
+    expect(Object.keys(result.value)).toEqual(["__proto__", "y"]);
+    expect(JSON.stringify(result.value)).toBe(text);
+    expectDeepFrozen(result.value);
   });
 });

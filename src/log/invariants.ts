@@ -7,7 +7,7 @@ import {
   type SessionEvent,
   validateSessionEvent,
 } from "../generated.js";
-import { copyJsonValue, freezeParsed, type JsonValueProblem } from "./json-value.js";
+import { copyJsonValue, freezeParsedJsonValue, type JsonValueProblem } from "./json-value.js";
 import { isSurfaceEligibleType, isSurfaceEvent, Surface } from "./surface.js";
 import type { SurfaceEvent } from "./types.js";
 
@@ -292,7 +292,7 @@ export function isInterruptedResult(event: SessionEvent): boolean {
 export type Ownership =
   /** A caller's value: checked for lossless JSON, then copied and frozen. */
   | "copy"
-  /** Fresh from `JSON.parse`: lossless by construction, frozen in place. */
+  /** Fresh from `JSON.parse`: lossless by construction, checked for depth and frozen in place. */
   | "parsed";
 
 /**
@@ -322,13 +322,9 @@ export function admitEvent(
   // The common case first: a lossless value the generated validator accepts is admitted as it is.
   let event: unknown;
   let problem: JsonValueProblem | undefined;
-  if (ownership === "copy") {
-    const copied = copyJsonValue(raw);
-    if ("problem" in copied) problem = copied.problem;
-    else event = copied.value;
-  } else {
-    event = freezeParsed(raw);
-  }
+  const admitted = ownership === "copy" ? copyJsonValue(raw) : freezeParsedJsonValue(raw);
+  if ("problem" in admitted) problem = admitted.problem;
+  else event = admitted.value;
   if (problem === undefined && validateSessionEvent(event)) return event as SessionEvent;
 
   // Refused: the rules that come before the schema name the reason when one of them applies.

@@ -35,7 +35,9 @@ class Found {
  * strings, dense arrays, plain objects, nested at most {@link MAX_JSON_DEPTH} deep), or the first
  * problem found. BigInt, `undefined`, NaN, ±Infinity, functions, symbols, Map, Set, Date, class
  * instances, sparse arrays and cycles are problems: `JSON.stringify` would drop or change them, so
- * the stored log would differ from what the caller holds.
+ * the stored log would differ from what the caller holds. Only own members are copied, and a
+ * member named `__proto__` stays an ordinary own member of the copy (as `JSON.parse` makes it), so
+ * the copy holds, validates and serialises exactly the members the caller's value has.
  *
  * The depth limit bounds the recursion, so no input overflows the stack. A cycle shows as nesting
  * past the limit and is then reported where the value first repeats.
@@ -102,7 +104,11 @@ function copyArray(v: readonly unknown[], ancestors: object[]): unknown {
 function copyObject(v: object, ancestors: object[]): unknown {
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) {
-    return new Found(`an instance of ${proto?.constructor?.name ?? "a class"}`);
+    // A class's prototype holds its constructor; a bare object used as a prototype does not.
+    const name = Object.hasOwn(proto, "constructor") ? proto.constructor?.name : undefined;
+    return new Found(
+      name ? `an instance of ${name}` : "an object with inherited members (a prototype)",
+    );
   }
   const out: Record<string, unknown> = {};
   const keys = Object.keys(v);
@@ -110,9 +116,18 @@ function copyObject(v: object, ancestors: object[]): unknown {
     const key = keys[i] as string;
     const child = copy((v as Record<string, unknown>)[key], ancestors);
     if (child instanceof Found) return at(child, key);
-    out[key] = child;
+    // Assigning `__proto__` would call Object.prototype's setter: the member would become the
+    // copy's prototype (its members inherited, so validated but never written by JSON.stringify)
+    // instead of a member. It is defined as an own member, as JSON.parse does.
+    if (key === "__proto__") Object.defineProperty(out, key, ownMember(child));
+    else out[key] = child;
   }
   return Object.freeze(out);
+}
+
+/** The descriptor of an ordinary own member (what assignment or JSON.parse would create). */
+function ownMember(value: unknown): PropertyDescriptor {
+  return { value, writable: true, enumerable: true, configurable: true };
 }
 
 /** Adds the key a problem was found under, on its way up. */
@@ -123,6 +138,49 @@ function at(found: Found, key: string | number): Found {
 
 function pointerToken(member: string | number): string {
   return `/${typeof member === "number" ? member : member.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+}
+
+/**
+ * Freezes a value that came from `JSON.parse` in place when it is nested at most
+ * {@link MAX_JSON_DEPTH} deep, or returns the first place it goes deeper: `JSON.parse` reads any
+ * depth, but such a value could not be written back (`JSON.stringify` overflows the stack), so a
+ * parsed event is held to the limit a copied one is. Members named `__proto__` are own members
+ * already (`JSON.parse` defines them). A value already frozen at the top was admitted before and
+ * is returned as it is.
+ */
+export function freezeParsedJsonValue(
+  value: unknown,
+): { value: unknown } | { problem: JsonValueProblem } {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return { value };
+  const found = freezeWithin(value, 0);
+  if (found === undefined) return { value };
+  return { problem: { path: found.keys.reverse().map(pointerToken).join(""), found: found.found } };
+}
+
+/** Freezes `value` and everything below it, or returns where it nests too deep (leaving the levels above unfrozen). */
+function freezeWithin(value: object, depth: number): Found | undefined {
+  if (depth >= MAX_JSON_DEPTH) {
+    return new Found(`arrays or objects nested more than ${MAX_JSON_DEPTH} deep`, true);
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const child: unknown = value[i];
+      if (typeof child === "object" && child !== null) {
+        const found = freezeWithin(child, depth + 1);
+        if (found !== undefined) return at(found, i);
+      }
+    }
+  } else {
+    for (const key in value) {
+      const child: unknown = (value as Record<string, unknown>)[key];
+      if (typeof child === "object" && child !== null) {
+        const found = freezeWithin(child, depth + 1);
+        if (found !== undefined) return at(found, key);
+      }
+    }
+  }
+  Object.freeze(value);
+  return undefined;
 }
 
 /**
