@@ -1,6 +1,6 @@
 // The JSONL backend: one append-only log file per session in <root>/sessions, durable writes, per-session lock files.
 import { statSync } from "node:fs";
-import { type FileHandle, mkdir, open, unlink } from "node:fs/promises";
+import { type FileHandle, link, mkdir, open, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
@@ -42,9 +42,11 @@ import {
   stillHolds,
 } from "./file-state.js";
 import { formatEventLine, formatHeaderLine, type LogLine, type LogScan } from "./format.js";
-import { logFileName } from "./layout.js";
+import { LOG_SUFFIX, logFileName } from "./layout.js";
+import { legacyLogToMove, legacyOwnerOf, locateLog } from "./legacy-names.js";
 import { CHUNK_BYTES, scanLogFile } from "./line-reader.js";
 import { listLogs } from "./listing.js";
+import { RETAINED_STATES, StateCache } from "./state-cache.js";
 
 /** How a JSONL backend writes. */
 export interface JsonlBackendOptions {
@@ -66,6 +68,11 @@ export interface JsonlBackendOptions {
   readonly pollIntervalMs?: number;
   /** @internal Replaces `fs.watch`, so tests can make watching the folder fail. */
   readonly watchFolder?: WatchFolder;
+  /**
+   * @internal How many sessions' file states are kept for the next read or write (default 256),
+   * so tests can see one dropped.
+   */
+  readonly retainedStates?: number;
 }
 
 /** The default of {@link JsonlBackendOptions.pollIntervalMs}. */
@@ -89,13 +96,16 @@ const COPY_BYTES = 1 << 20;
 
 /**
  * Sessions as JSONL files: `<root>/sessions/<encoded id>.jsonl`, a header line then one event per
- * line (storage.md, "JSONL backend"). New files appear atomically (temp file, flush, `link`),
+ * line (storage.md, "JSONL backend"); a long id's log the previous build named differently is
+ * found there too, and moved to its own name on its first write. New files appear atomically (temp file, flush, `link`),
  * appends are flushed before they are acknowledged and cut back when they fail, and one writer
  * per session is kept across processes by lock files beside the logs (`<encoded id>.lock`).
  * Every write — create, append, fork, repair, delete — takes the session's writer lock for its
  * duration unless this instance already holds it (SESSION_BUSY when another process does); reads
  * never take it. Subscribers hear of this instance's writes once they are durable, and of other
- * processes' writes through one watch of the sessions folder (see {@link ChangeWatch}).
+ * processes' writes through one watch of the sessions folder (see {@link ChangeWatch}). What it
+ * knows of a log's file goes when the store unloads a session it writes (the writer lock is
+ * released); of logs it only reads it keeps a bounded number ({@link StateCache}).
  * POSIX file systems only.
  */
 export class JsonlBackend implements SessionBackend {
@@ -107,7 +117,8 @@ export class JsonlBackend implements SessionBackend {
   readonly #locks: LockFiles;
   readonly #chunkBytes: number;
   readonly #copyBytes: number;
-  readonly #states = new Map<string, FileState>();
+  /** What reads and writes left known of logs, a bounded number of them (readers never say they are done). */
+  readonly #states: StateCache;
   readonly #held = new Map<string, HeldLog>();
   readonly #queue = new KeyedQueue();
   readonly #changes: ChangeHub;
@@ -125,6 +136,7 @@ export class JsonlBackend implements SessionBackend {
     this.#locks = new LockFiles(this.sessionsDir);
     this.#chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     this.#copyBytes = options.chunkBytes ?? COPY_BYTES;
+    this.#states = new StateCache(options.retainedStates ?? RETAINED_STATES);
     this.#watch = new ChangeWatch(
       this.sessionsDir,
       {
@@ -144,6 +156,14 @@ export class JsonlBackend implements SessionBackend {
   /** The durability mode this backend writes in. */
   get durability(): Durability {
     return this.#files.mode;
+  }
+
+  /**
+   * @internal How many sessions this instance keeps anything of in memory: file states (at most
+   * `retainedStates`) and the logs whose writer lock it holds.
+   */
+  get retainedSessions(): number {
+    return new Set([...this.#states.ids(), ...this.#held.keys()]).size;
   }
 
   /**
@@ -228,9 +248,11 @@ export class JsonlBackend implements SessionBackend {
   }
 
   /**
-   * Streams the log: header, intact events, torn tail.
+   * Streams the log: header, intact events, torn tail. Undefined when there is none — also for a
+   * long id whose old name (previous build) holds another id's log, and for an id whose name is a
+   * long id's old name holding that long id's log (see {@link locateLog}).
    * @throws StorageError FORMAT_UNSUPPORTED, CORRUPT_LOG (location: the file; line; seq), also
-   *   when the header names another id than the one asked for.
+   *   when the header of the file under the id's own name names another id.
    */
   async load(id: string): Promise<StoredLog | undefined> {
     this.#assertOpen();
@@ -269,7 +291,9 @@ export class JsonlBackend implements SessionBackend {
     const known = this.#states.get(id);
     const unchanged = known !== undefined && known.length === fromSeq ? known : undefined;
     if (unchanged !== undefined) {
-      const info = statSync(this.#path(id), { bigint: true, throwIfNoEntry: false });
+      const path = this.#where(id);
+      const info =
+        path === undefined ? undefined : statSync(path, { bigint: true, throwIfNoEntry: false });
       if (info === undefined) return undefined;
       const now = keyOf(info);
       if (now.key === unchanged.key && now.size === unchanged.size) {
@@ -308,10 +332,12 @@ export class JsonlBackend implements SessionBackend {
 
   async has(id: string): Promise<boolean> {
     this.#assertOpen();
+    const path = this.#where(id);
+    if (path === undefined) return false;
     try {
       // Metadata calls like this one are done synchronously: they take microseconds, less than a
       // round trip through the thread pool.
-      statSync(this.#path(id));
+      statSync(path);
       return true;
     } catch (error) {
       if (isErrno(error, "ENOENT")) return false;
@@ -337,8 +363,10 @@ export class JsonlBackend implements SessionBackend {
   #knownState(id: string): FileState | undefined {
     const known = this.#held.get(id)?.state ?? this.#states.get(id);
     if (known === undefined) return undefined;
+    const path = this.#where(id);
+    if (path === undefined) return undefined;
     try {
-      const now = keyOf(statSync(this.#path(id), { bigint: true }));
+      const now = keyOf(statSync(path, { bigint: true }));
       return now.key === known.key && now.size === known.size ? known : undefined;
     } catch (error) {
       if (isErrno(error, "ENOENT")) return undefined;
@@ -456,8 +484,10 @@ export class JsonlBackend implements SessionBackend {
     const deleted = await this.#exclusive(id, async () => {
       this.#dropHandle(id);
       this.#forgetState(id);
+      const path = this.#where(id);
+      if (path === undefined) return false;
       try {
-        await unlink(this.#path(id));
+        await unlink(path);
       } catch (error) {
         if (isErrno(error, "ENOENT")) return false;
         throw error;
@@ -482,10 +512,12 @@ export class JsonlBackend implements SessionBackend {
       await release();
       if (this.#locks.holds(name)) return;
       // Closed only after the writes queued for this id, which may still be using the handle.
+      // The session is unloaded: what this instance knows of its file goes with the handle.
       await this.#queue.run(id, async () => {
         if (this.#locks.holds(name)) return;
         const held = this.#held.get(id);
         this.#held.delete(id);
+        this.#states.delete(id);
         await held?.handle?.close();
       });
     };
@@ -503,8 +535,14 @@ export class JsonlBackend implements SessionBackend {
     await Promise.all(held.map((log) => log.handle?.close()));
   }
 
+  /** Where the log of `id` is (see {@link locateLog}), or where it would be when it has none. */
   #path(id: string): string {
-    return join(this.sessionsDir, logFileName(id));
+    return this.#where(id) ?? join(this.sessionsDir, logFileName(id));
+  }
+
+  /** Where the log of `id` is, or undefined when it certainly has none; see {@link locateLog}. */
+  #where(id: string): string | undefined {
+    return locateLog(this.sessionsDir, id);
   }
 
   #assertOpen(): void {
@@ -516,14 +554,36 @@ export class JsonlBackend implements SessionBackend {
     this.#assertOpen();
     return this.#queue.run(id, async () => {
       const name = encodeSessionId(id);
-      if (this.#locks.holds(name)) return task();
+      if (this.#locks.holds(name)) {
+        await this.#adoptLegacy(id, name);
+        return task();
+      }
       const release = await this.#locks.acquire(name, id);
       try {
+        await this.#adoptLegacy(id, name);
         return await task();
       } finally {
         await release();
       }
     });
+  }
+
+  /**
+   * Under a long id's writer lock: moves its log from the name the previous build gave it to its
+   * own (a link, then the old name removed, then the folder flushed), so that every later write,
+   * lock and watch of it uses one name. Nothing happens for any other id.
+   */
+  async #adoptLegacy(id: string, name: string): Promise<void> {
+    const legacyPath = legacyLogToMove(this.sessionsDir, id, `${name}${LOG_SUFFIX}`);
+    if (legacyPath === undefined) return;
+    try {
+      await link(legacyPath, join(this.sessionsDir, logFileName(id)));
+    } catch (error) {
+      // Linked by an earlier move that stopped before removing the old name.
+      if (!isErrno(error, "EEXIST")) throw error;
+    }
+    await unlink(legacyPath);
+    await this.#files.syncDir(this.sessionsDir);
   }
 
   async #ensureDir(): Promise<void> {
@@ -547,6 +607,9 @@ export class JsonlBackend implements SessionBackend {
     fill: (write: (bytes: Uint8Array) => Promise<void>) => Promise<void>,
   ): Promise<{ key: string; size: number }> {
     await this.#ensureDir();
+    // The previous build's log of a long id may sit under this id's name: it moves to its own.
+    const occupant = legacyOwnerOf(this.sessionsDir, id);
+    if (occupant !== undefined) await this.#exclusive(occupant, async () => undefined);
     try {
       return await this.#files.publish(this.sessionsDir, logFileName(id), fill);
     } catch (error) {
@@ -558,8 +621,18 @@ export class JsonlBackend implements SessionBackend {
   }
 
   async #openFile(id: string, flags: "r" | "r+"): Promise<FileHandle | undefined> {
+    const path = this.#where(id);
+    if (path === undefined) return undefined;
     try {
-      return await open(this.#path(id), flags);
+      return await open(path, flags);
+    } catch (error) {
+      if (!isErrno(error, "ENOENT")) throw error;
+    }
+    // A log under the previous build's name may have just been moved to its own.
+    const own = join(this.sessionsDir, logFileName(id));
+    if (path === own) return undefined;
+    try {
+      return await open(own, flags);
     } catch (error) {
       if (isErrno(error, "ENOENT")) return undefined;
       throw error;
@@ -586,6 +659,10 @@ export class JsonlBackend implements SessionBackend {
       },
       this.#chunkBytes,
     );
+    // A file under the id's own name that names another id is damage or a misplaced copy, not
+    // an absent session: answering "absent" would hide it, and a create would then fail on the
+    // taken name. (Only the previous build's names of long ids may hold another id's log; those
+    // are told apart before the file is opened.)
     if (scan.header.id !== id) {
       throw new StorageError(
         "CORRUPT_LOG",

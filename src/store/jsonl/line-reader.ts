@@ -1,4 +1,5 @@
 // Reads log files in chunks: whole logs line by line, or only the first line and the last event line.
+import { readSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { type LogLine, LogReader, type LogScan, type ResumePoint } from "./format.js";
 
@@ -6,6 +7,9 @@ import { type LogLine, LogReader, type LogScan, type ResumePoint } from "./forma
 export const CHUNK_BYTES = 1 << 20;
 
 const NEWLINE = 0x0a;
+
+/** How much {@link readFirstLineSync} reads at a time once a first line outgrows its buffer. */
+const LONG_FIRST_LINE_BYTES = 1 << 16;
 
 /** Where a read of lines starts: a byte offset at the start of a line, and that line's number. */
 export interface LineStart {
@@ -148,5 +152,31 @@ export async function walkLinesBackwards(
     const text = window.toString("utf8", start - windowStart, end - 1 - windowStart);
     if (visit(text) === "stop") return;
     end = start;
+  }
+}
+
+/**
+ * The first complete line of an open file and where it ends, or undefined when it has none.
+ * `buffer` is scratch space for the first read.
+ */
+export function readFirstLineSync(
+  fd: number,
+  buffer: Buffer,
+): { readonly text: string; readonly end: number } | undefined {
+  const parts: Buffer[] = [];
+  let chunk = buffer;
+  for (let position = 0; ; ) {
+    const read = readSync(fd, chunk, 0, chunk.length, position);
+    if (read === 0) return undefined;
+    const newline = chunk.indexOf(0x0a);
+    if (newline !== -1 && newline < read) {
+      const line = chunk.subarray(0, newline);
+      const text = (parts.length === 0 ? line : Buffer.concat([...parts, line])).toString("utf8");
+      return { text, end: position + newline + 1 };
+    }
+    // A first line longer than what was read: keep it and read on, in larger chunks.
+    parts.push(Buffer.from(chunk.subarray(0, read)));
+    position += read;
+    chunk = Buffer.allocUnsafe(LONG_FIRST_LINE_BYTES);
   }
 }

@@ -1,15 +1,15 @@
 // Lists JSONL sessions from each file's header line and, for a page's sessions, its last line.
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { type FileHandle, open, readdir } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { StorageError } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
 import { isErrno } from "../../util/errno.js";
 import type { ListedSession, ListPage, ListQuery } from "../backend.js";
 import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "../list-cursor.js";
 import { parseHeaderLine } from "./format.js";
-import { LOG_SUFFIX, logFileName } from "./layout.js";
-import { walkLinesBackwards } from "./line-reader.js";
+import { LOG_SUFFIX, legacyLogFileName, logFileName } from "./layout.js";
+import { readFirstLineSync, walkLinesBackwards } from "./line-reader.js";
 
 /** How many files are open at once while reading the page's last lines. */
 const PARALLELISM = 32;
@@ -21,7 +21,7 @@ const PARALLELISM = 32;
  */
 const HEADERS_PER_TURN = 256;
 
-/** The first read of a header line; a longer line is read on in chunks of this size. */
+/** The first read of a header line (a longer line is read on in larger chunks). */
 const HEADER_READ_BYTES = 4096;
 
 /**
@@ -30,7 +30,8 @@ const HEADER_READ_BYTES = 4096;
  * backwards from the end: `eventCount` is its seq + 1 and `updatedAt` its time. A trailing line
  * that does not parse (a torn tail) is passed over for the one before it; the middle of a log is
  * never read. Files whose header is unreadable, of another format version, or names an id that
- * does not map to the file's name are not listed (`load` reports what is wrong with them).
+ * does not map to the file's name are not listed (`load` reports what is wrong with them); a long
+ * id's log under the name the previous build gave it is listed.
  * @throws StorageError INVALID_PARAMS for a cursor this did not issue.
  */
 export async function listLogs(dir: string, query: ListQuery): Promise<ListPage> {
@@ -93,7 +94,7 @@ function readHeader(
     const first = readFirstLineSync(fd, buffer);
     if (first === undefined) return undefined;
     const header = parseHeaderLine(first.text, path);
-    return logFileName(header.id) === name ? { header, end: first.end } : undefined;
+    return isNameOf(header.id, name, dirname(path)) ? { header, end: first.end } : undefined;
   } catch (error) {
     if (error instanceof StorageError) return undefined;
     throw error;
@@ -102,27 +103,15 @@ function readHeader(
   }
 }
 
-/** The first complete line of an open file and where it ends, or undefined when it has none. */
-function readFirstLineSync(
-  fd: number,
-  buffer: Buffer,
-): { readonly text: string; readonly end: number } | undefined {
-  const parts: Buffer[] = [];
-  let chunk = buffer;
-  for (let position = 0; ; ) {
-    const read = readSync(fd, chunk, 0, chunk.length, position);
-    if (read === 0) return undefined;
-    const newline = chunk.indexOf(0x0a);
-    if (newline !== -1 && newline < read) {
-      const line = chunk.subarray(0, newline);
-      const text = (parts.length === 0 ? line : Buffer.concat([...parts, line])).toString("utf8");
-      return { text, end: position + newline + 1 };
-    }
-    // A first line longer than what was read: keep it and read on, in larger chunks.
-    parts.push(Buffer.from(chunk.subarray(0, read)));
-    position += read;
-    chunk = Buffer.allocUnsafe(HEADER_READ_BYTES * 16);
-  }
+/**
+ * Whether the log file `name` in `dir` is where session `id` is stored: its name, or the name the
+ * previous build gave a long id when the log is not under its new name too (a crash between the
+ * two steps of moving it).
+ */
+function isNameOf(id: string, name: string, dir: string): boolean {
+  const current = logFileName(id);
+  if (current === name) return true;
+  return legacyLogFileName(id) === name && !existsSync(join(dir, current));
 }
 
 /** `eventCount` and `updatedAt` from the last complete line that parses as an event. */
