@@ -37,6 +37,12 @@ export const POSTGRES_QUERIES = {
    */
   appendPoint: "SELECT max(seq)::bigint AS \"lastSeq\" FROM events WHERE session_id = $1;",
   /**
+   * appendPoint, and notifyChange in the same round trip: the write that locked the row tells the
+   * change channel (`@channel`) that session `@sessionId` changed, delivered at commit only if it
+   * commits.
+   */
+  appendPointNotify: "SELECT\n  max(seq)::bigint AS \"lastSeq\",\n  pg_notify($1::text, $2::text)::text AS notified\nFROM events\nWHERE session_id = $2;",
+  /**
    * The last turn/start or turn/end at or before `@boundary`, walking the primary key backwards
    * from it. The backend reads `turn` from the data (data is text: a damaged row must not fail the
    * query).
@@ -138,6 +144,7 @@ export const POSTGRES_QUERY_PARAMS = {
   shareSessionRow: ["sessionId"],
   sessionHeader: ["sessionId"],
   appendPoint: ["sessionId"],
+  appendPointNotify: ["channel", "sessionId"],
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId"],
   sessionFrom: ["fromSeq", "sessionId"],
@@ -208,6 +215,10 @@ export const POSTGRES_QUERY_COLUMNS = {
   ],
   appendPoint: [
     { name: "lastSeq", type: "number | null" },
+  ],
+  appendPointNotify: [
+    { name: "lastSeq", type: "number | null" },
+    { name: "notified", type: "string | null" },
   ],
   lastTurnMarker: [
     { name: "seq", type: "number" },
@@ -311,6 +322,7 @@ export interface PostgresQueryRows {
     readonly seedLength: number | null;
   };
   readonly appendPoint: { readonly lastSeq: number | null };
+  readonly appendPointNotify: { readonly lastSeq: number | null; readonly notified: string | null };
   readonly lastTurnMarker: { readonly seq: number; readonly type: string; readonly data: string };
   readonly eventLines: {
     readonly seq: number;

@@ -44,6 +44,15 @@ WHERE id = @sessionId;
 -- COMMITTED it sees every append committed before the lock was granted.
 SELECT max(seq)::bigint AS "lastSeq" FROM events WHERE session_id = @sessionId;
 
+-- name: appendPointNotify
+-- appendPoint, and notifyChange in the same round trip: the write that locked the row tells the
+-- change channel (@channel) that session @sessionId changed, delivered at commit only if it commits.
+SELECT
+  max(seq)::bigint AS "lastSeq",
+  pg_notify(@channel::text, @sessionId::text)::text AS notified
+FROM events
+WHERE session_id = @sessionId;
+
 -- name: lastTurnMarker
 -- The last turn/start or turn/end at or before @boundary, walking the primary key backwards from
 -- it. The backend reads `turn` from the data (data is text: a damaged row must not fail the query).

@@ -69,7 +69,7 @@ export interface JsonlBackendOptions {
   /** @internal Replaces `fs.watch`, so tests can make watching the folder fail. */
   readonly watchFolder?: WatchFolder;
   /**
-   * @internal How many sessions' file states are kept for the next read or write (default 256),
+   * @internal How many sessions' file states are kept for the next read or write (default 1024),
    * so tests can see one dropped.
    */
   readonly retainedStates?: number;

@@ -2,7 +2,7 @@
 import type { FileState } from "./file-state.js";
 
 /** How many sessions' states a backend keeps by default. */
-export const RETAINED_STATES = 256;
+export const RETAINED_STATES = 1024;
 
 /**
  * The {@link FileState}s of recently read or written logs by session id, at most `limit` of them;

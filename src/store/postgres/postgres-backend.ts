@@ -191,11 +191,17 @@ export class PostgresBackend implements SessionBackend {
 
   async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
     if (this.#locks.isLost(id)) throw lockLost(id, this.location);
-    await this.#write(id, `append to session ${show(id)}`, async (c) => {
-      const next = await this.#lockForWrite(c, id);
-      if (next !== fromSeq) throw seqConflict(id, next, fromSeq);
-      await this.#insertEvents(c, id, fromSeq, events);
-    });
+    await this.#write(
+      id,
+      `append to session ${show(id)}`,
+      async (c) => {
+        // The hottest write: its notification rides on the append point's round trip.
+        const next = await this.#lockForWrite(c, id, "notify");
+        if (next !== fromSeq) throw seqConflict(id, next, fromSeq);
+        await this.#insertEvents(c, id, fromSeq, events);
+      },
+      "notified",
+    );
   }
 
   async load(id: string): Promise<StoredLog | undefined> {
@@ -217,6 +223,11 @@ export class PostgresBackend implements SessionBackend {
    * @throws StorageError as `load` does.
    */
   async loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined> {
+    // A whole log: the load statements send the header once, not once per row.
+    if (fromSeq === 0) {
+      const whole = await this.load(id);
+      return whole === undefined ? undefined : { ...whole, from: 0 };
+    }
     const first = Math.max(fromSeq - 1, 0);
     const found = await this.#withClient(`load session ${show(id)} from seq ${fromSeq}`, (c) =>
       this.#queries.rows(c, "sessionFrom", { fromSeq, sessionId: id }),
@@ -387,11 +398,17 @@ export class PostgresBackend implements SessionBackend {
    * every append committed before.
    * @throws StorageError SESSION_NOT_FOUND.
    */
-  async #lockForWrite(c: PoolClient, id: string): Promise<number> {
+  async #lockForWrite(c: PoolClient, id: string, notify?: "notify"): Promise<number> {
     if ((await this.#queries.first(c, "lockSessionRow", { sessionId: id })) === undefined) {
       throw sessionNotFound(id);
     }
-    const last = await this.#queries.first(c, "appendPoint", { sessionId: id });
+    const last =
+      notify === undefined
+        ? await this.#queries.first(c, "appendPoint", { sessionId: id })
+        : await this.#queries.first(c, "appendPointNotify", {
+            channel: this.#queries.channel,
+            sessionId: id,
+          });
     return typeof last?.lastSeq === "number" ? last.lastSeq + 1 : 0;
   }
 
@@ -442,13 +459,21 @@ export class PostgresBackend implements SessionBackend {
    * process hears it at commit, and only if it commits); once it has committed, this instance's
    * subscribers of `id` hear it at once.
    */
-  async #write<T>(id: string, what: string, work: (c: PoolClient) => Promise<T>): Promise<T> {
+  async #write<T>(
+    id: string,
+    what: string,
+    work: (c: PoolClient) => Promise<T>,
+    notified?: "notified",
+  ): Promise<T> {
     const value = await this.#transaction("beginWrite", what, async (c) => {
       const value = await work(c);
-      await this.#queries.first(c, "notifyChange", {
-        channel: this.#queries.channel,
-        sessionId: id,
-      });
+      // `notified`: `work` sent the notification itself (appendPointNotify).
+      if (notified === undefined) {
+        await this.#queries.first(c, "notifyChange", {
+          channel: this.#queries.channel,
+          sessionId: id,
+        });
+      }
       return value;
     });
     this.#changes.notify(id);
