@@ -1,55 +1,28 @@
 // Differential property: random valid logs written through every backend read back identically.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import {
-  JsonlBackend,
   lastCompletedTurnBoundary,
-  MemoryBackend,
   type SessionBackend,
   type SessionEvent,
   SessionStore,
-  SqliteBackend,
 } from "../src/index.js";
+import { backendKinds } from "./backend-kinds.js";
 import { validLogArb } from "./log-arbitrary.js";
-import { makePostgresHarness, POSTGRES_SKIP, type PostgresHarness } from "./postgres-harness.js";
+import { POSTGRES_SKIP } from "./postgres-harness.js";
 
 const root = mkdtempSync(join(tmpdir(), "seedline-differential-"));
-/** One fresh PostgreSQL schema per storage name, dropped at the end. */
-const schemas = new Map<string, PostgresHarness>();
+const kinds = backendKinds();
 afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
-  for (const harness of schemas.values()) await harness.cleanup();
+  await kinds.cleanup();
 });
 
-/** Each backend kind, opened (again) over storage named by `dir`. */
-const BACKENDS: Record<string, (dir: string) => Promise<SessionBackend>> = {
-  memory: (() => {
-    const kept = new Map<string, MemoryBackend>();
-    return async (dir: string) => {
-      const backend = kept.get(dir) ?? new MemoryBackend();
-      kept.set(dir, backend);
-      return backend;
-    };
-  })(),
-  jsonl: async (dir) => new JsonlBackend(join(dir, "jsonl"), { durability: "process" }),
-  sqlite: async (dir) => {
-    mkdirSync(dir, { recursive: true });
-    return SqliteBackend.open(join(dir, "sessions.db"), { durability: "process" });
-  },
-  // PostgreSQL joins when the test server answers (see test/postgres-harness.ts for when it skips).
-  ...(POSTGRES_SKIP === undefined
-    ? {
-        postgres: async (dir: string) => {
-          const harness = schemas.get(dir) ?? (await makePostgresHarness());
-          schemas.set(dir, harness);
-          return harness.open({ durability: "process" });
-        },
-      }
-    : {}),
-};
+/** Each backend kind, opened (again, as a fresh instance) over storage named by `dir`. */
+const BACKENDS = kinds.open;
 const KINDS = Object.keys(BACKENDS).join(", ");
 
 /** What a reader can observe of a stored session, after a reopen. */

@@ -6,15 +6,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadSchemaSet, schemaDocuments } from "../scripts/lib/schema-set.js";
 import {
   InvalidEventError,
-  JsonlBackend,
-  MemoryBackend,
   RPC_ERROR_CODES,
   type SessionBackend,
   type SessionHeader,
   SessionStore,
-  SqliteBackend,
 } from "../src/index.js";
 import { formatHeaderLine } from "../src/store/jsonl/format.js";
+import { backendKinds } from "./backend-kinds.js";
 import {
   stepEnd,
   stepStart,
@@ -25,7 +23,7 @@ import {
   turnStart,
   userMessage,
 } from "./builders.js";
-import { makePostgresHarness, POSTGRES_SKIP, type PostgresHarness } from "./postgres-harness.js";
+import { POSTGRES_SKIP } from "./postgres-harness.js";
 import { frame, spawnServer, type WireMessage } from "./rpc-fixtures.js";
 import { rejectionOf } from "./store-builders.js";
 
@@ -83,34 +81,14 @@ function expectOwnProtoMember(meta: Record<string, unknown>): void {
 }
 
 const root = mkdtempSync(join(tmpdir(), "seedline-hostile-keys-"));
-const harnesses = new Map<string, PostgresHarness>();
+const kinds = backendKinds();
 afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
-  for (const harness of harnesses.values()) await harness.cleanup();
+  await kinds.cleanup();
 });
 
 /** Each backend kind, opened (again, as a fresh instance) over storage named by `dir`. */
-const BACKENDS: Record<string, (dir: string) => Promise<SessionBackend>> = {
-  memory: (() => {
-    const kept = new Map<string, MemoryBackend>();
-    return async (dir: string) => {
-      const backend = kept.get(dir) ?? new MemoryBackend();
-      kept.set(dir, backend);
-      return backend;
-    };
-  })(),
-  jsonl: async (dir) => new JsonlBackend(join(dir, "jsonl"), { durability: "process" }),
-  sqlite: async (dir) => SqliteBackend.open(`${dir}.db`, { durability: "process" }),
-  ...(POSTGRES_SKIP === undefined
-    ? {
-        postgres: async (dir: string) => {
-          const harness = harnesses.get(dir) ?? (await makePostgresHarness());
-          harnesses.set(dir, harness);
-          return harness.open({ durability: "process" });
-        },
-      }
-    : {}),
-};
+const BACKENDS = kinds.open;
 
 let places = 0;
 /** A fresh storage place of `kind`, and a way to open a store over it (each time a fresh one). */

@@ -1,16 +1,13 @@
 // Finds logs the previous build named differently: a long id's old shortened name, which a short id's name can equal.
-import { closeSync, openSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
-import { StorageError } from "../../errors.js";
-import { isErrno } from "../../util/errno.js";
-import { parseHeaderLine } from "./format.js";
 import {
   isShortenedLogFileName,
   legacyLogFileName,
   logFileName,
   mayBeLegacyLogFileName,
 } from "./layout.js";
-import { readFirstLineSync } from "./line-reader.js";
+import { readHeaderSync } from "./line-reader.js";
 
 /** The first read of a header line. */
 const HEADER_READ_BYTES = 4096;
@@ -59,22 +56,7 @@ function legacyOwnerAt(dir: string, name: string, id: string): string | undefine
  * first line is not a header this build reads.
  */
 export function headerIdAt(path: string): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (error) {
-    if (isErrno(error, "ENOENT")) return undefined;
-    throw error;
-  }
-  try {
-    const first = readFirstLineSync(fd, Buffer.allocUnsafe(HEADER_READ_BYTES));
-    return first === undefined ? undefined : parseHeaderLine(first.text, path).id;
-  } catch (error) {
-    if (error instanceof StorageError) return undefined;
-    throw error;
-  } finally {
-    closeSync(fd);
-  }
+  return readHeaderSync(path, Buffer.allocUnsafe(HEADER_READ_BYTES))?.header.id;
 }
 
 /**

@@ -1,7 +1,16 @@
 // Reads log files in chunks: whole logs line by line, or only the first line and the last event line.
-import { readSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { type LogLine, LogReader, type LogScan, type ResumePoint } from "./format.js";
+import { StorageError } from "../../errors.js";
+import type { SessionHeader } from "../../generated.js";
+import { isErrno } from "../../util/errno.js";
+import {
+  type LogLine,
+  LogReader,
+  type LogScan,
+  parseHeaderLine,
+  type ResumePoint,
+} from "./format.js";
 
 /** How much of a file is read at a time. */
 export const CHUNK_BYTES = 1 << 20;
@@ -178,5 +187,34 @@ export function readFirstLineSync(
     parts.push(Buffer.from(chunk.subarray(0, read)));
     position += read;
     chunk = Buffer.allocUnsafe(LONG_FIRST_LINE_BYTES);
+  }
+}
+
+/**
+ * The header of the log at `path` and the byte offset after its line; undefined when there is no
+ * such file (it may have been deleted a moment ago) or its first line is not a header this build
+ * reads. `buffer` is scratch space for the first read.
+ */
+export function readHeaderSync(
+  path: string,
+  buffer: Buffer,
+): { header: SessionHeader; end: number } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return undefined;
+    throw error;
+  }
+  try {
+    const first = readFirstLineSync(fd, buffer);
+    return first === undefined
+      ? undefined
+      : { header: parseHeaderLine(first.text, path), end: first.end };
+  } catch (error) {
+    if (error instanceof StorageError) return undefined;
+    throw error;
+  } finally {
+    closeSync(fd);
   }
 }

@@ -1,15 +1,13 @@
 // Lists JSONL sessions from each file's header line and, for a page's sessions, its last line.
-import { closeSync, existsSync, openSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { type FileHandle, open, readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { StorageError } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
 import { isErrno } from "../../util/errno.js";
 import type { ListedSession, ListPage, ListQuery } from "../backend.js";
 import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "../list-cursor.js";
-import { parseHeaderLine } from "./format.js";
 import { LOG_SUFFIX, legacyLogFileName, logFileName } from "./layout.js";
-import { readFirstLineSync, walkLinesBackwards } from "./line-reader.js";
+import { readHeaderSync, walkLinesBackwards } from "./line-reader.js";
 
 /** How many files are open at once while reading the page's last lines. */
 const PARALLELISM = 32;
@@ -74,33 +72,16 @@ export async function listLogs(dir: string, query: ListQuery): Promise<ListPage>
 }
 
 /**
- * The header of a log file from its first line, or undefined when it cannot be listed. `buffer`
- * is scratch space for the first read.
+ * The header of a log file from its first line, or undefined when it cannot be listed (gone since
+ * the folder was read, unreadable, or not where its id's log belongs). `buffer` is scratch space.
  */
 function readHeader(
   path: string,
   name: string,
   buffer: Buffer,
 ): { header: SessionHeader; end: number } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (error) {
-    // Deleted between the folder read and now: not listed.
-    if (isErrno(error, "ENOENT")) return undefined;
-    throw error;
-  }
-  try {
-    const first = readFirstLineSync(fd, buffer);
-    if (first === undefined) return undefined;
-    const header = parseHeaderLine(first.text, path);
-    return isNameOf(header.id, name, dirname(path)) ? { header, end: first.end } : undefined;
-  } catch (error) {
-    if (error instanceof StorageError) return undefined;
-    throw error;
-  } finally {
-    closeSync(fd);
-  }
+  const head = readHeaderSync(path, buffer);
+  return head !== undefined && isNameOf(head.header.id, name, dirname(path)) ? head : undefined;
 }
 
 /**
