@@ -45,6 +45,10 @@ export const RPC_ERROR_CODES = {
   STORAGE_UNAVAILABLE: -32018,
   /** A watch whose client stopped reading its session/events notifications: the server's buffer for the watch stayed full, with nothing taken, for the stall time. The watch is ended, never silently truncated: every event up to lastSeq was sent before the end. Watch again from lastSeq + 1 to go on. */
   WATCH_OVERFLOW: -32019,
+  /** The store's file system or database refused the operation for a condition of its own: no space left (ENOSPC, SQLITE_FULL, PostgreSQL disk_full), no permission (EACCES, EPERM, SQLITE_READONLY, PostgreSQL insufficient_privilege) or a read-only file system (EROFS). Nothing of the operation was stored and the log is intact: free space or fix the permissions, then retry the same request. */
+  STORAGE_REFUSED: -32020,
+  /** The answer would not fit in one message of the 32 MiB frame limit, even as the smallest page the method can return (one event for session/read and session/export). Nothing changed; read the session in pages (session/read with fromSeq and limit) instead. */
+  RESPONSE_TOO_LARGE: -32021,
   /** A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden. */
   REPLAY_INCOMPLETE: -32030,
   /** A caller asked for a response past the end of its script. */
@@ -76,6 +80,8 @@ export const RPC_ERROR_CODE_NAMES = [
   "SESSION_BUSY",
   "STORAGE_UNAVAILABLE",
   "WATCH_OVERFLOW",
+  "STORAGE_REFUSED",
+  "RESPONSE_TOO_LARGE",
   "REPLAY_INCOMPLETE",
   "REPLAY_EXHAUSTED",
   "REPLAY_UNEXPECTED_SESSION",
@@ -103,6 +109,8 @@ export interface RpcErrorData {
   readonly SESSION_BUSY: SessionBusyErrorData;
   readonly STORAGE_UNAVAILABLE: StorageUnavailableErrorData;
   readonly WATCH_OVERFLOW: WatchOverflowErrorData;
+  readonly STORAGE_REFUSED: StorageRefusedErrorData;
+  readonly RESPONSE_TOO_LARGE: ResponseTooLargeErrorData;
   readonly REPLAY_INCOMPLETE: ReplayIncompleteErrorData;
   readonly REPLAY_EXHAUSTED: ReplayExhaustedErrorData;
   readonly REPLAY_UNEXPECTED_SESSION: ReplayUnexpectedSessionErrorData;
@@ -309,6 +317,34 @@ export interface WatchOverflowErrorData {
    * The seq of the last event the watch sent (-1 when it sent none).
    */
   readonly lastSeq: number;
+}
+/**
+ * The store's file system or database refused the operation for a condition of its own: no space left (ENOSPC, SQLITE_FULL, PostgreSQL disk_full), no permission (EACCES, EPERM, SQLITE_READONLY, PostgreSQL insufficient_privilege) or a read-only file system (EROFS). Nothing of the operation was stored and the log is intact: free space or fix the permissions, then retry the same request.
+ */
+export interface StorageRefusedErrorData {
+  readonly code: "STORAGE_REFUSED";
+  /**
+   * What the storage reported: `no-space` (the disk or quota is full), `no-permission` (the process may not read or write there), `read-only` (the file system or database is read-only).
+   */
+  readonly condition: "no-space" | "no-permission" | "read-only";
+  /**
+   * Where: the file or folder (JSONL, SQLite), or the store's URL without password and its schema (PostgreSQL).
+   */
+  readonly location: string;
+}
+/**
+ * The answer would not fit in one message of the 32 MiB frame limit, even as the smallest page the method can return (one event for session/read and session/export). Nothing changed; read the session in pages (session/read with fromSeq and limit) instead.
+ */
+export interface ResponseTooLargeErrorData {
+  readonly code: "RESPONSE_TOO_LARGE";
+  /**
+   * The frame limit in bytes.
+   */
+  readonly limit: number;
+  /**
+   * How many bytes the smallest answer would take, at least.
+   */
+  readonly size: number;
 }
 /**
  * A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden.

@@ -100,13 +100,14 @@ export interface RpcMethods {
       | "INVALID_EVENT"
       | "FORMAT_UNSUPPORTED"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
       | "INTERNAL";
   };
   /** Creates an empty session with a cwd, in ACP's shape. */
   readonly "session/new": {
     readonly params: SessionNewParams;
     readonly result: SessionNewResult;
-    readonly errors: "INVALID_PARAMS" | "STORAGE_UNAVAILABLE" | "INTERNAL";
+    readonly errors: "INVALID_PARAMS" | "STORAGE_UNAVAILABLE" | "STORAGE_REFUSED" | "INTERNAL";
   };
   /** Appends a batch of events, all or nothing, and answers once it is durable. */
   readonly "session/append": {
@@ -121,6 +122,7 @@ export interface RpcMethods {
       | "CORRUPT_LOG"
       | "SESSION_BUSY"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
       | "INTERNAL";
   };
   /** Forks a session at an event boundary into a child that remembers where its inherited prefix ends. */
@@ -136,6 +138,7 @@ export interface RpcMethods {
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
       | "INTERNAL";
   };
   /** Reads a session's header and a page of its events as stored now, without taking the writer lock; an open last turn is reported, not repaired. */
@@ -148,6 +151,8 @@ export interface RpcMethods {
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "RESPONSE_TOO_LARGE"
       | "INTERNAL";
   };
   /** Lists stored sessions newest first, filtered by cwd or parent and paged by an opaque cursor. */
@@ -159,6 +164,7 @@ export interface RpcMethods {
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
       | "INTERNAL";
   };
   /** Derives a session's provider messages from its surface. */
@@ -171,6 +177,8 @@ export interface RpcMethods {
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "RESPONSE_TOO_LARGE"
       | "INTERNAL";
   };
   /** Exports a session as its JSONL log text. */
@@ -183,6 +191,8 @@ export interface RpcMethods {
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "RESPONSE_TOO_LARGE"
       | "INTERNAL";
   };
   /** Imports a JSONL log text and stores it at once, under its header's id or a given one. */
@@ -196,6 +206,7 @@ export interface RpcMethods {
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
       | "INTERNAL";
   };
   /** Deletes a session; its children keep their copies of the inherited prefix. */
@@ -207,6 +218,7 @@ export interface RpcMethods {
       | "SESSION_NOT_FOUND"
       | "SESSION_BUSY"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
       | "INTERNAL";
   };
   /** Derives the replay script of one stored session, sliced at its seedLength. */
@@ -219,6 +231,8 @@ export interface RpcMethods {
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "RESPONSE_TOO_LARGE"
       | "REPLAY_INCOMPLETE"
       | "INTERNAL";
   };
@@ -232,6 +246,8 @@ export interface RpcMethods {
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "RESPONSE_TOO_LARGE"
       | "REPLAY_INCOMPLETE"
       | "INTERNAL";
   };
@@ -245,6 +261,7 @@ export interface RpcMethods {
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
       | "REPLAY_INCOMPLETE"
       | "REPLAY_LIMIT"
       | "INTERNAL";
@@ -255,6 +272,7 @@ export interface RpcMethods {
     readonly result: ReplayNextResult;
     readonly errors:
       | "INVALID_PARAMS"
+      | "RESPONSE_TOO_LARGE"
       | "REPLAY_EXHAUSTED"
       | "REPLAY_UNEXPECTED_SESSION"
       | "REPLAY_NOT_FOUND"
@@ -276,6 +294,7 @@ export interface RpcMethods {
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
       | "INTERNAL";
   };
   /** Stops a watch of this connection. */
@@ -337,6 +356,7 @@ export const RPC_METHODS = {
       "INVALID_EVENT",
       "FORMAT_UNSUPPORTED",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -347,7 +367,7 @@ export const RPC_METHODS = {
     clientName: "sessionNew",
     validateParams: validateSessionNewParams,
     validateResult: validateSessionNewResult,
-    errors: ["INVALID_PARAMS", "STORAGE_UNAVAILABLE", "INTERNAL"],
+    errors: ["INVALID_PARAMS", "STORAGE_UNAVAILABLE", "STORAGE_REFUSED", "INTERNAL"],
     summary: "Creates an empty session with a cwd, in ACP's shape.",
   },
   "session/append": {
@@ -364,6 +384,7 @@ export const RPC_METHODS = {
       "CORRUPT_LOG",
       "SESSION_BUSY",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -383,6 +404,7 @@ export const RPC_METHODS = {
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -399,6 +421,8 @@ export const RPC_METHODS = {
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "RESPONSE_TOO_LARGE",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -414,6 +438,7 @@ export const RPC_METHODS = {
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
       "INTERNAL",
     ],
     summary: "Lists stored sessions newest first, filtered by cwd or parent and paged by an opaque cursor.",
@@ -429,6 +454,8 @@ export const RPC_METHODS = {
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "RESPONSE_TOO_LARGE",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -445,6 +472,8 @@ export const RPC_METHODS = {
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "RESPONSE_TOO_LARGE",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -462,6 +491,7 @@ export const RPC_METHODS = {
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -477,6 +507,7 @@ export const RPC_METHODS = {
       "SESSION_NOT_FOUND",
       "SESSION_BUSY",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
@@ -493,6 +524,8 @@ export const RPC_METHODS = {
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "RESPONSE_TOO_LARGE",
       "REPLAY_INCOMPLETE",
       "INTERNAL",
     ],
@@ -510,6 +543,8 @@ export const RPC_METHODS = {
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "RESPONSE_TOO_LARGE",
       "REPLAY_INCOMPLETE",
       "INTERNAL",
     ],
@@ -527,6 +562,7 @@ export const RPC_METHODS = {
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
       "REPLAY_INCOMPLETE",
       "REPLAY_LIMIT",
       "INTERNAL",
@@ -541,6 +577,7 @@ export const RPC_METHODS = {
     validateResult: validateReplayNextResult,
     errors: [
       "INVALID_PARAMS",
+      "RESPONSE_TOO_LARGE",
       "REPLAY_EXHAUSTED",
       "REPLAY_UNEXPECTED_SESSION",
       "REPLAY_NOT_FOUND",
@@ -569,6 +606,7 @@ export const RPC_METHODS = {
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
       "INTERNAL",
     ],
     orderingKey: "sessionId",

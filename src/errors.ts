@@ -64,7 +64,8 @@ export type StorageErrorCode =
   | "SESSION_NOT_FOUND"
   | "SESSION_ALREADY_EXISTS"
   | "INVALID_PARAMS"
-  | "STORAGE_UNAVAILABLE";
+  | "STORAGE_UNAVAILABLE"
+  | "STORAGE_REFUSED";
 
 /** A store or backend refused an operation, or found its data unreadable. */
 export class StorageError<C extends StorageErrorCode = StorageErrorCode> extends SeedlineError<C> {}
