@@ -6,7 +6,17 @@ import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Prng, type SyntheticShape, syntheticTurns } from "../../scripts/bench/synthetic-log.js";
 import { JSONRPC_PROTOCOL_ERRORS, RPC_ERROR_CODES, type SessionEvent } from "../../src/index.js";
-import { balancedLog, toolResult, userMessage } from "../builders.js";
+import {
+  balancedLog,
+  stepEnd,
+  stepStart,
+  toolCall,
+  toolResult,
+  turnEnd,
+  turnStart,
+  userMessage,
+} from "../builders.js";
+import { collidingIds } from "../id-fixtures.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const FRAMES_PER_SERVER = 6000;
@@ -33,7 +43,7 @@ type Expect =
 interface Frame {
   readonly category: string;
   readonly bytes: Buffer;
-  readonly id?: number;
+  readonly id?: number | string;
   readonly expect: Expect;
   /** For a valid append to the canary: the nextSeq it must answer. */
   readonly nextSeq?: number;
@@ -79,6 +89,32 @@ const TRAVERSAL_IDS = [
   "\u202e",
 ];
 const BAD_IDS: unknown[] = ["", "x".repeat(257), "a\u0000b", "\n", "\u007f", 1, null, [], {}, true];
+/** Ids and header text holding lone UTF-16 surrogates: refused, never stored lossily. */
+const ILL_FORMED = ["s\udbff", "\udc00x", "a\ud800b", "\ud83d", "canary\udfff"];
+/** A long id, and a short one spelling the file name the previous build gave the long one. */
+const COLLIDING = collidingIds();
+/** Free JSON (`tool/result` meta) with "__proto__" members at several levels. */
+const PROTO_META =
+  '{"__proto__":{"x":1,"__proto__":[1,{"__proto__":null}]},"y":2,"z":{"__proto__":5}}';
+
+/** One whole turn at `seq` whose tool result's meta is {@link PROTO_META}, as the wire parses it. */
+function protoTurn(seq: number, turn: number): unknown[] {
+  const call = `call-${turn}`;
+  const events = [
+    turnStart(seq, turn),
+    userMessage(seq + 1, "prompt"),
+    stepStart(seq + 2, turn, 1),
+    toolCall(seq + 3, turn, 1, call),
+    toolResult(seq + 4, turn, 1, call, { sourceEventSeqs: [seq + 3], meta: 0 }),
+    stepEnd(seq + 5, turn, 1),
+    turnEnd(seq + 6, turn),
+  ];
+  return events.map((event, i) => {
+    const text = JSON.stringify(event);
+    return JSON.parse(i === 4 ? text.replace('"meta":0', `"meta":${PROTO_META}`) : text);
+  });
+}
+
 const METHODS = [
   "initialize",
   "session/create",
@@ -113,6 +149,16 @@ const UNKNOWN_METHODS = [
   "m".repeat(10_000),
 ];
 
+/** Whether `text` is JSON. */
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Nested arrays or objects `depth` deep. */
 function deep(depth: number, object: boolean): string {
   return object
@@ -124,7 +170,10 @@ function deep(depth: number, object: boolean): string {
  * Generates the frames: every category of bad input, interleaved with valid appends to a canary
  * session (so that the rejected appends around them must change nothing), in a seeded order.
  */
-function generateFrames(count: number, seed: number): { frames: Frame[]; canary: SessionEvent[] } {
+function generateFrames(
+  count: number,
+  seed: number,
+): { frames: Frame[]; canary: SessionEvent[]; hostile: unknown[] } {
   const rng = new Prng(seed);
   const frames: Frame[] = [];
   let nextId = 1;
@@ -132,6 +181,8 @@ function generateFrames(count: number, seed: number): { frames: Frame[]; canary:
     for (const turn of syntheticTurns(seed, SMALL)) yield* turn;
   })();
   const canary: SessionEvent[] = [];
+  /** What the "hostile-keys" session must hold: whole turns with "__proto__" members. */
+  const hostile: unknown[] = [];
   const json = (value: unknown) => Buffer.from(JSON.stringify(value));
   const request = (
     category: string,
@@ -173,8 +224,10 @@ function generateFrames(count: number, seed: number): { frames: Frame[]; canary:
           "{}}",
           String.fromCharCode(...Array.from({ length: rng.int(1, 80) }, () => rng.int(33, 126))),
         ];
-        const bytes =
-          rng.next() < 0.15 ? Buffer.from([0xff, 0xfe, 0x7b, 0xc3]) : Buffer.from(rng.pick(junk));
+        let text = rng.pick(junk);
+        // Random characters can spell JSON ("7", "[]"): that is another category's frame.
+        if (parses(text)) text = `${text}}`;
+        const bytes = rng.next() < 0.15 ? Buffer.from([0xff, 0xfe, 0x7b, 0xc3]) : Buffer.from(text);
         return { category: "invalid JSON", bytes, expect: { kind: "null", code: PARSE_ERROR } };
       },
     },
@@ -488,11 +541,120 @@ function generateFrames(count: number, seed: number): { frames: Frame[]; canary:
         );
       },
     },
+    {
+      weight: 2,
+      make: () => {
+        // Lone surrogates were sent to PostgreSQL as U+FFFD: "s\udbff" and "s\ufffd" were one session.
+        const bad = rng.pick(ILL_FORMED);
+        const cases: [string, unknown][] = [
+          ["session/create", { sessionId: bad, cwd: "/r3" }],
+          ["session/create", { cwd: `/r3/${bad}` }],
+          ["session/create", { meta: { parentSession: bad } }],
+          ["session/read", { sessionId: bad }],
+          ["session/delete", { sessionId: bad }],
+          ["session/export", { sessionId: bad }],
+          ["session/fork", { sessionId: "canary", childSessionId: bad }],
+          ["session/new", { cwd: `/${bad}`, mcpServers: [] }],
+          [
+            "session/import",
+            { log: `{"type":"session","version":0,"id":${JSON.stringify(bad)},"createdAt":1}\n` },
+          ],
+        ];
+        const [method, params] = rng.pick(cases);
+        return request(
+          "ids and header text not well-formed",
+          method,
+          params,
+          byId([C.INVALID_PARAMS]),
+        );
+      },
+    },
+    {
+      weight: 1,
+      make: () => {
+        // The short id once named the long id's file: deleting it deleted the other session.
+        const method = rng.pick([
+          "session/read",
+          "session/delete",
+          "session/create",
+          "session/export",
+        ]);
+        const params =
+          method === "session/create"
+            ? { sessionId: COLLIDING.short, cwd: "/r3" }
+            : { sessionId: COLLIDING.short };
+        return request(
+          "the short id spelling a long id's old file name",
+          method,
+          params,
+          anyCall(),
+        );
+      },
+    },
+    {
+      weight: 2,
+      make: () => {
+        // A "__proto__" member once became the copy's prototype: dropped from what was stored.
+        if (rng.next() < 0.3) {
+          // Required members only under "__proto__": never acknowledged.
+          // Valid but for where its data is: the next seq, the next turn.
+          const seq = hostile.length;
+          const valid = JSON.stringify({ ...turnStart(seq, seq / 7 + 1), data: undefined });
+          const event = JSON.parse(
+            valid.replace(
+              /}$/,
+              `,"__proto__":${JSON.stringify({ data: turnStart(0, seq / 7 + 1).data })}}`,
+            ),
+          );
+          return request(
+            "required members hidden under __proto__",
+            "session/append",
+            { sessionId: "hostile-keys", events: [event] },
+            byId([C.INVALID_EVENT]),
+          );
+        }
+        const turn = hostile.length / 7 + 1;
+        const batch = protoTurn(hostile.length, turn);
+        hostile.push(...batch);
+        return request(
+          "__proto__ members in event data",
+          "session/append",
+          { sessionId: "hostile-keys", events: batch },
+          byId([], true),
+          { nextSeq: hostile.length },
+        );
+      },
+    },
+    {
+      weight: 1,
+      make: () => {
+        // "7" and 7 once shared vscode-jsonrpc's queue key: one of the two was never answered.
+        const id = String(nextId++ - 1);
+        return {
+          category: "string ids spelling numeric ones",
+          id,
+          bytes: json({
+            jsonrpc: "2.0",
+            id,
+            method: "session/read",
+            params: { sessionId: "canary", limit: 1 },
+          }),
+          expect: byId([], true),
+        };
+      },
+    },
   ];
   const total = makers.reduce((n, m) => n + m.weight, 0);
   // The canary exists before anything else.
   frames.push(
     request("setup", "session/create", { sessionId: "canary", cwd: "/r3" }, byId([], true)),
+    request("setup", "session/create", { sessionId: "hostile-keys", cwd: "/r3" }, byId([], true)),
+    request(
+      "setup",
+      "session/create",
+      { sessionId: COLLIDING.long, cwd: "/r3", seed: balancedLog(1) },
+      byId([], true),
+    ),
   );
   while (frames.length < count) {
     let pick = rng.next() * total;
@@ -514,7 +676,7 @@ function generateFrames(count: number, seed: number): { frames: Frame[]; canary:
     ),
     expect: { kind: "null", code: INVALID_REQUEST },
   });
-  return { frames, canary };
+  return { frames, canary, hostile };
 }
 
 interface Response {
@@ -533,7 +695,7 @@ async function barrage(kind: "jsonl" | "sqlite", seed: number): Promise<void> {
   const store = join(base, "store");
   mkdirSync(store, { recursive: true });
   const url = kind === "sqlite" ? `sqlite:${join(store, "sessions.db")}` : `jsonl:${store}`;
-  const { frames, canary } = generateFrames(FRAMES_PER_SERVER, seed);
+  const { frames, canary, hostile } = generateFrames(FRAMES_PER_SERVER, seed);
   const started = Date.now();
   const child: ChildProcessWithoutNullStreams = spawn(
     process.execPath,
@@ -648,6 +810,29 @@ async function barrage(kind: "jsonl" | "sqlite", seed: number): Promise<void> {
   const read = (byId.get(check)?.[0]?.result ?? {}) as { events?: SessionEvent[] };
   expect(read.events).toEqual(canary);
 
+  // The hostile sessions: "__proto__" members stored as sent; the long id's session untouched by
+  // whatever was done to the short id that once shared its file.
+  const ask = async (id: number, sessionId: string) => {
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id, method: "session/read", params: { sessionId } })}\n`,
+    );
+    while (!byId.has(id) && Date.now() < deadline && !exitedEarly) {
+      await new Promise<void>((resolve) => {
+        waiting = resolve;
+        setTimeout(resolve, 200);
+      });
+    }
+    return byId.get(id)?.[0] as Response;
+  };
+  const hostileRead = (await ask(check + 1, "hostile-keys")).result as { events: unknown[] };
+  expect(JSON.stringify(hostileRead.events)).toBe(JSON.stringify(hostile));
+  const longRead = (await ask(check + 2, COLLIDING.long)).result as {
+    header: { id: string };
+    events: SessionEvent[];
+  };
+  expect(longRead.header.id).toBe(COLLIDING.long);
+  expect(longRead.events).toEqual(balancedLog(1));
+
   // Nothing landed outside the store root, whatever the ids said.
   const outside = filesUnder(base).filter((name) => !name.startsWith("store"));
   expect(outside).toEqual([]);
@@ -660,7 +845,7 @@ async function barrage(kind: "jsonl" | "sqlite", seed: number): Promise<void> {
   for (const frame of frames)
     categories.set(frame.category, (categories.get(frame.category) ?? 0) + 1);
   console.log(
-    `R3 ${kind}: ${frames.length} frames sent in ${((Date.now() - started) / 1000).toFixed(1)} s, ${received} answers (${nullAnswers.length} with id null), server alive throughout and exited 0; canary intact with ${canary.length} events; ${internal} INTERNAL; ${filesUnder(store).length} files, all inside the store root\n` +
+    `R3 ${kind}: ${frames.length} frames sent in ${((Date.now() - started) / 1000).toFixed(1)} s, ${received} answers (${nullAnswers.length} with id null), server alive throughout and exited 0; canary intact with ${canary.length} events, ${hostile.length} events with "__proto__" members stored as sent, the long id's session intact; ${internal} INTERNAL; ${filesUnder(store).length} files, all inside the store root\n` +
       `  frames: ${[...categories].map(([k, v]) => `${k} ${v}`).join(", ")}\n` +
       `  answers: ${[...codes]
         .sort((a, b) => b[1] - a[1])
