@@ -55,8 +55,9 @@ describe("the 32 MiB frame limit, end to end", () => {
     expect(Buffer.byteLength(bigExport)).toBeGreaterThan(36 * MiB);
   });
 
-  // Before: the server wrote the whole 36 MiB page as one line, the client's reader dropped it
-  // as too large, and the promise never settled (within() failed after 120 s).
+  // Seen failing before the fix (this file against the base commit's server and client, bounds at
+  // 25 s): "expected a first page within 25000 ms" — the server wrote the whole 36 MiB page as
+  // one line, the client's reader dropped it as too large, and the promise never settled.
   it(
     "answers session/read of the whole session in pages that fit, and the pages hold every event",
     async () => {
@@ -80,7 +81,8 @@ describe("the 32 MiB frame limit, end to end", () => {
     BIG_MS * 2,
   );
 
-  // Before: session/export answered one 36 MiB line the client dropped; the promise never settled.
+  // Seen failing before: the server refused fromSeq (INVALID_PARAMS: no parts), and a whole
+  // export is one 36 MiB line the client drops, like the read above.
   it(
     "exports the whole session through the typed client in parts, equal to the SDK's export",
     async () => {
@@ -97,8 +99,8 @@ describe("the 32 MiB frame limit, end to end", () => {
     BIG_MS * 2,
   );
 
-  // Before: the client wrote a 36 MiB line, the server refused it with id null, and the promise
-  // never settled.
+  // Seen failing before: "expected the import within 25000 ms" — the client wrote a 36 MiB line,
+  // the server refused it with id null, and the promise never settled.
   it(
     "imports a log over 33 MiB through the typed client in parts, and it round-trips",
     async () => {
@@ -121,6 +123,7 @@ describe("the 32 MiB frame limit, end to end", () => {
     BIG_MS * 3,
   );
 
+  // Seen failing before: INVALID_PARAMS, importId is not a params member.
   it("holds import parts out of sight until the last one, then stores them at once", async () => {
     const lines = bigExport.split("\n").slice(0, 3);
     await expect(
@@ -147,7 +150,8 @@ describe("the 32 MiB frame limit, end to end", () => {
     expect(error.message).toContain("expected an importId whose parts this connection holds");
   });
 
-  // Before: both answers were written whole (over 32 MiB) and never settled.
+  // Seen failing before: "expected the read within 25000 ms" — the answer was written whole
+  // (over 32 MiB) and never settled.
   it(
     "answers RESPONSE_TOO_LARGE when one event alone is over the limit, and keeps serving",
     async () => {
@@ -169,7 +173,8 @@ describe("the 32 MiB frame limit, end to end", () => {
     BIG_MS,
   );
 
-  // Before: the client wrote the line; the server answered id null, so the promise never settled.
+  // Seen failing before: "expected the refusal within 20000 ms" — the client wrote the line, the
+  // server answered id null, so the promise never settled.
   it("refuses an append over the limit in the client, before writing anything", async () => {
     const events = [userMessage(0, "a".repeat(MAX_MESSAGE_BYTES))];
     const error = await within(
@@ -184,8 +189,8 @@ describe("the 32 MiB frame limit, end to end", () => {
     expect((await client.sessionRead({ sessionId: "big", limit: 1 })).events).toHaveLength(1);
   });
 
-  // Before: one session/events notification of 1,000 events (36 MiB) was written; the client
-  // dropped it, and the watch never delivered them.
+  // Seen failing before: "expected the catch-up within 25000 ms" — one session/events notification
+  // of all the events (36 MiB) was written, the client dropped it, and the watch delivered none.
   it(
     "delivers a watch's catch-up of the big session in notifications that fit",
     async () => {
@@ -213,7 +218,8 @@ describe("the 32 MiB frame limit, end to end", () => {
 describe.each(["ndjson", "content-length"] as const)(
   "an incoming message over the limit (%s)",
   (framing) => {
-    // Before: both refusals were answered with id null, so a client could not match them.
+    // Seen failing before, in both framings: the first refusal came with id null, so a client could
+    // not match it to its request.
     it(
       "is refused with its id when its head names one, with id null otherwise, and the server keeps serving",
       async () => {
