@@ -7,7 +7,11 @@ import { SessionStore } from "../src/index.js";
 import { FrameLimitWriter } from "../src/rpc/frame-limit-writer.js";
 import { headId } from "../src/rpc/head-id.js";
 import { ImportUploads } from "../src/rpc/import-uploads.js";
-import { NdjsonMessageWriter } from "../src/rpc/ndjson-framing.js";
+import {
+  type FramingError,
+  NdjsonMessageReader,
+  NdjsonMessageWriter,
+} from "../src/rpc/ndjson-framing.js";
 import { exportPart, readPage, wholeExport } from "../src/rpc/pages.js";
 import { balancedLog } from "./builders.js";
 
@@ -40,6 +44,29 @@ describe("headId", () => {
     expect(headId(bytes('{"id" 1,'))).toBeNull();
     // The id past the scanned head (4 KiB) is not looked for.
     expect(headId(bytes(`{"pad":"${"p".repeat(5000)}","id":1,"params":{`))).toBeNull();
+  });
+});
+
+describe("NdjsonMessageReader over the limit", () => {
+  // Seen failing before: the FramingError carried no id (undefined, not 5).
+  it("reports the id read from the head of a line that grows past the limit, across chunks", async () => {
+    const input = new PassThrough();
+    const reader = new NdjsonMessageReader(input, { maxMessageBytes: 64 });
+    const errors: FramingError[] = [];
+    const messages: unknown[] = [];
+    reader.onError((error) => errors.push(error as FramingError));
+    const closed = new Promise<void>((resolve) => reader.onClose(() => resolve()));
+    reader.listen((message) => messages.push(message));
+    input.write('{"jsonrpc":"2.0","i');
+    input.write('d":5,"method":"m","params":{"x":"');
+    input.write(`${"a".repeat(100)}"}}\n{"params":{"x":"${"b".repeat(100)}"},"id":6}\n{"id":7}\n`);
+    input.end();
+    await closed;
+    expect(errors.map((e) => [e.failure, e.id])).toEqual([
+      ["too-large", 5],
+      ["too-large", null],
+    ]);
+    expect(messages).toEqual([{ id: 7 }]);
   });
 });
 
