@@ -207,7 +207,7 @@ export class SeedlineClient extends RpcClientMethods {
    * Imports a JSONL log text. A request over the frame limit is sent in parts by itself (cut at
    * line ends into parts of at most {@link PAGE_BYTES}, under a fresh importId, every part but
    * the last with `more: true`); the server stores the session at once when the last arrives.
-   * With `importId` or `more` given, sends exactly that part.
+   * With `importId` or `more: true` given, sends exactly that part.
    * @throws RpcResponseError INVALID_PARAMS, SESSION_ALREADY_EXISTS, CORRUPT_LOG, INVALID_EVENT,
    *   FORMAT_UNSUPPORTED, the storage errors; ConnectionClosedError.
    */
@@ -219,7 +219,7 @@ export class SeedlineClient extends RpcClientMethods {
   ): Promise<SessionImported>;
   override sessionImport(params: SessionImportParams): Promise<SessionImportResult>;
   override async sessionImport(params: SessionImportParams): Promise<SessionImportResult> {
-    const partsAsked = params.importId !== undefined || params.more !== undefined;
+    const partsAsked = params.importId !== undefined || params.more === true;
     if (partsAsked || requestBytes("session/import", params) <= MAX_MESSAGE_BYTES) {
       return this.request("session/import", params);
     }
