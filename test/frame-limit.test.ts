@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Message } from "vscode-jsonrpc";
 import { logParts } from "../src/client/log-parts.js";
 import { SessionStore } from "../src/index.js";
+import { cuttable, smallerAnswerOf } from "../src/rpc/frame-limit.js";
 import { FrameLimitWriter } from "../src/rpc/frame-limit-writer.js";
 import { headId } from "../src/rpc/head-id.js";
 import { ImportUploads } from "../src/rpc/import-uploads.js";
@@ -12,7 +13,7 @@ import {
   NdjsonMessageReader,
   NdjsonMessageWriter,
 } from "../src/rpc/ndjson-framing.js";
-import { exportPart, readPage, wholeExport } from "../src/rpc/pages.js";
+import { type ExportAnswer, exportFrom, firstPage, wholeExport } from "../src/rpc/pages.js";
 import { balancedLog } from "./builders.js";
 
 const bytes = (text: string) => Buffer.from(text, "utf8");
@@ -112,6 +113,25 @@ describe("FrameLimitWriter", () => {
     expect(logs.join("\n")).toContain('answered id "b" with RESPONSE_TOO_LARGE');
   });
 
+  it("writes the smaller answer of a cuttable result over the limit, and the whole one under it", async () => {
+    const { writer, lines } = guardedWriter(100);
+    const result = (n: number) => ({ events: Array.from({ length: n }, (_, i) => i * 1000) });
+    await writer.write({
+      jsonrpc: "2.0",
+      id: 1,
+      result: cuttable(result(30), () => result(2)),
+    } as Message);
+    await writer.write({
+      jsonrpc: "2.0",
+      id: 2,
+      result: cuttable(result(3), () => result(1)),
+    } as Message);
+    expect(lines()).toEqual([
+      { jsonrpc: "2.0", id: 1, result: result(2) },
+      { jsonrpc: "2.0", id: 2, result: result(3) },
+    ]);
+  });
+
   it("refuses a notification over the limit without writing it", async () => {
     const { writer, lines } = guardedWriter(64);
     const note = { jsonrpc: "2.0", method: "session/events", params: { events: ["y".repeat(64)] } };
@@ -131,17 +151,26 @@ describe("pages and parts", () => {
     const whole = await store.exportLog("paged");
     expect(wholeExport(session)).toEqual({ log: whole, nextSeq: events.length, done: true });
 
-    const page = readPage(session, 0, undefined, 3000);
+    const page = firstPage(session.events, 3000);
     expect(page.length).toBeGreaterThan(1);
     expect(JSON.stringify(page).length).toBeLessThanOrEqual(3000 + 1100);
-    expect(readPage(session, 0, 1, 3000)).toHaveLength(1);
     // At least one event, however small the budget.
-    expect(readPage(session, 1, undefined, 1)).toHaveLength(1);
+    expect(firstPage(session.events.slice(1), 1)).toHaveLength(1);
 
+    // The rest of a small log fits in one message: all of it, with a smaller part to cut to.
+    expect(exportFrom(session, 0, 2500)).toEqual({
+      log: whole,
+      nextSeq: events.length,
+      done: true,
+    });
+    const cutTo = (fromSeq: number): ExportAnswer => {
+      const rest = exportFrom(session, fromSeq, 2500);
+      return (smallerAnswerOf(rest)?.() ?? rest) as ExportAnswer;
+    };
     const parts: string[] = [];
     let fromSeq = 0;
     for (;;) {
-      const part = exportPart(session, fromSeq, 2500);
+      const part = cutTo(fromSeq);
       parts.push(part.log);
       expect(part.nextSeq).toBeGreaterThan(fromSeq);
       fromSeq = part.nextSeq;
@@ -149,7 +178,7 @@ describe("pages and parts", () => {
     }
     expect(parts.length).toBeGreaterThan(5);
     expect(parts.join("")).toBe(whole);
-    expect(exportPart(session, events.length + 3)).toEqual({
+    expect(exportFrom(session, events.length + 3)).toEqual({
       log: "",
       nextSeq: events.length + 3,
       done: true,

@@ -5,7 +5,7 @@ import { MAX_MESSAGE_BYTES } from "./ndjson-framing.js";
 export { MAX_MESSAGE_BYTES };
 
 /**
- * The byte budget of one page or part (session/read's events, session/export's log text, a
+ * The byte budget of a page or part cut to fit (session/read's events, session/export's log text, a
  * session/events batch, a client's import part): half the frame limit, so that the header and
  * the JSON escaping of a part's text still fit in one message.
  */
@@ -14,6 +14,25 @@ export const PAGE_BYTES = 16 * 1024 * 1024;
 /** How many UTF-8 bytes `value` takes as JSON (as JSON.stringify writes it). */
 export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? "", "utf8");
+}
+
+/** The smaller answers of results marked by {@link cuttable}. */
+const smallerAnswers = new WeakMap<object, () => object>();
+
+/**
+ * Marks `result` as an answer the writer may cut: when its response would be over the frame
+ * limit, the response carries `smaller()` instead (a first page, a first part). Answers that fit
+ * are written whole and measured once, on their way out.
+ * @returns `result` itself.
+ */
+export function cuttable<T extends object>(result: T, smaller: () => T): T {
+  smallerAnswers.set(result, smaller);
+  return result;
+}
+
+/** The smaller answer {@link cuttable} registered for `result`, if any. */
+export function smallerAnswerOf(result: unknown): (() => object) | undefined {
+  return typeof result === "object" && result !== null ? smallerAnswers.get(result) : undefined;
 }
 
 /**

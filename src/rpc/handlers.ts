@@ -17,7 +17,7 @@ import type { SessionStore } from "../store/session-store.js";
 import type { ImportUploads } from "./import-uploads.js";
 import type { OpenReplays } from "./open-replays.js";
 import { packageInfo } from "./package-info.js";
-import { exportPart, readPage, wholeExport } from "./pages.js";
+import { exportFrom, pagedAnswer, wholeExport } from "./pages.js";
 import type { ConnectionWatches } from "./watches.js";
 
 /** Runs one method: `params` already passed the method's params validator. */
@@ -109,17 +109,16 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       const session = await store.load(params.sessionId);
       const from = params.fromSeq ?? 0;
       const end = params.limit === undefined ? undefined : from + params.limit;
-      // At most `limit` events, and no more than fit in the page's byte budget.
-      const events = readPage(session, from, end);
-      const nextSeq = from + events.length;
+      const events = from >= session.nextSeq ? [] : session.eventsBetween(from, end);
       const openTurn = session.openTurn;
-      return {
+      // Every event asked for when the answer fits in one message, else a first page by bytes.
+      return pagedAnswer(events, (page) => ({
         header: session.header,
-        events,
-        nextSeq,
+        events: page,
+        nextSeq: from + page.length,
         ...(openTurn === undefined ? {} : { openTurn }),
-        done: nextSeq >= session.nextSeq,
-      };
+        done: from + page.length >= session.nextSeq,
+      }));
     },
 
     [RPC_METHOD.sessionList]: async (params) => {
@@ -154,7 +153,7 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       const session = await store.load(params.sessionId);
       return params.fromSeq === undefined
         ? wholeExport(session)
-        : exportPart(session, params.fromSeq);
+        : exportFrom(session, params.fromSeq);
     },
 
     [RPC_METHOD.sessionImport]: async (params) => {

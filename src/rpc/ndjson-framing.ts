@@ -169,7 +169,12 @@ export class NdjsonMessageWriter extends AbstractMessageWriter implements Messag
   }
 
   write(message: Message): Promise<void> {
-    const line = `${JSON.stringify(message)}\n`;
+    return this.writeSerialized(message, JSON.stringify(message));
+  }
+
+  /** Writes `message` whose JSON text (`JSON.stringify(message)`) the caller already has. */
+  writeSerialized(message: Message, json: string): Promise<void> {
+    const line = `${json}\n`;
     return new Promise<void>((resolve, reject) => {
       this.#output.write(line, "utf8", (error?: Error | null) => {
         if (error) {

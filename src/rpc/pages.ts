@@ -4,6 +4,7 @@ import { formatEventLine, formatHeaderLine } from "../store/jsonl/format.js";
 import type { Session } from "../store/session-store.js";
 import {
   countWithin,
+  cuttable,
   jsonBytes,
   MAX_MESSAGE_BYTES,
   PAGE_BYTES,
@@ -11,21 +12,29 @@ import {
 } from "./frame-limit.js";
 
 /**
- * The events of a session/read page: those from `from` up to `end` (exclusive; the end of the
- * log when undefined), cut to as many as fit in `budget` bytes of JSON — at least one when any
- * remain. (An event alone over the frame limit makes the answer RESPONSE_TOO_LARGE on its way out.)
+ * The first of `events` that fit in `budget` bytes of JSON, at least one when there is any (an
+ * event alone over the frame limit makes the answer RESPONSE_TOO_LARGE on its way out).
  */
-export function readPage(
-  session: Session,
-  from: number,
-  end: number | undefined,
+export function firstPage(
+  events: readonly SessionEvent[],
   budget = PAGE_BYTES,
 ): readonly SessionEvent[] {
-  if (from >= session.nextSeq) return [];
-  const events = session.eventsBetween(from, end);
   // Each event takes its JSON and a comma.
   const count = countWithin(events, budget, (event) => jsonBytes(event) + 1);
   return count === events.length ? events : events.slice(0, count);
+}
+
+/**
+ * `answer(events)`, marked {@link cuttable} to `answer(firstPage(events))`: the writer sends every
+ * event asked for when the answer fits in one message, and a first page of at most
+ * {@link PAGE_BYTES} of events otherwise.
+ */
+export function pagedAnswer<T extends object>(
+  events: readonly SessionEvent[],
+  answer: (events: readonly SessionEvent[]) => T,
+): T {
+  const whole = answer(events);
+  return events.length > 1 ? cuttable(whole, () => answer(firstPage(events))) : whole;
 }
 
 /** A session/export answer: the log text (whole or a part), where the next part starts, and whether it is the last. */
@@ -50,24 +59,46 @@ export function wholeExport(session: Session): ExportAnswer {
 }
 
 /**
- * One part of the export of `session`: from `fromSeq` 0 the header line first, then the lines of
- * the events from `fromSeq` on, as many whole lines as fit in `budget` bytes of JSON-escaped text
- * (at least one when any remain). The parts from 0, each from the previous `nextSeq`, concatenate
- * to {@link wholeExport}'s text.
+ * The export of `session` from `fromSeq` (the header line first from 0): the rest of the log when
+ * it fits in one message, else a part of whole lines within `budget` bytes of JSON-escaped text
+ * (at least one line when any remain). The parts from 0, each from the previous `nextSeq`,
+ * concatenate to {@link wholeExport}'s text.
  */
-export function exportPart(session: Session, fromSeq: number, budget = PAGE_BYTES): ExportAnswer {
+export function exportFrom(session: Session, fromSeq: number, budget = PAGE_BYTES): ExportAnswer {
   const head = fromSeq === 0 ? formatHeaderLine(session.header) : "";
-  if (fromSeq >= session.nextSeq)
+  if (fromSeq >= session.nextSeq) {
     return { log: head, nextSeq: Math.max(fromSeq, session.nextSeq), done: true };
-  // A line's cost is its text as a JSON string member (escapes included, quotes left out).
-  let used = head === "" ? 0 : jsonBytes(head) - 2;
+  }
   const lines: string[] = [];
+  // Text past the frame limit in code units is past it in bytes: stop there, and cut a part.
+  let units = head.length;
   for (const event of session.eventsBetween(fromSeq)) {
     const line = formatEventLine(event);
-    used += jsonBytes(line) - 2;
-    if (lines.length > 0 && used > budget) break;
     lines.push(line);
+    units += line.length;
+    if (units > MAX_MESSAGE_BYTES) return exportPart(head, lines, fromSeq, session, budget);
   }
-  const nextSeq = fromSeq + lines.length;
-  return { log: head + lines.join(""), nextSeq, done: nextSeq >= session.nextSeq };
+  const rest = { log: head + lines.join(""), nextSeq: session.nextSeq, done: true };
+  return lines.length > 1
+    ? cuttable(rest, () => exportPart(head, lines, fromSeq, session, budget))
+    : rest;
+}
+
+/** `head` and the first of `lines` (from `fromSeq`) within `budget` escaped bytes, at least one line. */
+function exportPart(
+  head: string,
+  lines: readonly string[],
+  fromSeq: number,
+  session: Session,
+  budget: number,
+): ExportAnswer {
+  // A line's cost is its text as a JSON string member (escapes included, quotes left out).
+  const headCost = head === "" ? 0 : jsonBytes(head) - 2;
+  const count = countWithin(lines, Math.max(0, budget - headCost), (line) => jsonBytes(line) - 2);
+  const nextSeq = fromSeq + count;
+  return {
+    log: head + lines.slice(0, count).join(""),
+    nextSeq,
+    done: nextSeq >= session.nextSeq,
+  };
 }
