@@ -70,14 +70,14 @@ export abstract class RpcClientMethods {
     return this.request("session/messages", params);
   }
 
-  /** Exports a session as its JSONL log text. */
+  /** Exports a session as its JSONL log text, whole or in parts that fit the frame limit. */
   sessionExport(
     params: RpcMethods["session/export"]["params"],
   ): Promise<RpcMethods["session/export"]["result"]> {
     return this.request("session/export", params);
   }
 
-  /** Imports a JSONL log text and stores it at once, under its header's id or a given one. */
+  /** Imports a JSONL log text, in one message or in parts, and stores it at once, under its header's id or a given one. */
   sessionImport(
     params: RpcMethods["session/import"]["params"],
   ): Promise<RpcMethods["session/import"]["result"]> {

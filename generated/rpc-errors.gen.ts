@@ -5,7 +5,7 @@
 export const JSONRPC_PROTOCOL_ERRORS = {
   /** A line (or framed message) is not JSON; answered with id null. */
   PARSE_ERROR: -32700,
-  /** A message is not a valid JSON-RPC request: wrong shape, params not an object, a batch (batches are not supported), or larger than 32 MiB. */
+  /** A message is not a valid JSON-RPC request: wrong shape, params not an object, a batch (batches are not supported), or larger than 32 MiB (answered with its id when the id can be read from the message's head, before any object or array member; id null otherwise). */
   INVALID_REQUEST: -32600,
   /** The request names a method the server does not have. */
   METHOD_NOT_FOUND: -32601,
@@ -47,7 +47,7 @@ export const RPC_ERROR_CODES = {
   WATCH_OVERFLOW: -32019,
   /** The store's file system or database refused the operation for a condition of its own: no space left (ENOSPC, SQLITE_FULL, PostgreSQL disk_full), no permission (EACCES, EPERM, SQLITE_READONLY, PostgreSQL insufficient_privilege) or a read-only file system (EROFS). Nothing of the operation was stored and the log is intact: free space or fix the permissions, then retry the same request. */
   STORAGE_REFUSED: -32020,
-  /** The answer would not fit in one message of the 32 MiB frame limit, even as the smallest page the method can return (one event for session/read and session/export). Nothing changed; read the session in pages (session/read with fromSeq and limit) instead. */
+  /** The answer would not fit in one message of the 32 MiB frame limit, even as the smallest page the method can return (one event for session/read and session/export). Nothing changed; read the session in pages (session/read with fromSeq and limit, session/export with fromSeq) instead. */
   RESPONSE_TOO_LARGE: -32021,
   /** A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden. */
   REPLAY_INCOMPLETE: -32030,
@@ -333,7 +333,7 @@ export interface StorageRefusedErrorData {
   readonly location: string;
 }
 /**
- * The answer would not fit in one message of the 32 MiB frame limit, even as the smallest page the method can return (one event for session/read and session/export). Nothing changed; read the session in pages (session/read with fromSeq and limit) instead.
+ * The answer would not fit in one message of the 32 MiB frame limit, even as the smallest page the method can return (one event for session/read and session/export). Nothing changed; read the session in pages (session/read with fromSeq and limit, session/export with fromSeq) instead.
  */
 export interface ResponseTooLargeErrorData {
   readonly code: "RESPONSE_TOO_LARGE";

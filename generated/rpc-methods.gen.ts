@@ -181,7 +181,7 @@ export interface RpcMethods {
       | "RESPONSE_TOO_LARGE"
       | "INTERNAL";
   };
-  /** Exports a session as its JSONL log text. */
+  /** Exports a session as its JSONL log text, whole or in parts that fit the frame limit. */
   readonly "session/export": {
     readonly params: SessionExportParams;
     readonly result: SessionExportResult;
@@ -195,7 +195,7 @@ export interface RpcMethods {
       | "RESPONSE_TOO_LARGE"
       | "INTERNAL";
   };
-  /** Imports a JSONL log text and stores it at once, under its header's id or a given one. */
+  /** Imports a JSONL log text, in one message or in parts, and stores it at once, under its header's id or a given one. */
   readonly "session/import": {
     readonly params: SessionImportParams;
     readonly result: SessionImportResult;
@@ -477,7 +477,7 @@ export const RPC_METHODS = {
       "INTERNAL",
     ],
     orderingKey: "sessionId",
-    summary: "Exports a session as its JSONL log text.",
+    summary: "Exports a session as its JSONL log text, whole or in parts that fit the frame limit.",
   },
   "session/import": {
     method: "session/import",
@@ -495,7 +495,7 @@ export const RPC_METHODS = {
       "INTERNAL",
     ],
     orderingKey: "sessionId",
-    summary: "Imports a JSONL log text and stores it at once, under its header's id or a given one.",
+    summary: "Imports a JSONL log text, in one message or in parts, and stores it at once, under its header's id or a given one.",
   },
   "session/delete": {
     method: "session/delete",

@@ -96,6 +96,10 @@ export type ReplayEntry = ReplayChunksEntry | ReplayThrowEntry | ReplayHangEntry
  * A watch's id, made by the server that answered session/watch (a UUID); it names the watch in session/events and session/unwatch on that connection only.
  */
 export type WatchId = string;
+/**
+ * The answer to an import: the imported session, durable before this is sent (SessionImported), or, for a part sent with `more: true`, what the server holds of that upload so far (SessionImportStaged); nothing is stored until the last part.
+ */
+export type SessionImportResult = SessionImported | SessionImportStaged;
 
 /**
  * Plain text.
@@ -1373,20 +1377,32 @@ export interface WireError {
   };
 }
 /**
- * Exports a session as its JSONL log text. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: The session to export.
+ * Exports a session as its JSONL log text, whole or in parts. Without fromSeq the whole log is one answer (RESPONSE_TOO_LARGE when it would not fit in one message of the 32 MiB frame limit); with fromSeq, one part of it. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: The session to export.
  */
 export interface SessionExportParams {
   readonly sessionId: SessionId;
+  /**
+   * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
+   */
+  readonly fromSeq?: number;
   readonly _meta?: AcpMeta;
 }
 /**
- * The exported log.
+ * The exported log, or one part of it.
  */
 export interface SessionExportResult {
   /**
-   * The JSONL text: the header line, then one event per line, each line ending in \n; byte-identical to the stored form for canonical logs.
+   * The JSONL text: the header line, then one event per line, each line ending in \n; byte-identical to the stored form for canonical logs. For a part (fromSeq given): whole lines of that text, the header line only in the part from seq 0.
    */
   readonly log: string;
+  /**
+   * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
+   */
+  readonly nextSeq: number;
+  /**
+   * True when this answer reaches the end of the log as read.
+   */
+  readonly done: boolean;
 }
 /**
  * Forks a session at an event boundary into a child that starts with a copy of the prefix. Accepts ACP's fork params (`sessionId`, `cwd`, `mcpServers`) so an ACP client's call works unchanged. Open: `mcpServers`, `_meta` and any member an ACP client adds are accepted and ignored. `sessionId`: The source session. `childSessionId`: The child's id; a random UUID v4 when absent. An id that already names a session is SESSION_ALREADY_EXISTS. `cwd`: The child's working directory; the source's when absent.
@@ -1414,22 +1430,47 @@ export interface SessionForkResult {
   readonly header: SessionHeader;
 }
 /**
- * Imports a JSONL log and stores it at once (a header-only log too). Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: Store the session under this id instead of the header's.
+ * Imports a JSONL log and stores it at once (a header-only log too). A log too large for one message (the 32 MiB frame limit) is sent in parts: every part but the last with `importId` and `more: true` (the server holds them, per connection), the last with the same `importId` and no `more`; the server imports the parts' text, concatenated in order, at once when the last arrives. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: Store the session under this id instead of the header's (read from the last part).
  */
 export interface SessionImportParams {
   /**
-   * The JSONL text: a header line, then one event per line. It is read like a stored log: a bad header or line is CORRUPT_LOG naming the line, another format version or an unknown event type FORMAT_UNSUPPORTED, an event that breaks an invariant INVALID_EVENT.
+   * The JSONL text, or with `importId` the next part of it (parts may split it anywhere, though clients split at line ends): a header line, then one event per line. It is read like a stored log: a bad header or line is CORRUPT_LOG naming the line, another format version or an unknown event type FORMAT_UNSUPPORTED, an event that breaks an invariant INVALID_EVENT.
    */
   readonly log: string;
   readonly sessionId?: SessionId;
+  /**
+   * Names an upload in parts, chosen by the client and unique among its uploads in flight on this connection. The parts of an upload are held until its last part (no `more`), at most 512 MiB per connection and 16 uploads at once, and are dropped when the connection closes or after 10 minutes without a part; past a cap, or for a last part naming no held upload, the answer is INVALID_PARAMS and the upload is dropped.
+   */
+  readonly importId?: string;
+  /**
+   * True when more parts of the upload follow: the part is held and answered with SessionImportStaged. Requires importId.
+   */
+  readonly more?: boolean;
   readonly _meta?: AcpMeta;
 }
 /**
  * The imported session, durable before this is sent. `sessionId`: The id it was stored under. `header`: Its stored header.
  */
-export interface SessionImportResult {
+export interface SessionImported {
   readonly sessionId: SessionId;
   readonly header: SessionHeader;
+}
+/**
+ * A part held, nothing stored yet: send the next part under the same importId (the last one without `more`).
+ */
+export interface SessionImportStaged {
+  /**
+   * The upload the part was added to.
+   */
+  readonly importId: string;
+  /**
+   * How many parts the upload holds now.
+   */
+  readonly parts: number;
+  /**
+   * How many UTF-8 bytes of log text the upload holds now.
+   */
+  readonly bytes: number;
 }
 /**
  * ACP's session/list with seedline's filters: stored sessions, newest first (createdAt descending, then id), paged by an opaque cursor. Open: `_meta` and any member an ACP client adds are accepted and ignored. `parentSession`: Only the direct children of this session.
@@ -1531,7 +1572,7 @@ export interface SessionReadParams {
    */
   readonly fromSeq?: number;
   /**
-   * The most events to return; all of them from fromSeq when absent.
+   * The most events to return; all of them from fromSeq when absent. When the answer with all of them would not fit in one message of the 32 MiB frame limit, it holds only as many as fit in 16 MiB of JSON (at least one), with done: false; follow nextSeq.
    */
   readonly limit?: number;
   readonly _meta?: AcpMeta;
@@ -1542,7 +1583,7 @@ export interface SessionReadParams {
 export interface SessionReadResult {
   readonly header: SessionHeader;
   /**
-   * The events from fromSeq on, in seq order, at most limit of them.
+   * The events from fromSeq on, in seq order: at most limit of them, and, when they would not all fit in one 32 MiB message, only as many as fit in 16 MiB of JSON (always at least one when any remain; RESPONSE_TOO_LARGE when that one alone would not fit in a 32 MiB message).
    */
   readonly events: readonly SessionEvent[];
   /**

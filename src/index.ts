@@ -6,6 +6,7 @@ export {
 } from "./client/client-watches.js";
 export {
   ConnectionClosedError,
+  RequestTooLargeError,
   RpcResponseError,
   type RpcResponseErrorData,
 } from "./client/rpc-response-error.js";
@@ -36,6 +37,7 @@ export {
   toResponseError,
   type WireErrorData,
 } from "./rpc/error-mapping.js";
+export { PAGE_BYTES } from "./rpc/frame-limit.js";
 export { FRAMINGS, type Framing } from "./rpc/framing.js";
 export { DEFAULT_IDLE_MS } from "./rpc/idle-sessions.js";
 export {

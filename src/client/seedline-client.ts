@@ -1,5 +1,6 @@
 // SeedlineClient: the typed client of `seedline serve`, over a spawned server process or any stream pair.
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -17,11 +18,23 @@ import {
   type RpcMethodName,
   type RpcMethods,
   type SessionEventsParams,
+  type SessionExportParams,
+  type SessionExportResult,
+  type SessionImported,
+  type SessionImportParams,
+  type SessionImportResult,
+  type SessionImportStaged,
 } from "../generated.js";
+import { jsonBytes, MAX_MESSAGE_BYTES, PAGE_BYTES } from "../rpc/frame-limit.js";
 import { createFraming, type Framing } from "../rpc/framing.js";
 import { packageInfo } from "../rpc/package-info.js";
 import { type ClientWatch, ClientWatches, type ClientWatchOptions } from "./client-watches.js";
-import { ConnectionClosedError, RpcResponseError } from "./rpc-response-error.js";
+import { logParts } from "./log-parts.js";
+import {
+  ConnectionClosedError,
+  RequestTooLargeError,
+  RpcResponseError,
+} from "./rpc-response-error.js";
 
 /** How `SeedlineClient.spawn` starts a server. */
 export interface SpawnOptions {
@@ -148,15 +161,75 @@ export class SeedlineClient extends RpcClientMethods {
     return new SeedlineClient(input, output, options.framing ?? "ndjson");
   }
 
+  /**
+   * Sends one request and waits for its answer.
+   * @throws RequestTooLargeError REQUEST_TOO_LARGE, before anything is written, when the request
+   *   is over the frame limit ({@link MAX_MESSAGE_BYTES}); RpcResponseError; ConnectionClosedError.
+   */
   protected async request<M extends RpcMethodName>(
     method: M,
     params: RpcMethods[M]["params"],
   ): Promise<RpcMethods[M]["result"]> {
+    const size = requestBytes(method, params);
+    if (size > MAX_MESSAGE_BYTES) throw new RequestTooLargeError(method, size, MAX_MESSAGE_BYTES);
     try {
       return await this.#connection.sendRequest<RpcMethods[M]["result"]>(method, params);
     } catch (error) {
       throw clientError(error);
     }
+  }
+
+  /**
+   * Exports a session as its JSONL text. Without `fromSeq` the whole log, fetched in parts that
+   * each fit the frame limit (session/export with fromSeq 0, then each part's nextSeq until done)
+   * and joined; with `fromSeq`, that one part as the server answers it.
+   * @throws RpcResponseError SESSION_NOT_FOUND, RESPONSE_TOO_LARGE (one event line alone over the
+   *   limit), the storage errors; ConnectionClosedError.
+   */
+  override async sessionExport(params: SessionExportParams): Promise<SessionExportResult> {
+    if (params.fromSeq !== undefined) return this.request("session/export", params);
+    const parts: string[] = [];
+    let fromSeq = 0;
+    for (;;) {
+      const part = await this.request("session/export", { ...params, fromSeq });
+      parts.push(part.log);
+      if (part.done) return { log: parts.join(""), nextSeq: part.nextSeq, done: true };
+      if (part.nextSeq <= fromSeq) {
+        throw new Error(
+          `expected an export part to move past seq ${fromSeq}, got nextSeq ${part.nextSeq}`,
+        );
+      }
+      fromSeq = part.nextSeq;
+    }
+  }
+
+  /**
+   * Imports a JSONL log text. A request over the frame limit is sent in parts by itself (cut at
+   * line ends into parts of at most {@link PAGE_BYTES}, under a fresh importId, every part but
+   * the last with `more: true`); the server stores the session at once when the last arrives.
+   * With `importId` or `more: true` given, sends exactly that part.
+   * @throws RpcResponseError INVALID_PARAMS, SESSION_ALREADY_EXISTS, CORRUPT_LOG, INVALID_EVENT,
+   *   FORMAT_UNSUPPORTED, the storage errors; ConnectionClosedError.
+   */
+  override sessionImport(
+    params: SessionImportParams & { readonly more: true },
+  ): Promise<SessionImportStaged>;
+  override sessionImport(
+    params: SessionImportParams & { readonly more?: false },
+  ): Promise<SessionImported>;
+  override sessionImport(params: SessionImportParams): Promise<SessionImportResult>;
+  override async sessionImport(params: SessionImportParams): Promise<SessionImportResult> {
+    const partsAsked = params.importId !== undefined || params.more === true;
+    if (partsAsked || requestBytes("session/import", params) <= MAX_MESSAGE_BYTES) {
+      return this.request("session/import", params);
+    }
+    const { log, ...rest } = params;
+    const parts = logParts(log, PAGE_BYTES);
+    const importId = randomUUID();
+    for (const part of parts.slice(0, -1)) {
+      await this.request("session/import", { log: part, importId, more: true });
+    }
+    return this.request("session/import", { ...rest, log: parts.at(-1) ?? "", importId });
   }
 
   /**
@@ -211,6 +284,12 @@ const LOCAL_FAILURES: ReadonlySet<number> = new Set([
   ErrorCodes.MessageWriteError,
   ErrorCodes.ConnectionInactive,
 ]);
+
+/** How many bytes `method` with `params` takes as a request message, at most. */
+function requestBytes(method: string, params: unknown): number {
+  // The id is a counter; the largest safe integer bounds its length.
+  return jsonBytes({ jsonrpc: "2.0", id: Number.MAX_SAFE_INTEGER, method, params });
+}
 
 function clientError(error: unknown): unknown {
   if (error instanceof ResponseError) {

@@ -11,6 +11,7 @@ import {
 } from "vscode-jsonrpc/node";
 import type { Dispatch } from "./dispatch.js";
 import { toResponseError } from "./error-mapping.js";
+import { FrameLimitWriter } from "./frame-limit-writer.js";
 import { createFraming, type Framing } from "./framing.js";
 import { CheckedMessageReader } from "./inbound.js";
 import { ClientIdWriter, RequestIds } from "./request-ids.js";
@@ -56,7 +57,8 @@ export function openServerConnection(options: ServerConnectionOptions): ServerCo
   const transport = createFraming(options.framing, options.input, options.output);
   const ids = new RequestIds();
   const reader = new CheckedMessageReader(transport.reader, log, ids);
-  const writer = new TrackedMessageWriter(transport.writer);
+  // Every answer, refusal and notification passes the frame limit's check on its way out.
+  const writer = new TrackedMessageWriter(new FrameLimitWriter(transport.writer, log));
   // Refused messages are answered through `writer` itself: their ids are the client's already.
   const connection = createMessageConnection(
     reader,

@@ -1,6 +1,7 @@
 // Picks the framing of a stream pair: seedline's NDJSON default, or vscode-jsonrpc's stock Content-Length headers.
 import type { Message, MessageReader, MessageWriter } from "vscode-jsonrpc";
 import { StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
+import { HEAD_SCAN_BYTES, headId } from "./head-id.js";
 import {
   FramingError,
   MAX_MESSAGE_BYTES,
@@ -52,6 +53,7 @@ const GUARDED_JSON = {
       throw new FramingError(
         "too-large",
         `expected a message of at most ${MAX_MESSAGE_BYTES} bytes, got ${buffer.byteLength}`,
+        headId(buffer.subarray(0, HEAD_SCAN_BYTES)),
       );
     }
     try {

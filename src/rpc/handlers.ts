@@ -14,8 +14,10 @@ import {
 import { ReplayModel } from "../replay/replay-model.js";
 import { storedSessionScript, storedSessionScripts } from "../replay/store-scripts.js";
 import type { SessionStore } from "../store/session-store.js";
+import type { ImportUploads } from "./import-uploads.js";
 import type { OpenReplays } from "./open-replays.js";
 import { packageInfo } from "./package-info.js";
+import { exportFrom, pagedAnswer, wholeExport } from "./pages.js";
 import type { ConnectionWatches } from "./watches.js";
 
 /** Runs one method: `params` already passed the method's params validator. */
@@ -35,6 +37,8 @@ export interface HandlerContext {
   readonly replays: OpenReplays;
   /** The watches of this server's connection. */
   readonly watches: ConnectionWatches;
+  /** The session/import uploads in parts this server's connection holds. */
+  readonly uploads: ImportUploads;
 }
 
 /** The ACP protocol version the handshake answers with. */
@@ -48,7 +52,7 @@ const MAX_DATE_MS = 8_640_000_000_000_000;
  * method lists in the table; the dispatcher maps them.
  */
 export function createHandlers(context: HandlerContext): MethodHandlers {
-  const { store, replays, watches } = context;
+  const { store, replays, watches, uploads } = context;
 
   return {
     [RPC_METHOD.initialize]: async () => ({
@@ -106,15 +110,15 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       const from = params.fromSeq ?? 0;
       const end = params.limit === undefined ? undefined : from + params.limit;
       const events = from >= session.nextSeq ? [] : session.eventsBetween(from, end);
-      const nextSeq = from + events.length;
       const openTurn = session.openTurn;
-      return {
+      // Every event asked for when the answer fits in one message, else a first page by bytes.
+      return pagedAnswer(events, (page) => ({
         header: session.header,
-        events,
-        nextSeq,
+        events: page,
+        nextSeq: from + page.length,
         ...(openTurn === undefined ? {} : { openTurn }),
-        done: nextSeq >= session.nextSeq,
-      };
+        done: from + page.length >= session.nextSeq,
+      }));
     },
 
     [RPC_METHOD.sessionList]: async (params) => {
@@ -145,12 +149,21 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       return { messages: session.deriveMessages(through) };
     },
 
-    [RPC_METHOD.sessionExport]: async (params) => ({
-      log: await store.exportLog(params.sessionId),
-    }),
+    [RPC_METHOD.sessionExport]: async (params) => {
+      const session = await store.load(params.sessionId);
+      return params.fromSeq === undefined
+        ? wholeExport(session)
+        : exportFrom(session, params.fromSeq);
+    },
 
     [RPC_METHOD.sessionImport]: async (params) => {
-      const header = await store.importLog(params.log, pick(params, ["sessionId"]));
+      const { importId } = params;
+      if (params.more === true && importId !== undefined) {
+        // Held synchronously, before any await: parts are added in the order they arrive.
+        return uploads.add(importId, params.log);
+      }
+      const text = importId === undefined ? params.log : uploads.take(importId, params.log);
+      const header = await store.importLog(text, pick(params, ["sessionId"]));
       return { sessionId: header.id, header };
     },
 

@@ -105,7 +105,7 @@ export function checkMessage(value: unknown): Checked {
  * A `MessageReader` that wraps a framing reader and passes on only requests and notifications.
  * Refused messages fire `onRejected` (the server answers them); framing failures of the inner
  * reader (a {@link FramingError}: a line that is not JSON, a message over the size limit) fire
- * `onRejected` too, with id null; other read errors pass through `onError`. Counts the requests
+ * `onRejected` too, with the id read from a too-large message's head, else id null; other read errors pass through `onError`. Counts the requests
  * it passed on, so that a shutdown can tell when the connection has dispatched them all.
  *
  * Each request is passed on under an internal id from `ids` (see {@link RequestIds}: the client's
@@ -134,7 +134,7 @@ export class CheckedMessageReader implements MessageReader {
         if (error instanceof FramingError) {
           const kind = error.failure === "parse" ? "PARSE_ERROR" : "INVALID_REQUEST";
           this.#rejected.fire({
-            id: null,
+            id: error.id,
             error: new ProtocolError(kind, error.message, undefined),
           });
         } else {

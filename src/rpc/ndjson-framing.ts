@@ -7,24 +7,28 @@ import {
   type Message,
   type MessageWriter,
 } from "vscode-jsonrpc";
+import { HEAD_SCAN_BYTES, headId } from "./head-id.js";
 
 /** The largest message either framing accepts: a longer line is refused without being parsed. */
 export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 
-/** Why a framed message could not be read; the server answers both kinds with `id: null`. */
+/** Why a framed message could not be read. */
 export type FramingFailure = "parse" | "too-large";
 
 /**
  * A framed message that is not a message: not UTF-8 JSON (`parse`) or over the size limit
- * (`too-large`). Readers report it through `onError` and keep reading.
+ * (`too-large`). Readers report it through `onError` and keep reading. `id` is the request id
+ * read from the head of a message too large to parse (see `headId`), null when none could be.
  */
 export class FramingError extends Error {
   readonly failure: FramingFailure;
+  readonly id: string | number | null;
 
-  constructor(failure: FramingFailure, message: string) {
+  constructor(failure: FramingFailure, message: string, id: string | number | null = null) {
     super(message);
     this.name = "FramingError";
     this.failure = failure;
+    this.id = id;
   }
 }
 
@@ -96,6 +100,9 @@ export class NdjsonMessageReader extends AbstractMessageReader {
   #take(bytes: Buffer): void {
     if (this.#skipping || bytes.length === 0) return;
     if (this.#size + bytes.length > this.#maxBytes) {
+      // The line's head (its first bytes only) may still name the request to refuse.
+      const head = [...this.#parts, bytes];
+      const id = headId(Buffer.concat(head, Math.min(HEAD_SCAN_BYTES, this.#size + bytes.length)));
       this.#parts = [];
       this.#size = 0;
       this.#skipping = true;
@@ -103,6 +110,7 @@ export class NdjsonMessageReader extends AbstractMessageReader {
         new FramingError(
           "too-large",
           `expected a message of at most ${this.#maxBytes} bytes, got a longer line`,
+          id,
         ),
       );
       return;
@@ -161,7 +169,12 @@ export class NdjsonMessageWriter extends AbstractMessageWriter implements Messag
   }
 
   write(message: Message): Promise<void> {
-    const line = `${JSON.stringify(message)}\n`;
+    return this.writeSerialized(message, JSON.stringify(message));
+  }
+
+  /** Writes `message` whose JSON text (`JSON.stringify(message)`) the caller already has. */
+  writeSerialized(message: Message, json: string): Promise<void> {
+    const line = `${json}\n`;
     return new Promise<void>((resolve, reject) => {
       this.#output.write(line, "utf8", (error?: Error | null) => {
         if (error) {

@@ -6,6 +6,7 @@ import { createDispatcher } from "./dispatch.js";
 import type { Framing } from "./framing.js";
 import { createHandlers } from "./handlers.js";
 import { DEFAULT_IDLE_MS, IdleSessions } from "./idle-sessions.js";
+import { ImportUploads } from "./import-uploads.js";
 import { DEFAULT_MAX_REPLAYS, DEFAULT_REPLAY_IDLE_MS, OpenReplays } from "./open-replays.js";
 import { KeyedQueue } from "./ordering.js";
 import { ConnectionWatches } from "./watches.js";
@@ -94,11 +95,13 @@ export function serve(options: ServeOptions): RpcServer {
     ...(options.watchBufferEvents === undefined ? {} : { bufferEvents: options.watchBufferEvents }),
     ...(options.watchStallMs === undefined ? {} : { stallMs: options.watchStallMs }),
   });
+  const uploads = new ImportUploads();
   const handlers = createHandlers({
     store,
     storeKind: options.storeKind ?? store.backend.kind,
     replays,
     watches,
+    uploads,
   });
   const dispatch = createDispatcher({
     handlers,
@@ -121,6 +124,7 @@ export function serve(options: ServeOptions): RpcServer {
       await idle.stop();
       // The connection is gone: nothing can name its replays any more.
       replays.close();
+      uploads.close();
       open.dispose();
       // The error listener stays: a late EPIPE on a finished stream must not crash the process.
       await endOutput(output);
@@ -142,6 +146,7 @@ export function serve(options: ServeOptions): RpcServer {
   open.listen();
   idle.start();
   replays.start();
+  uploads.start();
   if ((input as { isTTY?: boolean }).isTTY === true) log(hintLine(options, framing));
 
   return {

@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { SeedlineError, show } from "../errors.js";
 import type {
+  SessionEvent,
   SessionEventsParams,
   SessionWatchParams,
   SessionWatchResult,
@@ -10,6 +11,13 @@ import type {
 import type { SessionStore } from "../store/session-store.js";
 import { DEFAULT_WATCH_BATCH, type SessionWatch } from "../store/session-watch.js";
 import { toResponseError } from "./error-mapping.js";
+import {
+  countWithin,
+  jsonBytes,
+  MAX_MESSAGE_BYTES,
+  PAGE_BYTES,
+  responseTooLarge,
+} from "./frame-limit.js";
 
 /** How many events of one watch may wait to be written to the client. */
 export const DEFAULT_WATCH_BUFFER_EVENTS = 10_000;
@@ -145,32 +153,44 @@ export class ConnectionWatches {
           await end({ reason: "deleted" });
           return;
         }
-        const count = batch.events.length;
-        if (!(await this.#room(entry, count))) {
+        // Each notification carries at most a page's bytes of events, so it fits in one frame.
+        for (const events of byBytes(batch.events)) {
+          const size = events.length === 1 ? jsonBytes(events[0]) : 0;
+          if (size > MAX_MESSAGE_BYTES - NOTIFICATION_OVERHEAD) {
+            this.#entries.delete(watchId);
+            const seq = events[0]?.seq ?? entry.lastSeq + 1;
+            const error = responseTooLarge(
+              size,
+              `a session/events notification with the event at seq ${seq} alone`,
+            );
+            this.#options.log(`ended a watch: ${error.message}`);
+            await end({ reason: "error", error: this.#wire(error) });
+            return;
+          }
+          const count = events.length;
+          if (!(await this.#room(entry, count))) {
+            if (!live()) return;
+            this.#entries.delete(watchId);
+            const overflow = new SeedlineError(
+              "WATCH_OVERFLOW",
+              `expected the client to read the session/events of watch ${show(watchId)} on ${show(sessionId)}, but it took none of the ${entry.pending} events waiting for ${this.#stallMs} ms (the buffer holds ${this.#limit}); the last seq sent was ${entry.lastSeq}`,
+              { sessionId, lastSeq: entry.lastSeq },
+            );
+            this.#options.log(`ended a watch: ${overflow.message}`);
+            await end({ reason: "error", error: this.#wire(overflow) });
+            return;
+          }
           if (!live()) return;
-          this.#entries.delete(watchId);
-          const overflow = new SeedlineError(
-            "WATCH_OVERFLOW",
-            `expected the client to read the session/events of watch ${show(watchId)} on ${show(sessionId)}, but it took none of the ${entry.pending} events waiting for ${this.#stallMs} ms (the buffer holds ${this.#limit}); the last seq sent was ${entry.lastSeq}`,
-            { sessionId, lastSeq: entry.lastSeq },
-          );
-          this.#options.log(`ended a watch: ${overflow.message}`);
-          await end({ reason: "error", error: this.#wire(overflow) });
-          return;
+          entry.pending += count;
+          entry.lastSeq = events[count - 1]?.seq ?? entry.lastSeq + count;
+          const nextSeq = entry.lastSeq + 1;
+          this.#options.onDelivery?.(sessionId);
+          void this.#send(entry, { watchId, sessionId, events, nextSeq }).finally(() => {
+            entry.pending -= count;
+            entry.wake?.();
+          });
         }
-        if (!live()) return;
-        entry.pending += count;
         entry.lastSeq = batch.nextSeq - 1;
-        this.#options.onDelivery?.(sessionId);
-        void this.#send(entry, {
-          watchId,
-          sessionId,
-          events: batch.events,
-          nextSeq: batch.nextSeq,
-        }).finally(() => {
-          entry.pending -= count;
-          entry.wake?.();
-        });
       }
     } catch (error) {
       if (!live()) return;
@@ -222,5 +242,19 @@ export class ConnectionWatches {
       message: json.message,
       ...(json.data === undefined ? {} : { data: json.data as unknown as Record<string, unknown> }),
     };
+  }
+}
+
+/** Room left in a notification's frame for its members other than the events. */
+const NOTIFICATION_OVERHEAD = 1024;
+
+/** `events` in runs of whole events of at most a page's bytes of JSON each (at least one event each). */
+function* byBytes(events: readonly SessionEvent[]): Generator<readonly SessionEvent[]> {
+  let at = 0;
+  while (at < events.length) {
+    const rest = events.slice(at);
+    const count = countWithin(rest, PAGE_BYTES, (event) => jsonBytes(event) + 1);
+    yield count === rest.length ? rest : rest.slice(0, count);
+    at += count;
   }
 }
