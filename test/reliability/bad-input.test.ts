@@ -668,14 +668,27 @@ function generateFrames(
     }
     frames.push(maker.make());
   }
-  // Over the 32 MiB limit: refused unparsed, with id null.
-  frames.push({
-    category: "a frame over 32 MiB",
-    bytes: Buffer.from(
-      `{"jsonrpc":"2.0","id":1,"method":"session/read","params":{"sessionId":"${"x".repeat(33 * 1024 * 1024)}"}}`,
-    ),
-    expect: { kind: "null", code: INVALID_REQUEST },
-  });
+  // Over the 32 MiB limit: refused unparsed, under the id its head names (id null when the id
+  // comes after the params).
+  const huge = "x".repeat(33 * 1024 * 1024);
+  const oversizeId = nextId++;
+  frames.push(
+    {
+      category: "a frame over 32 MiB",
+      id: oversizeId,
+      bytes: Buffer.from(
+        `{"jsonrpc":"2.0","id":${oversizeId},"method":"session/read","params":{"sessionId":"${huge}"}}`,
+      ),
+      expect: byId([INVALID_REQUEST]),
+    },
+    {
+      category: "a frame over 32 MiB",
+      bytes: Buffer.from(
+        `{"jsonrpc":"2.0","method":"session/read","params":{"sessionId":"${huge}"},"id":${nextId++}}`,
+      ),
+      expect: { kind: "null", code: INVALID_REQUEST },
+    },
+  );
   return { frames, canary, hostile };
 }
 
