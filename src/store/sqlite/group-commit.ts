@@ -37,15 +37,22 @@ const GATHER_MAX_MS = 2;
 export class GroupCommit {
   readonly #db: Database.Database;
   readonly #statements: Statements;
+  readonly #verify: () => void;
   #queue: Job[] = [];
   /** The group being written, if any; new batches then wait for the group after it. */
   #running: Promise<void> | undefined;
   #transactions = 0;
   #batches = 0;
 
-  constructor(db: Database.Database, statements: Statements) {
+  /**
+   * @param verify runs after each COMMIT, before any batch of the group resolves; when it throws,
+   *   every batch of the group rejects with its error instead (the commit did not reach the
+   *   store, e.g. its file was removed under the connection).
+   */
+  constructor(db: Database.Database, statements: Statements, verify: () => void = () => {}) {
     this.#db = db;
     this.#statements = statements;
+    this.#verify = verify;
   }
 
   /** What has been committed so far (tests prove grouping with it). */
@@ -141,6 +148,13 @@ export class GroupCommit {
         if (this.#db.inTransaction) this.#statements.run("rollback", {});
       } catch {
         // The connection is beyond repair; the error above is what the callers hear.
+      }
+    }
+    if (lost === undefined) {
+      try {
+        this.#verify();
+      } catch (error) {
+        lost = error;
       }
     }
     for (const { job, error } of failed) job.reject(error);
