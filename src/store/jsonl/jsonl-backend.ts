@@ -107,7 +107,10 @@ const COPY_BYTES = 1 << 20;
  * processes' writes through one watch of the sessions folder (see {@link ChangeWatch}). What it
  * knows of a log's file goes when the store unloads a session it writes (the writer lock is
  * released); of logs it only reads it keeps a bounded number ({@link StateCache}).
- * POSIX file systems only.
+ * A full disk, a refused permission or a read-only file system fails any operation with
+ * StorageRefusedError STORAGE_REFUSED (location: the log, lock file or folder concerned); a
+ * write it failed is cut back, so the log is left as acknowledged and the same write can be
+ * retried. POSIX file systems only.
  */
 export class JsonlBackend implements SessionBackend {
   readonly kind = "jsonl";
@@ -575,7 +578,7 @@ export class JsonlBackend implements SessionBackend {
         const name = encodeSessionId(id);
         if (this.#locks.holds(name)) {
           await this.#adoptLegacy(id, name);
-          return task();
+          return await task();
         }
         const release = await this.#locks.acquire(name, id);
         try {
