@@ -18,7 +18,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../src/index.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
 import { simpleTurn } from "./builders.js";
@@ -223,15 +223,12 @@ describe.each(KINDS)("no permission (%s, the server runs as nobody)", (kind) => 
 describe("an SQLite database file removed or replaced under a running server", () => {
   const { dir, remove } = tempDir("seedline-vanish-");
   afterAll(remove);
-  const path = join(dir, "store.db");
-  const url = `sqlite:${path}`;
-  let server: SpawnedServer;
-  beforeAll(() => {
-    server = started(url);
-  });
 
   it("removed (with -wal and -shm): appends and reads are STORAGE_UNAVAILABLE, never acknowledged", async () => {
     const id = "vanish-removed";
+    const path = join(dir, "removed.db");
+    const url = `sqlite:${path}`;
+    let server = started(url);
     const first = bigTurn(0, 1, 100);
     await server.client.sessionCreate({ sessionId: id, cwd: "/w" });
     await server.client.sessionAppend({ sessionId: id, events: first });
@@ -258,10 +255,14 @@ describe("an SQLite database file removed or replaced under a running server", (
     server = started(url);
     await expectCode(server.client.sessionRead({ sessionId: id }), "SESSION_NOT_FOUND");
     await expectCode(server.client.sessionRead({ sessionId: "after" }), "SESSION_NOT_FOUND");
+    await server.stop();
   });
 
   it("replaced by a backup copy: STORAGE_UNAVAILABLE, and after a restart the backup holds every acknowledged event", async () => {
     const id = "vanish-replaced";
+    const path = join(dir, "replaced.db");
+    const url = `sqlite:${path}`;
+    let server = started(url);
     const first = bigTurn(0, 1, 100);
     await server.client.sessionCreate({ sessionId: id, cwd: "/w" });
     await server.client.sessionAppend({ sessionId: id, events: first });
