@@ -50,27 +50,44 @@ export class FileGuard {
   /**
    * Checks that the database path (and its `-wal` path, once recorded) still names the file the
    * connection opened.
-   * @throws StorageUnavailableError STORAGE_UNAVAILABLE (location: the database path,
-   *   commitUnknown false) when it does not, now or at an earlier check.
+   * @param committed whether a commit just went to the connection's file: when the check fails
+   *   then, the error says `commitUnknown` (the write landed in the removed or moved file, which
+   *   holds it if it is put back); else nothing was written.
+   * @throws StorageUnavailableError STORAGE_UNAVAILABLE (location: the database path) when it
+   *   does not, now or at an earlier check.
    */
-  check(): void {
+  check(committed = false): void {
     if (this.#failure !== undefined) throw this.#failure;
     const now = identityAt(this.path);
-    if (now !== this.#database) throw this.#fail(this.path, this.#database, now);
+    if (now !== this.#database) throw this.#fail(this.path, this.#database, now, committed);
     const wal = `${this.path}-wal`;
     const walNow = identityAt(wal);
     if (this.#wal === undefined) this.#wal = walNow;
-    else if (walNow !== this.#wal) throw this.#fail(wal, this.#wal, walNow);
+    else if (walNow !== this.#wal) throw this.#fail(wal, this.#wal, walNow, committed);
   }
 
-  #fail(path: string, expected: string, found: string | undefined): StorageUnavailableError {
+  #fail(
+    path: string,
+    expected: string,
+    found: string | undefined,
+    committed: boolean,
+  ): StorageUnavailableError {
     const got =
       found === undefined ? "no file there" : `another file (device:inode ${found}) there`;
+    const advice =
+      "restore the original file if you have it, then restart the server (or reopen the store) to use the file the path names";
+    const message = `expected ${path} to be the file this process opened (device:inode ${expected}), got ${got}: it was removed or replaced while the store was open`;
+    // Every later operation fails before writing anything.
     this.#failure = new StorageUnavailableError(
       "STORAGE_UNAVAILABLE",
-      `expected ${path} to be the file this process opened (device:inode ${expected}), got ${got}: it was removed or replaced while the store was open, so nothing written now would be kept and nothing more was acknowledged; restore the original file if you have it, then restart the server (or reopen the store) to use the file the path names`,
+      `${message}, so nothing is written to it any more and nothing of this operation was stored; ${advice}`,
       { location: this.path, commitUnknown: false },
     );
-    return this.#failure;
+    if (!committed) return this.#failure;
+    return new StorageUnavailableError(
+      "STORAGE_UNAVAILABLE",
+      `${message} — found just after a commit, which went to the file that was removed or moved: it is not in the store at that path, and is in that file if it is put back; ${advice}`,
+      { location: this.path, commitUnknown: true },
+    );
   }
 }

@@ -37,7 +37,7 @@ const GATHER_MAX_MS = 2;
 export class GroupCommit {
   readonly #db: Database.Database;
   readonly #statements: Statements;
-  readonly #verify: () => void;
+  readonly #verify: (committed: boolean) => void;
   #queue: Job[] = [];
   /** The group being written, if any; new batches then wait for the group after it. */
   #running: Promise<void> | undefined;
@@ -45,11 +45,17 @@ export class GroupCommit {
   #batches = 0;
 
   /**
-   * @param verify runs after each COMMIT, before any batch of the group resolves; when it throws,
-   *   every batch of the group rejects with its error instead (the commit did not reach the
-   *   store, e.g. its file was removed under the connection).
+   * @param verify runs before each group's BEGIN (`committed` false: when it throws, the group's
+   *   batches reject with its error, nothing written) and after its COMMIT, before any batch
+   *   resolves (`committed` true: when it throws, every batch of the group rejects with its
+   *   error instead — the commit did not reach the store, e.g. its file was removed under the
+   *   connection).
    */
-  constructor(db: Database.Database, statements: Statements, verify: () => void = () => {}) {
+  constructor(
+    db: Database.Database,
+    statements: Statements,
+    verify: (committed: boolean) => void = () => {},
+  ) {
     this.#db = db;
     this.#statements = statements;
     this.#verify = verify;
@@ -106,6 +112,7 @@ export class GroupCommit {
 
   async #writeGroup(): Promise<void> {
     try {
+      this.#verify(false);
       await this.#begin();
     } catch (error) {
       for (const job of this.#queue.splice(0)) job.reject(error);
@@ -152,7 +159,7 @@ export class GroupCommit {
     }
     if (lost === undefined) {
       try {
-        this.#verify();
+        this.#verify(true);
       } catch (error) {
         lost = error;
       }

@@ -86,7 +86,7 @@ export class SqliteBackend implements SessionBackend {
     this.#db = db;
     this.#guard = guard;
     this.#statements = new Statements(db);
-    this.#group = new GroupCommit(db, this.#statements, () => guard?.check());
+    this.#group = new GroupCommit(db, this.#statements, (committed) => guard?.check(committed));
     this.#locks = isPrivate(path) ? undefined : new LockFiles(`${path}.locks`);
     const poller = isPrivate(path)
       ? undefined
