@@ -16,7 +16,12 @@ function identityAt(path: string): string | undefined {
  * The identity (device, inode) of the database file a connection opened, and of its `-wal` file
  * once one exists, compared with what the paths name now. A connection keeps writing to a file
  * that was removed or replaced — its open descriptors still work — so without this check its
- * commits are acknowledged and gone after a restart. A check costs one or two `stat` calls.
+ * commits are acknowledged and gone after a restart. The backend checks the database file before
+ * each read (one `stat`), and both files inside each group commit's transaction just before its
+ * COMMIT (two `stat`s, under the write lock): a file found gone rolls the group back, so nothing
+ * is written to it and nothing acknowledged. (A file removed after that check is removed after
+ * the commit, like one removed just after the acknowledgement: no check can see it coming.) A
+ * `-wal` file removed on its own is found too.
  *
  * Once a check has failed the guard stays failed: the connection's file is no longer the store,
  * so every later check fails too, until the backend is opened again (a restart opens whatever
@@ -48,46 +53,30 @@ export class FileGuard {
   }
 
   /**
-   * Checks that the database path (and its `-wal` path, once recorded) still names the file the
-   * connection opened.
-   * @param committed whether a commit just went to the connection's file: when the check fails
-   *   then, the error says `commitUnknown` (the write landed in the removed or moved file, which
-   *   holds it if it is put back); else nothing was written.
-   * @throws StorageUnavailableError STORAGE_UNAVAILABLE (location: the database path) when it
-   *   does not, now or at an earlier check.
+   * Checks that the database path still names the file the connection opened and, with
+   * `withWal`, that its `-wal` path names the connection's `-wal` file (once recorded).
+   * @throws StorageUnavailableError STORAGE_UNAVAILABLE (location: the database path,
+   *   commitUnknown false) when it does not, now or at an earlier check.
    */
-  check(committed = false): void {
+  check(withWal: boolean): void {
     if (this.#failure !== undefined) throw this.#failure;
     const now = identityAt(this.path);
-    if (now !== this.#database) throw this.#fail(this.path, this.#database, now, committed);
+    if (now !== this.#database) throw this.#fail(this.path, this.#database, now);
+    if (!withWal) return;
     const wal = `${this.path}-wal`;
     const walNow = identityAt(wal);
     if (this.#wal === undefined) this.#wal = walNow;
-    else if (walNow !== this.#wal) throw this.#fail(wal, this.#wal, walNow, committed);
+    else if (walNow !== this.#wal) throw this.#fail(wal, this.#wal, walNow);
   }
 
-  #fail(
-    path: string,
-    expected: string,
-    found: string | undefined,
-    committed: boolean,
-  ): StorageUnavailableError {
+  #fail(path: string, expected: string, found: string | undefined): StorageUnavailableError {
     const got =
       found === undefined ? "no file there" : `another file (device:inode ${found}) there`;
-    const advice =
-      "restore the original file if you have it, then restart the server (or reopen the store) to use the file the path names";
-    const message = `expected ${path} to be the file this process opened (device:inode ${expected}), got ${got}: it was removed or replaced while the store was open`;
-    // Every later operation fails before writing anything.
     this.#failure = new StorageUnavailableError(
       "STORAGE_UNAVAILABLE",
-      `${message}, so nothing is written to it any more and nothing of this operation was stored; ${advice}`,
+      `expected ${path} to be the file this process opened (device:inode ${expected}), got ${got}: it was removed or replaced while the store was open, so nothing of this operation was stored and nothing more will be written to it; restore the original file if you have it, then restart the server (or reopen the store) to use the file the path names`,
       { location: this.path, commitUnknown: false },
     );
-    if (!committed) return this.#failure;
-    return new StorageUnavailableError(
-      "STORAGE_UNAVAILABLE",
-      `${message} — found just after a commit, which went to the file that was removed or moved: it is not in the store at that path, and is in that file if it is put back; ${advice}`,
-      { location: this.path, commitUnknown: true },
-    );
+    return this.#failure;
   }
 }

@@ -37,7 +37,7 @@ const GATHER_MAX_MS = 2;
 export class GroupCommit {
   readonly #db: Database.Database;
   readonly #statements: Statements;
-  readonly #verify: (committed: boolean) => void;
+  readonly #verify: () => void;
   #queue: Job[] = [];
   /** The group being written, if any; new batches then wait for the group after it. */
   #running: Promise<void> | undefined;
@@ -45,17 +45,12 @@ export class GroupCommit {
   #batches = 0;
 
   /**
-   * @param verify runs before each group's BEGIN (`committed` false: when it throws, the group's
-   *   batches reject with its error, nothing written) and after its COMMIT, before any batch
-   *   resolves (`committed` true: when it throws, every batch of the group rejects with its
-   *   error instead — the commit did not reach the store, e.g. its file was removed under the
-   *   connection).
+   * @param verify runs in each group's transaction, after its batches and just before COMMIT:
+   *   when it throws, the transaction is rolled back and every batch of the group rejects with
+   *   its error (e.g. the database file was removed under the connection, so a commit would
+   *   reach nothing that lasts).
    */
-  constructor(
-    db: Database.Database,
-    statements: Statements,
-    verify: (committed: boolean) => void = () => {},
-  ) {
+  constructor(db: Database.Database, statements: Statements, verify: () => void = () => {}) {
     this.#db = db;
     this.#statements = statements;
     this.#verify = verify;
@@ -112,7 +107,6 @@ export class GroupCommit {
 
   async #writeGroup(): Promise<void> {
     try {
-      this.#verify(false);
       await this.#begin();
     } catch (error) {
       for (const job of this.#queue.splice(0)) job.reject(error);
@@ -140,6 +134,7 @@ export class GroupCommit {
           this.#statements.run("releaseSavepoint", {});
         }
       }
+      this.#verify();
       this.#statements.run("commit", {});
       this.#transactions++;
       this.#batches += done.length;
@@ -155,13 +150,6 @@ export class GroupCommit {
         if (this.#db.inTransaction) this.#statements.run("rollback", {});
       } catch {
         // The connection is beyond repair; the error above is what the callers hear.
-      }
-    }
-    if (lost === undefined) {
-      try {
-        this.#verify(true);
-      } catch (error) {
-        lost = error;
       }
     }
     for (const { job, error } of failed) job.reject(error);

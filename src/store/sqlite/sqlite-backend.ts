@@ -86,7 +86,7 @@ export class SqliteBackend implements SessionBackend {
     this.#db = db;
     this.#guard = guard;
     this.#statements = new Statements(db);
-    this.#group = new GroupCommit(db, this.#statements, (committed) => guard?.check(committed));
+    this.#group = new GroupCommit(db, this.#statements, () => guard?.check(true));
     this.#locks = isPrivate(path) ? undefined : new LockFiles(`${path}.locks`);
     const poller = isPrivate(path)
       ? undefined
@@ -372,8 +372,8 @@ export class SqliteBackend implements SessionBackend {
 
   /**
    * Runs `work` in the next group commit. Once the database file was found removed or replaced,
-   * every write fails at once with that STORAGE_UNAVAILABLE; a group whose commit went to such a
-   * file is rejected with it, never acknowledged.
+   * every write fails at once with that STORAGE_UNAVAILABLE; a group that finds it so just before
+   * its COMMIT is rolled back and rejected with it, never acknowledged.
    */
   #write<T>(work: () => T): Promise<T> {
     this.#assertOpen();
@@ -399,7 +399,7 @@ export class SqliteBackend implements SessionBackend {
   #read<T>(work: () => T): Promise<T> {
     this.#assertOpen();
     try {
-      this.#guard?.check();
+      this.#guard?.check(false);
       this.#statements.run("beginRead", {});
       try {
         return Promise.resolve(work());
