@@ -344,16 +344,14 @@ export class JsonlBackend implements SessionBackend {
 
   async has(id: string): Promise<boolean> {
     this.#assertOpen();
-    const path = this.#where(id);
-    if (path === undefined) return false;
     try {
+      const path = this.#where(id);
+      if (path === undefined) return false;
       // Metadata calls like this one are done synchronously: they take microseconds, less than a
       // round trip through the thread pool.
-      statSync(path);
-      return true;
+      return statSync(path, { throwIfNoEntry: false }) !== undefined;
     } catch (error) {
-      if (isErrno(error, "ENOENT")) return false;
-      throw refused(error, path);
+      throw refused(error, this.#ownPath(id));
     }
   }
 
