@@ -55,6 +55,13 @@ const FIRST_PAGE: ListKey = { createdAt: Number.MAX_SAFE_INTEGER + 1, id: "" };
  *
  * Subscribers hear of this backend's writes once they have committed, and of other connections'
  * writes through one {@link ChangePoller} per backend, running while any session has subscribers.
+ *
+ * The database file is checked to be the one opened ({@link FileGuard}): before each read, and
+ * with its `-wal` file just before each group's COMMIT. Once it was found removed or replaced,
+ * every read and write fails with STORAGE_UNAVAILABLE (location: the file) until the backend is
+ * opened again — nothing is ever acknowledged into a file that is gone. A full disk, a refused
+ * permission or a read-only file system fails an operation with STORAGE_REFUSED (location: the
+ * file, or the lock file); the transaction is rolled back, and the same write can be retried.
  */
 export class SqliteBackend implements SessionBackend {
   readonly kind = "sqlite";
