@@ -18,7 +18,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../src/index.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
 import { simpleTurn } from "./builders.js";
@@ -30,7 +30,14 @@ import {
   nobodyCannotRun,
   type SpawnedServer,
   startServer,
+  type Tmpfs,
+  tmpfsCannotMount,
 } from "./storage-faults.js";
+
+/** Why tmpfs tests are skipped, if they are. */
+const CANNOT_MOUNT = tmpfsCannotMount();
+/** Why the permission tests are skipped, if they are. */
+const CANNOT_RUN_AS_NOBODY = nobodyCannotRun();
 
 type Kind = "jsonl" | "sqlite";
 const KINDS: readonly Kind[] = ["jsonl", "sqlite"];
@@ -71,13 +78,16 @@ afterAll(async () => {
 });
 
 describe.each(KINDS)("a full disk (%s, tmpfs of 256 KiB)", (kind) => {
-  const fs = mountTmpfs(`seedline-full-${kind}-`, "256k");
-  afterAll(() => fs.unmount());
+  let fs: Tmpfs | undefined;
+  beforeAll(() => {
+    if (CANNOT_MOUNT === undefined) fs = mountTmpfs(`seedline-full-${kind}-`, "256k");
+  });
+  afterAll(() => fs?.unmount());
 
-  it.skipIf(fs.dir === undefined)(
-    `answers STORAGE_REFUSED no-space, and the same append lands once after space is freed${fs.dir === undefined ? ` — skipped: ${fs.reason}` : ""}`,
+  it.skipIf(CANNOT_MOUNT !== undefined)(
+    `answers STORAGE_REFUSED no-space, and the same append lands once after space is freed${CANNOT_MOUNT === undefined ? "" : ` — skipped: ${CANNOT_MOUNT}`}`,
     async () => {
-      const dir = fs.dir as string;
+      const dir = (fs as Tmpfs).dir;
       const { url, logOf } = storeIn(kind, dir);
       const id = `full-${kind}`;
       let server = started(url);
@@ -119,16 +129,20 @@ describe.each(KINDS)("a full disk (%s, tmpfs of 256 KiB)", (kind) => {
 });
 
 describe.each(KINDS)("a read-only file system (%s, tmpfs remounted ro)", (kind) => {
-  const fs = mountTmpfs(`seedline-ro-${kind}-`, "1m");
+  let fs: Tmpfs | undefined;
+  beforeAll(() => {
+    if (CANNOT_MOUNT === undefined) fs = mountTmpfs(`seedline-ro-${kind}-`, "1m");
+  });
   afterAll(() => {
-    if (fs.dir !== undefined) fs.remount("rw");
-    fs.unmount();
+    fs?.remount("rw");
+    fs?.unmount();
   });
 
-  it.skipIf(fs.dir === undefined)(
-    `answers STORAGE_REFUSED read-only, and the append lands once remounted read-write${fs.dir === undefined ? ` — skipped: ${fs.reason}` : ""}`,
+  it.skipIf(CANNOT_MOUNT !== undefined)(
+    `answers STORAGE_REFUSED read-only, and the append lands once remounted read-write${CANNOT_MOUNT === undefined ? "" : ` — skipped: ${CANNOT_MOUNT}`}`,
     async () => {
-      const dir = fs.dir as string;
+      const mounted = fs as Tmpfs;
+      const dir = mounted.dir;
       const { url, logOf } = storeIn(kind, dir);
       const id = `ro-${kind}`;
       const first = bigTurn(0, 1, 100);
@@ -137,7 +151,7 @@ describe.each(KINDS)("a read-only file system (%s, tmpfs remounted ro)", (kind) 
       await server.client.sessionAppend({ sessionId: id, events: first });
       await server.stop();
       // A file open for writing keeps a remount read-only from happening: the writer is stopped first.
-      fs.remount("ro");
+      mounted.remount("ro");
       const batch = bigTurn(first.length, 2, 100);
       if (kind === "sqlite") {
         // SQLite opens its database for writing (WAL): on a read-only file system the server
@@ -161,7 +175,7 @@ describe.each(KINDS)("a read-only file system (%s, tmpfs remounted ro)", (kind) 
         expect((await server.client.sessionRead({ sessionId: id })).events).toEqual(first);
         await server.stop();
       }
-      fs.remount("rw");
+      mounted.remount("rw");
       server = started(url);
       expect((await server.client.sessionAppend({ sessionId: id, events: batch })).nextSeq).toBe(
         first.length + batch.length,
@@ -173,12 +187,15 @@ describe.each(KINDS)("a read-only file system (%s, tmpfs remounted ro)", (kind) 
 });
 
 describe.each(KINDS)("no permission (%s, the server runs as nobody)", (kind) => {
-  const cannot = nobodyCannotRun();
-  const { dir, remove } = tempDir("seedline-perm-");
-  afterAll(remove);
+  let dir = "";
+  let remove = () => {};
+  beforeAll(() => {
+    ({ dir, remove } = tempDir("seedline-perm-"));
+  });
+  afterAll(() => remove());
 
-  it.skipIf(cannot !== undefined)(
-    `answers STORAGE_REFUSED no-permission, and the append lands once the folder is given back${cannot === undefined ? "" : ` — skipped: ${cannot}`}`,
+  it.skipIf(CANNOT_RUN_AS_NOBODY !== undefined)(
+    `answers STORAGE_REFUSED no-permission, and the append lands once the folder is given back${CANNOT_RUN_AS_NOBODY === undefined ? "" : ` — skipped: ${CANNOT_RUN_AS_NOBODY}`}`,
     async () => {
       // The store's folder belongs to root (0755): nobody may read it, not write it.
       chmodSync(dir, 0o755);
@@ -221,8 +238,12 @@ describe.each(KINDS)("no permission (%s, the server runs as nobody)", (kind) => 
 });
 
 describe("an SQLite database file removed or replaced under a running server", () => {
-  const { dir, remove } = tempDir("seedline-vanish-");
-  afterAll(remove);
+  let dir = "";
+  let remove = () => {};
+  beforeAll(() => {
+    ({ dir, remove } = tempDir("seedline-vanish-"));
+  });
+  afterAll(() => remove());
 
   it("removed (with -wal and -shm): appends and reads are STORAGE_UNAVAILABLE, never acknowledged", async () => {
     const id = "vanish-removed";

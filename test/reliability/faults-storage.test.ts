@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prng } from "../../scripts/bench/synthetic-log.js";
 import type { RpcResponseError, SessionEvent } from "../../src/index.js";
 import { RPC_ERROR_CODES } from "../../src/index.js";
@@ -20,7 +20,15 @@ import {
   nobodyCannotRun,
   type SpawnedServer,
   startServer,
+  type Tmpfs,
+  tmpfsCannotMount,
 } from "../storage-faults.js";
+
+/** Why the full-disk rounds are skipped, if they are. */
+const CANNOT_MOUNT = tmpfsCannotMount();
+/** Why the permission tests are skipped, if they are. */
+const CANNOT_RUN_AS_NOBODY = nobodyCannotRun();
+
 import { within } from "../waits.js";
 
 type Kind = "jsonl" | "sqlite";
@@ -103,14 +111,17 @@ function summary(kind: string, what: string, tallied: Tally, events: number, ms:
 
 describe("R7 faults: storage", () => {
   describe.each(KINDS)("a full disk (%s)", (kind) => {
-    const fs = mountTmpfs(`seedline-r7-full-${kind}-`, "2m");
-    afterAll(() => fs.unmount());
+    let fs: Tmpfs | undefined;
+    beforeAll(() => {
+      if (CANNOT_MOUNT === undefined) fs = mountTmpfs(`seedline-r7-full-${kind}-`, "2m");
+    });
+    afterAll(() => fs?.unmount());
 
-    it.skipIf(fs.dir === undefined)(
-      `appends from ${SESSIONS} sessions fill the disk ${FILL_CYCLES} times: STORAGE_REFUSED no-space each time, the refused batches land once space is freed${fs.dir === undefined ? ` — skipped: ${fs.reason}` : ""}`,
+    it.skipIf(CANNOT_MOUNT !== undefined)(
+      `appends from ${SESSIONS} sessions fill the disk ${FILL_CYCLES} times: STORAGE_REFUSED no-space each time, the refused batches land once space is freed${CANNOT_MOUNT === undefined ? "" : ` — skipped: ${CANNOT_MOUNT}`}`,
       async () => {
         const started = Date.now();
-        const dir = fs.dir as string;
+        const dir = (fs as Tmpfs).dir;
         const url = urlOf(kind, dir);
         const rng = new Prng(kind === "sqlite" ? 7 : 8);
         const tallied = tally();
@@ -185,12 +196,15 @@ describe("R7 faults: storage", () => {
   });
 
   describe.each(KINDS)("permissions taken away (%s, the server runs as nobody)", (kind) => {
-    const cannot = nobodyCannotRun();
-    const { dir, remove } = tempDir("seedline-r7-perm-");
-    afterAll(remove);
+    let dir = "";
+    let remove = () => {};
+    beforeAll(() => {
+      ({ dir, remove } = tempDir("seedline-r7-perm-"));
+    });
+    afterAll(() => remove());
 
-    it.skipIf(cannot !== undefined)(
-      `the folder of the lock files made read-only under the running server: STORAGE_REFUSED no-permission for new writers, the live session goes on${cannot === undefined ? "" : ` — skipped: ${cannot}`}`,
+    it.skipIf(CANNOT_RUN_AS_NOBODY !== undefined)(
+      `the folder of the lock files made read-only under the running server: STORAGE_REFUSED no-permission for new writers, the live session goes on${CANNOT_RUN_AS_NOBODY === undefined ? "" : ` — skipped: ${CANNOT_RUN_AS_NOBODY}`}`,
       async () => {
         const started = Date.now();
         const url = urlOf(kind, dir);
