@@ -89,6 +89,26 @@ export class StorageUnavailableError extends StorageError<"STORAGE_UNAVAILABLE">
   }
 }
 
+/** What a storage refusal reports: no space, no permission, or a read-only file system or database. */
+export type RefusalCondition = RpcErrorData["STORAGE_REFUSED"]["condition"];
+
+/**
+ * The store's file system or database refused the operation for a condition of its own: no space
+ * left (`no-space`), no permission (`no-permission`) or a read-only file system or database
+ * (`read-only`). Nothing of the operation was stored and the log is intact: free space or fix the
+ * permissions, then retry the same request. `cause` holds the system's or driver's error.
+ */
+export class StorageRefusedError extends StorageError<"STORAGE_REFUSED"> {
+  /** What the storage reported. */
+  get condition(): RefusalCondition {
+    return this.details.condition;
+  }
+  /** The file or folder (JSONL, SQLite), or the store's URL without password and its schema. */
+  get location(): string {
+    return this.details.location;
+  }
+}
+
 /**
  * The codes of `ReplayError`: the replay codes, plus INVALID_PARAMS for overrides that name no
  * session of the tree or do not parse.

@@ -71,6 +71,12 @@ export type ReleaseLock = () => Promise<void>;
 /**
  * A persistence backend. Every method is asynchronous; a write resolves only once it is durable
  * (in the store's durability mode). Ids reach the backend already validated.
+ *
+ * Besides the codes each method names, any method may fail with StorageRefusedError
+ * STORAGE_REFUSED (a full disk, no permission, a read-only file system or database: nothing of
+ * the operation stored, the same request may be retried once the condition is gone) and with
+ * StorageUnavailableError STORAGE_UNAVAILABLE (the store cannot be reached, or its file was
+ * removed or replaced under it).
  */
 export interface SessionBackend {
   /** What kind of store this is, for diagnostics and the handshake ("memory", "jsonl", "sqlite"). */

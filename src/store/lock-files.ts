@@ -12,6 +12,7 @@ import {
 import { join } from "node:path";
 import { StorageError, show } from "../errors.js";
 import type { ReleaseLock } from "./backend.js";
+import { refusedOr } from "./storage-refusal.js";
 
 /** Every instance that may hold locks, so that one exit handler releases them all. */
 const living = new Set<LockFiles>();
@@ -40,11 +41,19 @@ export class LockFiles {
 
   /**
    * Takes the lock `name` for `sessionId`.
-   * @throws StorageError SESSION_BUSY when a live process (or another holder in this one) has it.
+   * @throws StorageError SESSION_BUSY when a live process (or another holder in this one) has it;
+   *   StorageRefusedError STORAGE_REFUSED (location: the lock file) when the folder is full,
+   *   read-only or may not be written.
    */
   async acquire(name: string, sessionId: string): Promise<ReleaseLock> {
     const count = this.#held.get(name);
-    if (count === undefined) this.#take(name, sessionId);
+    if (count === undefined) {
+      try {
+        this.#take(name, sessionId);
+      } catch (error) {
+        throw refusedOr(error, this.#path(name));
+      }
+    }
     this.#held.set(name, (count ?? 0) + 1);
     let released = false;
     return async () => {
@@ -112,9 +121,13 @@ export class LockFiles {
     }
     try {
       writeSync(fd, `${process.pid}\n`);
-    } finally {
+    } catch (error) {
+      // A lock file without a pid (a full disk) would be taken for a stale one: none is left.
       closeSync(fd);
+      rmSync(this.#path(name), { force: true });
+      throw error;
     }
+    closeSync(fd);
     return true;
   }
 

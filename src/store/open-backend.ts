@@ -6,6 +6,7 @@ import type { Durability, SessionBackend } from "./backend.js";
 import { JsonlBackend } from "./jsonl/jsonl-backend.js";
 import { MemoryBackend } from "./memory-backend.js";
 import { SqliteBackend } from "./sqlite/sqlite-backend.js";
+import { refusedOr } from "./storage-refusal.js";
 
 /** The store a server or CLI opens when none is given: an embedded SQLite file. */
 export const DEFAULT_STORE_URL = "sqlite:.seedline/sessions.db";
@@ -29,7 +30,9 @@ export const STORE_URL_FORMS = [
  * `postgresql://` URL opens the PostgreSQL backend (loaded only then, so that `pg` is not loaded
  * for the other stores), in the schema `?schema=` names (default `seedline`).
  * @throws StorageError INVALID_PARAMS for a URL of no known form; the backend's own errors
- *   (a SQLite file or PostgreSQL schema at another layout version is FORMAT_UNSUPPORTED).
+ *   (a SQLite file or PostgreSQL schema at another layout version is FORMAT_UNSUPPORTED);
+ *   StorageRefusedError STORAGE_REFUSED when the folder cannot be made (no space, no
+ *   permission, a read-only file system).
  */
 export async function openBackend(
   url: string,
@@ -42,12 +45,12 @@ export async function openBackend(
   switch (scheme) {
     case "sqlite": {
       if (rest === "") break;
-      if (rest !== ":memory:") mkdirSync(dirname(resolve(rest)), { recursive: true });
+      if (rest !== ":memory:") makeFolder(dirname(resolve(rest)));
       return SqliteBackend.open(rest === ":memory:" ? rest : resolve(rest), durability);
     }
     case "jsonl": {
       if (rest === "") break;
-      mkdirSync(resolve(rest), { recursive: true });
+      makeFolder(resolve(rest));
       return new JsonlBackend(resolve(rest), durability);
     }
     case "memory":
@@ -69,4 +72,13 @@ export async function openBackend(
       ],
     },
   );
+}
+
+/** Creates `dir` and its parents when missing. @throws StorageRefusedError STORAGE_REFUSED. */
+function makeFolder(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw refusedOr(error, dir);
+  }
 }

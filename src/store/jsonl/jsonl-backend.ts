@@ -20,6 +20,7 @@ import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { LockFiles } from "../lock-files.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
+import { refusedOr } from "../storage-refusal.js";
 import { ChangeWatch, type WatchFolder, type WatchMode } from "./change-watch.js";
 import {
   copyRange,
@@ -106,7 +107,10 @@ const COPY_BYTES = 1 << 20;
  * processes' writes through one watch of the sessions folder (see {@link ChangeWatch}). What it
  * knows of a log's file goes when the store unloads a session it writes (the writer lock is
  * released); of logs it only reads it keeps a bounded number ({@link StateCache}).
- * POSIX file systems only.
+ * A full disk, a refused permission or a read-only file system fails any operation with
+ * StorageRefusedError STORAGE_REFUSED (location: the log, lock file or folder concerned); a
+ * write it failed is cut back, so the log is left as acknowledged and the same write can be
+ * retried. POSIX file systems only.
  */
 export class JsonlBackend implements SessionBackend {
   readonly kind = "jsonl";
@@ -256,21 +260,25 @@ export class JsonlBackend implements SessionBackend {
    */
   async load(id: string): Promise<StoredLog | undefined> {
     this.#assertOpen();
-    const handle = await this.#openFile(id, "r");
-    if (handle === undefined) return undefined;
     try {
-      const key = fileKey(handle);
-      const events: unknown[] = [];
-      const markers: IndexedMarker[] = [];
-      const scan = await this.#scan(id, handle, (event, line) => {
-        events.push(event);
-        collectMarker(markers, event, line.end);
-        return undefined;
-      });
-      this.#remember(id, key, scan, markers);
-      return { header: scan.header, events, tornTail: scan.tornTail };
-    } finally {
-      await handle.close();
+      const handle = await this.#openFile(id, "r");
+      if (handle === undefined) return undefined;
+      try {
+        const key = fileKey(handle);
+        const events: unknown[] = [];
+        const markers: IndexedMarker[] = [];
+        const scan = await this.#scan(id, handle, (event, line) => {
+          events.push(event);
+          collectMarker(markers, event, line.end);
+          return undefined;
+        });
+        this.#remember(id, key, scan, markers);
+        return { header: scan.header, events, tornTail: scan.tornTail };
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      throw refused(error, this.#ownPath(id));
     }
   }
 
@@ -287,37 +295,41 @@ export class JsonlBackend implements SessionBackend {
    */
   async loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined> {
     this.#assertOpen();
-    // Never the state trusted under the writer lock without a stat: a reader always checks.
-    const known = this.#states.get(id);
-    const unchanged = known !== undefined && known.length === fromSeq ? known : undefined;
-    if (unchanged !== undefined) {
-      const path = this.#where(id);
-      const info =
-        path === undefined ? undefined : statSync(path, { bigint: true, throwIfNoEntry: false });
-      if (info === undefined) return undefined;
-      const now = keyOf(info);
-      if (now.key === unchanged.key && now.size === unchanged.size) {
-        const tornTail = unchanged.size > unchanged.intactEnd;
-        return { header: unchanged.header, events: [], tornTail, from: fromSeq };
-      }
-    }
-    const handle = await this.#openFile(id, "r");
-    if (handle === undefined) return undefined;
     try {
-      // The identity of the file being read, which may have changed since the stat above.
-      const now = fileKey(handle);
-      if (
-        known !== undefined &&
-        known.key === now.key &&
-        known.length === fromSeq &&
-        now.size > known.size &&
-        (await stillHolds(handle, known))
-      ) {
-        return await this.#readAfter(id, handle, known, now.size);
+      // Never the state trusted under the writer lock without a stat: a reader always checks.
+      const known = this.#states.get(id);
+      const unchanged = known !== undefined && known.length === fromSeq ? known : undefined;
+      if (unchanged !== undefined) {
+        const path = this.#where(id);
+        const info =
+          path === undefined ? undefined : statSync(path, { bigint: true, throwIfNoEntry: false });
+        if (info === undefined) return undefined;
+        const now = keyOf(info);
+        if (now.key === unchanged.key && now.size === unchanged.size) {
+          const tornTail = unchanged.size > unchanged.intactEnd;
+          return { header: unchanged.header, events: [], tornTail, from: fromSeq };
+        }
       }
-      return await this.#readFrom(id, handle, now, fromSeq);
-    } finally {
-      await handle.close();
+      const handle = await this.#openFile(id, "r");
+      if (handle === undefined) return undefined;
+      try {
+        // The identity of the file being read, which may have changed since the stat above.
+        const now = fileKey(handle);
+        if (
+          known !== undefined &&
+          known.key === now.key &&
+          known.length === fromSeq &&
+          now.size > known.size &&
+          (await stillHolds(handle, known))
+        ) {
+          return await this.#readAfter(id, handle, known, now.size);
+        }
+        return await this.#readFrom(id, handle, now, fromSeq);
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      throw refused(error, this.#ownPath(id));
     }
   }
 
@@ -332,16 +344,14 @@ export class JsonlBackend implements SessionBackend {
 
   async has(id: string): Promise<boolean> {
     this.#assertOpen();
-    const path = this.#where(id);
-    if (path === undefined) return false;
     try {
+      const path = this.#where(id);
+      if (path === undefined) return false;
       // Metadata calls like this one are done synchronously: they take microseconds, less than a
       // round trip through the thread pool.
-      statSync(path);
-      return true;
+      return statSync(path, { throwIfNoEntry: false }) !== undefined;
     } catch (error) {
-      if (isErrno(error, "ENOENT")) return false;
-      throw error;
+      throw refused(error, this.#ownPath(id));
     }
   }
 
@@ -351,7 +361,12 @@ export class JsonlBackend implements SessionBackend {
    */
   async forkPoint(id: string, boundary: number | undefined): Promise<StoredForkPoint | undefined> {
     this.#assertOpen();
-    const state = this.#knownState(id) ?? (await this.#readState(id));
+    let state: FileState | undefined;
+    try {
+      state = this.#knownState(id) ?? (await this.#readState(id));
+    } catch (error) {
+      throw refused(error, this.#ownPath(id));
+    }
     if (state === undefined) return undefined;
     const found = markerAt(state.markers, boundary ?? Number.POSITIVE_INFINITY);
     const marker =
@@ -473,7 +488,11 @@ export class JsonlBackend implements SessionBackend {
    */
   async list(query: ListQuery): Promise<ListPage> {
     this.#assertOpen();
-    return listLogs(this.sessionsDir, query);
+    try {
+      return await listLogs(this.sessionsDir, query);
+    } catch (error) {
+      throw refused(error, this.sessionsDir);
+    }
   }
 
   /**
@@ -553,19 +572,28 @@ export class JsonlBackend implements SessionBackend {
   #exclusive<T>(id: string, task: () => Promise<T>): Promise<T> {
     this.#assertOpen();
     return this.#queue.run(id, async () => {
-      const name = encodeSessionId(id);
-      if (this.#locks.holds(name)) {
-        await this.#adoptLegacy(id, name);
-        return task();
-      }
-      const release = await this.#locks.acquire(name, id);
       try {
-        await this.#adoptLegacy(id, name);
-        return await task();
-      } finally {
-        await release();
+        const name = encodeSessionId(id);
+        if (this.#locks.holds(name)) {
+          await this.#adoptLegacy(id, name);
+          return await task();
+        }
+        const release = await this.#locks.acquire(name, id);
+        try {
+          await this.#adoptLegacy(id, name);
+          return await task();
+        } finally {
+          await release();
+        }
+      } catch (error) {
+        throw refused(error, this.#ownPath(id));
       }
     });
+  }
+
+  /** Where the log of `id` is under its own name, without looking at the folder. */
+  #ownPath(id: string): string {
+    return join(this.sessionsDir, logFileName(id));
   }
 
   /**
@@ -873,4 +901,15 @@ async function endOfLines(
     }
     position += bytesRead;
   }
+}
+
+/**
+ * `error` as STORAGE_REFUSED when it reports a storage condition (see {@link refusedOr}), located
+ * at the path the system named (a log, a lock, the folder) — or at `fallback` for a write through
+ * an open file, or a temp file that was to become the log.
+ */
+function refused(error: unknown, fallback: string): unknown {
+  const path = (error as { path?: unknown } | undefined)?.path;
+  const named = typeof path === "string" && !path.endsWith(".tmp") ? path : fallback;
+  return refusedOr(error, named);
 }

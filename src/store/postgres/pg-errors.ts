@@ -1,6 +1,7 @@
 // What a failure of the PostgreSQL server or connection means for the store: lost, retryable, or a domain error.
 import { DatabaseError } from "pg";
 import { StorageError, StorageUnavailableError, show } from "../../errors.js";
+import { storageRefused } from "../storage-refusal.js";
 
 /** Node socket errors that mean the server cannot be reached or the connection broke. */
 const NETWORK_CODES = new Set([
@@ -81,4 +82,14 @@ export function unreachable(error: unknown, location: string): StorageUnavailabl
     { location, commitUnknown: false },
     { cause: error },
   );
+}
+
+/**
+ * A server error that reports a storage condition — SQLSTATE 53100 disk_full (no-space), 42501
+ * insufficient_privilege (no-permission), 25006 read_only_sql_transaction (read-only) — as
+ * STORAGE_REFUSED at `location`; anything else as it is. The server rolled the transaction back.
+ */
+export function refusedByServer(error: unknown, location: string): unknown {
+  if (!(error instanceof DatabaseError)) return error;
+  return storageRefused(error, location) ?? error;
 }

@@ -26,6 +26,7 @@ import {
   FOREIGN_KEY_VIOLATION,
   isConnectionLoss,
   isRetryable,
+  refusedByServer,
   serverError,
   UNIQUE_VIOLATION,
   unreachable,
@@ -160,7 +161,7 @@ export class PostgresBackend implements SessionBackend {
       client?.release(true);
       await pool.end();
       if (isConnectionLoss(error)) throw connectionLost(error, target.location, "open it", false);
-      throw error;
+      throw refusedByServer(error, target.location);
     }
     const locks = new WriterLocks(config, queries, target.schema, target.location);
     const onListenError = options.onListenError ?? (() => {});
@@ -373,7 +374,7 @@ export class PostgresBackend implements SessionBackend {
       if (isConnectionLoss(error)) {
         throw connectionLost(error, this.location, `take the writer lock of ${show(id)}`, false);
       }
-      throw error;
+      throw refusedByServer(error, this.location);
     }
   }
 
@@ -515,7 +516,7 @@ export class PostgresBackend implements SessionBackend {
           await new Promise((wait) => setTimeout(wait, RETRY_MS * attempt * (1 + Math.random())));
           continue;
         }
-        throw error;
+        throw refusedByServer(error, this.location);
       }
     }
   }
@@ -531,7 +532,7 @@ export class PostgresBackend implements SessionBackend {
       const broken = isConnectionLoss(error);
       c.release(broken);
       if (broken) throw connectionLost(error, this.location, what, false);
-      throw error;
+      throw refusedByServer(error, this.location);
     }
   }
 

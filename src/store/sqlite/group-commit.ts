@@ -37,15 +37,23 @@ const GATHER_MAX_MS = 2;
 export class GroupCommit {
   readonly #db: Database.Database;
   readonly #statements: Statements;
+  readonly #verify: () => void;
   #queue: Job[] = [];
   /** The group being written, if any; new batches then wait for the group after it. */
   #running: Promise<void> | undefined;
   #transactions = 0;
   #batches = 0;
 
-  constructor(db: Database.Database, statements: Statements) {
+  /**
+   * @param verify runs in each group's transaction, after its batches and just before COMMIT:
+   *   when it throws, the transaction is rolled back and every batch of the group rejects with
+   *   its error (e.g. the database file was removed under the connection, so a commit would
+   *   reach nothing that lasts).
+   */
+  constructor(db: Database.Database, statements: Statements, verify: () => void = () => {}) {
     this.#db = db;
     this.#statements = statements;
+    this.#verify = verify;
   }
 
   /** What has been committed so far (tests prove grouping with it). */
@@ -126,6 +134,7 @@ export class GroupCommit {
           this.#statements.run("releaseSavepoint", {});
         }
       }
+      this.#verify();
       this.#statements.run("commit", {});
       this.#transactions++;
       this.#batches += done.length;

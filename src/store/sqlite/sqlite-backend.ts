@@ -20,7 +20,9 @@ import { encodeSessionId } from "../id-encoding.js";
 import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
 import { LockFiles } from "../lock-files.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
+import { refusedOr } from "../storage-refusal.js";
 import { ChangePoller } from "./change-poller.js";
+import { FileGuard } from "./file-guard.js";
 import { GroupCommit, type WriteStats } from "./group-commit.js";
 import { eventParams, type FramedLog, frameEventRows, headerFromRow } from "./rows.js";
 import { paramsFrom, type SqliteQueryRows, Statements } from "./statements.js";
@@ -53,6 +55,13 @@ const FIRST_PAGE: ListKey = { createdAt: Number.MAX_SAFE_INTEGER + 1, id: "" };
  *
  * Subscribers hear of this backend's writes once they have committed, and of other connections'
  * writes through one {@link ChangePoller} per backend, running while any session has subscribers.
+ *
+ * The database file is checked to be the one opened ({@link FileGuard}): before each read, and
+ * with its `-wal` file just before each group's COMMIT. Once it was found removed or replaced,
+ * every read and write fails with STORAGE_UNAVAILABLE (location: the file) until the backend is
+ * opened again — nothing is ever acknowledged into a file that is gone. A full disk, a refused
+ * permission or a read-only file system fails an operation with STORAGE_REFUSED (location: the
+ * file, or the lock file); the transaction is rolled back, and the same write can be retried.
  */
 export class SqliteBackend implements SessionBackend {
   readonly kind = "sqlite";
@@ -66,6 +75,8 @@ export class SqliteBackend implements SessionBackend {
   readonly #changes: ChangeHub;
   /** Absent for a private in-memory database: no other connection can commit to it. */
   readonly #poller: ChangePoller | undefined;
+  /** Absent for a private in-memory database, which has no file to lose. */
+  readonly #guard: FileGuard | undefined;
   #closed = false;
   /** The durability mode this backend commits in. */
   readonly durability: Durability;
@@ -75,12 +86,14 @@ export class SqliteBackend implements SessionBackend {
     db: Database.Database,
     durability: Durability,
     pollIntervalMs: number,
+    guard: FileGuard | undefined,
   ) {
     this.path = path;
     this.durability = durability;
     this.#db = db;
+    this.#guard = guard;
     this.#statements = new Statements(db);
-    this.#group = new GroupCommit(db, this.#statements);
+    this.#group = new GroupCommit(db, this.#statements, () => guard?.check(true));
     this.#locks = isPrivate(path) ? undefined : new LockFiles(`${path}.locks`);
     const poller = isPrivate(path)
       ? undefined
@@ -98,20 +111,31 @@ export class SqliteBackend implements SessionBackend {
    * runs first, on a read-only connection and before any pragma: a new database is stamped with
    * layout 4; any other layout version is refused and the file left untouched (reject, never
    * migrate). Then: foreign keys on, WAL, the generated busy timeout, and `synchronous` for the
-   * durability mode.
+   * durability mode. The identity of the file opened is recorded: every write and read checks
+   * that the path still names it (see {@link FileGuard}).
    * @throws StorageError FORMAT_UNSUPPORTED (another layout version, or a database that is not
-   *   seedline's), CORRUPT_LOG (layout 4 with other tables, or an unreadable file).
+   *   seedline's), CORRUPT_LOG (layout 4 with other tables, or an unreadable file);
+   *   StorageRefusedError STORAGE_REFUSED (location: the file) when the file or its folder may
+   *   not be read or written, the file system is read-only or full.
    */
   static async open(path: string, options: SqliteBackendOptions = {}): Promise<SqliteBackend> {
     const durability = options.durability ?? "fsync";
-    const state = inspectDatabase(path);
-    const db = new Database(path);
+    let db: Database.Database;
+    let state: ReturnType<typeof inspectDatabase>;
+    try {
+      state = inspectDatabase(path);
+      db = new Database(path);
+    } catch (error) {
+      throw refusedOr(error, path, path);
+    }
+    let guard: FileGuard | undefined;
     try {
       db.pragma(`busy_timeout = ${SQLITE_PRAGMAS.busyTimeoutMs}`);
       if (state === "new") stampNewDatabase(db, new Statements(db), path);
       db.pragma(`foreign_keys = ${SQLITE_PRAGMAS.foreignKeys ? "ON" : "OFF"}`);
       db.pragma(`journal_mode = ${SQLITE_PRAGMAS.journalMode}`);
       db.pragma(`synchronous = ${SQLITE_PRAGMAS.synchronous[durability]}`);
+      if (!isPrivate(path)) guard = FileGuard.record(path);
     } catch (error) {
       db.close();
       throw asStorageError(error, path);
@@ -121,6 +145,7 @@ export class SqliteBackend implements SessionBackend {
       db,
       durability,
       options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+      guard,
     );
   }
 
@@ -352,21 +377,36 @@ export class SqliteBackend implements SessionBackend {
     }
   }
 
+  /**
+   * Runs `work` in the next group commit. Once the database file was found removed or replaced,
+   * every write fails at once with that STORAGE_UNAVAILABLE; a group that finds it so just before
+   * its COMMIT is rolled back and rejected with it, never acknowledged.
+   */
   #write<T>(work: () => T): Promise<T> {
     this.#assertOpen();
-    return this.#group.submit(() => {
-      try {
-        return work();
-      } catch (error) {
+    const failure = this.#guard?.failure;
+    if (failure !== undefined) return Promise.reject(failure);
+    return this.#group
+      .submit(() => {
+        try {
+          return work();
+        } catch (error) {
+          throw asStorageError(error, this.path);
+        }
+      })
+      .catch((error: unknown) => {
         throw asStorageError(error, this.path);
-      }
-    });
+      });
   }
 
-  /** Runs reads in one read transaction, so that they see one snapshot. */
+  /**
+   * Runs reads in one read transaction, so that they see one snapshot, after checking that the
+   * database file is still the one opened (a removed file would answer with what is lost).
+   */
   #read<T>(work: () => T): Promise<T> {
     this.#assertOpen();
     try {
+      this.#guard?.check(false);
       this.#statements.run("beginRead", {});
       try {
         return Promise.resolve(work());

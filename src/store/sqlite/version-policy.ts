@@ -3,6 +3,7 @@ import { closeSync, existsSync, openSync, readSync, rmSync, statSync } from "nod
 import Database from "better-sqlite3";
 import { hasCode, StorageError, show } from "../../errors.js";
 import { SQLITE_DDL, SQLITE_LAYOUT_VERSION } from "../../generated.js";
+import { refusedOr } from "../storage-refusal.js";
 import { type SqliteQueryRows, Statements } from "./statements.js";
 
 /** What the read-only look at a database found: nothing of anyone's yet, or layout 4 of ours. */
@@ -164,7 +165,11 @@ export function isPrivate(path: string): boolean {
   return path === ":memory:" || path === "";
 }
 
-/** A StorageError as it is; an SQLite error that says the file is unreadable as CORRUPT_LOG. */
+/**
+ * A StorageError as it is; an SQLite error that says the file is unreadable as CORRUPT_LOG; a
+ * full disk, a refused permission or a read-only file system as STORAGE_REFUSED (see
+ * {@link refusedOr}; location: the file).
+ */
 export function asStorageError(error: unknown, path: string): unknown {
   if (error instanceof StorageError) return error;
   const code = (error as { code?: unknown }).code;
@@ -176,5 +181,5 @@ export function asStorageError(error: unknown, path: string): unknown {
       { cause: error },
     );
   }
-  return error;
+  return refusedOr(error, path, isPrivate(path) ? undefined : path);
 }
