@@ -70,8 +70,9 @@ function freshStore(kind: StoreKind): string {
 function unprovokable(kind: StoreKind): RpcErrorCode[] {
   // WATCH_OVERFLOW needs a client that stops reading the server's output: it is provoked, on every
   // durable store, by test/readers-processes.test.ts. RESPONSE_TOO_LARGE needs an event over
-  // 32 MiB: it is provoked once, by test/e2e-frame-limit.test.ts.
-  const elsewhere: RpcErrorCode[] = ["WATCH_OVERFLOW", "RESPONSE_TOO_LARGE"];
+  // 32 MiB: it is provoked once, by test/e2e-frame-limit.test.ts. STORAGE_REFUSED needs a full,
+  // read-only or forbidden store: test/storage-faults.test.ts provokes it on a real tmpfs.
+  const elsewhere: RpcErrorCode[] = ["WATCH_OVERFLOW", "RESPONSE_TOO_LARGE", "STORAGE_REFUSED"];
   return kind === "postgres"
     ? ["INTERNAL", ...elsewhere]
     : ["INTERNAL", "STORAGE_UNAVAILABLE", ...elsewhere];
