@@ -278,7 +278,14 @@ export class SessionStore {
       const state = this.#requireState(session);
       const prepared = state.log.prepare(events, "copy");
       if (prepared.events.length > 0) {
-        await this.backend.append(id, prepared.fromSeq, prepared.events);
+        try {
+          await this.backend.append(id, prepared.fromSeq, prepared.events);
+        } catch (error) {
+          if (error instanceof StorageError && error.code === "STORAGE_UNAVAILABLE") {
+            await this.#letGo(state);
+          }
+          throw error;
+        }
         state.log.commit(prepared);
       }
       return prepared.nextSeq;
@@ -559,6 +566,18 @@ export class SessionStore {
     this.#live.set(log.header.id, session);
     this.#state.set(session, { log, release });
     return session;
+  }
+
+  /**
+   * Lets go of the writer lock of a live session after its store failed (the lock may be gone
+   * with its connection, or the batch may have landed unacknowledged): the session stays live,
+   * and the next write takes the lock again and reads the store first, like a session opened
+   * anew — another process may have written it meanwhile.
+   */
+  async #letGo(state: { release: ReleaseLock | undefined }): Promise<void> {
+    const release = state.release;
+    state.release = undefined;
+    await release?.();
   }
 
   async #unregister(id: string): Promise<void> {
