@@ -417,7 +417,7 @@ describePostgres("PostgreSQL backend", () => {
     ] as SessionEvent[]);
   });
 
-  it("refuses writes once its writer lock went with its connection, and lets another writer take it", async () => {
+  it("refuses writes once its writer lock went with its connection (STORAGE_UNAVAILABLE), lets another writer take it, then takes it again", async () => {
     const h = await harness();
     const store = new SessionStore({ backend: await h.open() });
     const session = await store.create("held", { seed: simpleTurn(0, 1) });
@@ -438,12 +438,19 @@ describePostgres("PostgreSQL backend", () => {
     // The client hears the server's goodbye right after; give its event a moment.
     await new Promise((wait) => setTimeout(wait, 200));
     const error = await session.append(simpleTurn(TURN, 2)).catch((e) => e);
-    expect(error).toMatchObject({ code: "SESSION_BUSY" });
+    expect(error).toMatchObject({ code: "STORAGE_UNAVAILABLE", details: { commitUnknown: false } });
     expect(error.message).toContain("lost with its connection");
     expect((await h.sql("SELECT seq FROM events WHERE session_id = 'held'")).length).toBe(TURN);
     const other = await h.open();
     const release = await other.lock("held");
+    // While another holds it, the session is busy; once it lets go, the writer takes it again
+    // (it is not refused for good, as it was when a lost lock meant "load it again").
+    await expect(session.append(simpleTurn(TURN, 2))).rejects.toMatchObject({
+      code: "SESSION_BUSY",
+    });
     await release();
+    expect(await store.append("held", simpleTurn(TURN, 2))).toBe(2 * TURN);
+    expect((await h.sql("SELECT seq FROM events WHERE session_id = 'held'")).length).toBe(2 * TURN);
     await store.close();
   });
 

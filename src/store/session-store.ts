@@ -282,7 +282,7 @@ export class SessionStore {
           await this.backend.append(id, prepared.fromSeq, prepared.events);
         } catch (error) {
           if (error instanceof StorageError && error.code === "STORAGE_UNAVAILABLE") {
-            await this.#letGo(state);
+            this.#letGo(state);
           }
           throw error;
         }
@@ -574,10 +574,13 @@ export class SessionStore {
    * and the next write takes the lock again and reads the store first, like a session opened
    * anew — another process may have written it meanwhile.
    */
-  async #letGo(state: { release: ReleaseLock | undefined }): Promise<void> {
+  #letGo(state: { release: ReleaseLock | undefined }): void {
     const release = state.release;
     state.release = undefined;
-    await release?.();
+    // Not waited for: with the store unreachable the release itself waits out a timeout, and the
+    // caller should hear the failure now. The backend's lock operations run in order, so a later
+    // take of the lock follows this release.
+    release?.().catch(() => {});
   }
 
   async #unregister(id: string): Promise<void> {
