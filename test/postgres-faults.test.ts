@@ -15,7 +15,7 @@ import {
 } from "./postgres-harness.js";
 import { spawnedClient } from "./rpc-fixtures.js";
 import { TcpProxy } from "./tcp-proxy.js";
-import { waitUntil, within } from "./waits.js";
+import { within } from "./waits.js";
 
 const TURN = simpleTurn(0, 1).length;
 
@@ -168,9 +168,10 @@ describePostgres("PostgreSQL faults under a spawned server", () => {
     expect(next.nextSeq).toBe(2 * TURN);
     expect((await client.sessionRead({ sessionId: "busy" })).events).toHaveLength(2 * TURN);
     expect(stderr()).not.toMatch(/Error: terminating connection|Uncaught|unhandled/i);
-    // Before the fix: the server process died of an unhandled 'error' event ("terminating
-    // connection due to administrator command") and every in-flight request was left with
-    // "NO ANSWER: … connection closed".
+    // Before the fix (run against d7a1030, pg 8.23.1): the in-flight requests were answered
+    // STORAGE_UNAVAILABLE (this pg-pool keeps its own 'error' listener on a checked-out client, so
+    // the process did not die here), but the next append was refused for good: SESSION_BUSY
+    // "…it was lost with its connection: … load it again".
     console.log(
       `terminated ${terminated.length} connections under 4 in-flight requests: ${answers
         .map((a) => ("code" in a ? a.code : "ok"))
@@ -206,8 +207,8 @@ describePostgres("PostgreSQL faults under a spawned server", () => {
           .locked === true,
       "the second writer taking the lock",
     );
-    // Before the fix this append was acknowledged ({ nextSeq: 10 }) and stored while another
-    // writer held the lock.
+    // Before the fix (run against d7a1030) this append was acknowledged ({ nextSeq: 14 }) and
+    // stored while another writer held the lock.
     const first = await within(
       outcome(
         a.sessionAppend({ sessionId: "held", events: simpleTurn(TURN, 2, { prompt: "a1" }) }),
@@ -263,8 +264,10 @@ describePostgres("PostgreSQL faults under a spawned server", () => {
     await client.sessionAppend({ sessionId: "cut", events: simpleTurn(TURN, 2) });
     proxy.blackhole();
     // Bound: query_timeout (1.5 s) for the statement in flight, or connect_timeout (1 s) for a new
-    // connection; 10 s leaves a loaded machine its margin. Before the fix the append waited on
-    // TCP (no answer within 10 s: "expected the append during the partition within 10000 ms").
+    // connection; 10 s leaves a loaded machine its margin. Before the fix (run against d7a1030) the
+    // list below got no answer within 10 s ("expected the list during the partition within
+    // 10000 ms": no connect timeout from the URL, 10 s fixed); the append was answered only
+    // because node-postgres itself read query_timeout from the URL.
     const started = Date.now();
     const cut = await within(
       outcome(client.sessionAppend({ sessionId: "cut", events: simpleTurn(2 * TURN, 3) })),
