@@ -1,10 +1,9 @@
 // A server on a PostgreSQL store whose connections are terminated or partitioned mid-request: it answers, keeps serving, and never writes without its lock.
-import { randomBytes } from "node:crypto";
 import { afterEach, expect, it } from "vitest";
-import { RpcResponseError } from "../src/client/rpc-response-error.js";
 import type { SeedlineClient } from "../src/client/seedline-client.js";
 import { advisoryKey } from "../src/store/postgres/connection.js";
 import { simpleTurn } from "./builders.js";
+import { appName, connectionsOf, outcome, storeUrl, terminateAll } from "./postgres-fault-tools.js";
 import {
   describePostgres,
   makePostgresHarness,
@@ -32,59 +31,11 @@ async function harness(): Promise<PostgresHarness> {
   return h;
 }
 
-/** An application_name no other test (or engineer) uses, so that only our connections are hit. */
-function appName(): string {
-  return `seedline_t_${randomBytes(5).toString("hex")}`;
-}
-
-/** The store URL of `schema`, through `port` (default: the server's), with extra parameters. */
-function storeUrl(schema: string, app: string, port?: number, extra = ""): string {
-  const url = new URL(POSTGRES_TEST_URL);
-  if (port !== undefined) url.port = String(port);
-  url.searchParams.set("schema", schema);
-  url.searchParams.set("application_name", app);
-  return `${url.toString()}${extra}`;
-}
-
 /** A spawned server on `store`, closed after the test. */
 function server(store: string): { client: SeedlineClient; stderr: () => string } {
   const spawned = spawnedClient(store, "ndjson");
   cleanups.push(() => spawned.client.close());
   return spawned;
-}
-
-/** The result of a request, or its domain error code (with data), or "NO ANSWER" for anything else. */
-async function outcome(
-  request: Promise<unknown>,
-): Promise<{ ok: unknown } | { code: string | undefined; data: Record<string, unknown> }> {
-  try {
-    return { ok: await request };
-  } catch (error) {
-    if (error instanceof RpcResponseError) {
-      return { code: error.dataCode, data: error.data as unknown as Record<string, unknown> };
-    }
-    return { code: `NO ANSWER: ${String(error)}`, data: {} };
-  }
-}
-
-/** Every backend connection of the server whose connections carry `app`. */
-function connectionsOf(app: string) {
-  return sql<{ pid: number; port: number }>(
-    "SELECT pid, client_port AS port FROM pg_stat_activity WHERE application_name = $1",
-    [app],
-  );
-}
-
-/**
- * Terminates every backend connection carrying `app` (the function in the select list, so that
- * it runs only on the rows the WHERE kept). The pids terminated.
- */
-function terminateAll(app: string) {
-  return sql<{ pid: number }>(
-    `SELECT pid, pg_terminate_backend(pid) AS done
-     FROM pg_stat_activity WHERE application_name = $1`,
-    [app],
-  );
 }
 
 /** The backend pid holding the writer lock of session `id` in `schema`, once one does. */

@@ -26,7 +26,7 @@ const LOST_STATES = /^(08|57P0[1-35]|25P03)/;
  * unknown).
  */
 const DRIVER_MESSAGES =
-  /Connection terminated|not queryable|Client was closed|timeout exceeded when trying to connect|Connection refused|Query read timeout/i;
+  /Connection terminated|not queryable|Client was closed|timeout exceeded when trying to connect|Connection refused|Query read timeout|^timeout expired$/i;
 
 /** SQLSTATE query_canceled: statement_timeout (the only cancel this backend sends). */
 const QUERY_CANCELED = "57014";
