@@ -94,11 +94,6 @@ export class WriterLocks {
     };
   }
 
-  /** Whether this instance held the lock of `id` on a connection that has since ended. */
-  isLost(id: string): boolean {
-    return this.#holds.get(id)?.lost === true;
-  }
-
   /**
    * Where this instance holds the lock of `id`: its key and the backend pid of the connection
    * that holds it (for writerLockHeld); `lost` when it held it on a connection that has since
