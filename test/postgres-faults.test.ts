@@ -2,6 +2,7 @@
 import { afterEach, expect, it } from "vitest";
 import type { SeedlineClient } from "../src/client/seedline-client.js";
 import { advisoryKey } from "../src/store/postgres/connection.js";
+import { PostgresBackend } from "../src/store/postgres/postgres-backend.js";
 import { simpleTurn } from "./builders.js";
 import { appName, connectionsOf, outcome, storeUrl, terminateAll } from "./postgres-fault-tools.js";
 import {
@@ -14,7 +15,7 @@ import {
 } from "./postgres-harness.js";
 import { spawnedClient } from "./rpc-fixtures.js";
 import { TcpProxy } from "./tcp-proxy.js";
-import { within } from "./waits.js";
+import { waitUntil, within } from "./waits.js";
 
 const TURN = simpleTurn(0, 1).length;
 
@@ -247,6 +248,46 @@ describePostgres("PostgreSQL faults under a spawned server", () => {
     expect(await rowsOf(h, "cut")).toHaveLength(3 * TURN);
     console.log(
       `partition: the append was answered ${(cut as { code: string }).code} after ${appendMs} ms (query_timeout 1500 ms); stored after healing`,
+    );
+  });
+
+  it("makes the LISTEN connection again when a partition cuts it without a word, and hears the next write", async () => {
+    // Before the fix (run against d7a1030) nothing probed the idle LISTEN connection: no error
+    // was heard during the partition ("expected the listener to hear the partition within
+    // 20000 ms").
+    const h = await harness();
+    const proxy = await TcpProxy.start(
+      "127.0.0.1",
+      Number(new URL(POSTGRES_TEST_URL).port || 5432),
+    );
+    cleanups.push(() => proxy.close());
+    const errors: unknown[] = [];
+    const listening = await PostgresBackend.open(storeUrl(h.schema, appName(), proxy.port), {
+      timeouts: { keepAliveMs: 200, queryMs: 500, connectMs: 500 },
+      onListenError: (error) => errors.push(error),
+    });
+    cleanups.push(() => listening.close());
+    const writer = await h.open();
+    await writer.create({ version: 0, id: "heard", createdAt: 1 }, []);
+    let heard = 0;
+    const unsubscribe = listening.subscribe("heard", () => {
+      heard++;
+    });
+    cleanups.push(async () => unsubscribe());
+    // Listening: a write from another backend is heard.
+    await writer.append("heard", 0, simpleTurn(0, 1));
+    await waitUntil(() => heard > 0, "the first write heard");
+    proxy.blackhole();
+    await waitUntil(() => errors.length > 0, "the listener to hear the partition");
+    proxy.heal();
+    const before = heard;
+    // Once it listens again it tells every subscriber to read again, and hears new writes.
+    await waitUntil(() => heard > before, "the listener listening again");
+    const again = heard;
+    await writer.append("heard", TURN, simpleTurn(TURN, 2));
+    await waitUntil(() => heard > again, "the write after healing heard");
+    console.log(
+      `listener partitioned: heard ${String((errors[0] as Error)?.message)}, listening again after healing`,
     );
   });
 });
