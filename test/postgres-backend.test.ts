@@ -506,6 +506,74 @@ describePostgres("PostgreSQL backend", () => {
     await store.close();
   });
 
+  it("makes a new lock holder wait for a write that checked the old holder's lock before it went, so it reads that write", async () => {
+    // Before the fix (run against d7a1030) the new holder got the lock at once, while the old
+    // holder's append was still in flight: "expected the new holder to wait" failed (locked true).
+    const h = await harness();
+    const store = new SessionStore({ backend: await h.open() });
+    await store.create("race", { seed: simpleTurn(0, 1) });
+    const app = `seedline_t_${Date.now().toString(36)}`;
+    const b = await PostgresBackend.open(
+      `${POSTGRES_TEST_URL}${POSTGRES_TEST_URL.includes("?") ? "&" : "?"}application_name=${app}`,
+      { schema: h.schema },
+    );
+    // Another program's uncommitted row at the next seq holds the append after its lock check.
+    const blocker = await rawClient(h.schema);
+    try {
+      await blocker.query("BEGIN");
+      await blocker.query(
+        `INSERT INTO events VALUES ('race', $1, 'turn/start', 1, '{}', NULL, NULL)`,
+        [TURN],
+      );
+      const appended = store.append("race", simpleTurn(TURN, 2));
+      const blockerPid = (await blocker.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+      await until(async () => {
+        const rows = await sql(
+          "SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+          [blockerPid],
+        );
+        return rows.length > 0 ? true : undefined;
+      });
+      // The writer's lock connection dies; another backend takes the lock.
+      const key = BigInt.asUintN(64, BigInt(advisoryKey("seedline-writer", h.schema, "race")));
+      const holder = await until(async () => {
+        const rows = await sql<{ pid: number }>(
+          `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+           AND classid = $1 AND objid = $2 AND objsubid = 1`,
+          [String(key >> 32n), String(key & 0xffffffffn)],
+        );
+        return rows[0];
+      });
+      await sql("SELECT pg_terminate_backend($1)", [holder.pid]);
+      let locked = false;
+      const taking = b.lock("race").then((release) => {
+        locked = true;
+        return release;
+      });
+      // It waits for the write in flight (its lock connection blocked on the session row).
+      await until(async () => {
+        if (locked) return true;
+        const rows = await sql(
+          "SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND cardinality(pg_blocking_pids(pid)) > 0",
+          [app],
+        );
+        return rows.length > 0 ? true : undefined;
+      });
+      expect(locked, "expected the new holder to wait").toBe(false);
+      await blocker.query("ROLLBACK");
+      // The write checked the lock while it was held: it is acknowledged, and the new holder,
+      // once it has the lock, reads it.
+      expect(await appended).toBe(2 * TURN);
+      const release = await taking;
+      expect((await b.load("race"))?.events).toHaveLength(2 * TURN);
+      await release();
+    } finally {
+      await blocker.end();
+      await b.close();
+      await store.close();
+    }
+  });
+
   it("answers STORAGE_UNAVAILABLE with the location when a statement runs past statement_timeout, and the connection serves on", async () => {
     // Before the fix (run against d7a1030) no statement_timeout was set: the append waited on the
     // row lock until the holder let go ("expected the append past statement_timeout within
