@@ -265,7 +265,11 @@ export class SessionStore {
    * that repeats stored events exactly (a retry) is acknowledged and changes nothing.
    * Takes the writer lock first when this process does not hold it (see {@link openForWriting}).
    * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND, SESSION_BUSY, FORMAT_UNSUPPORTED,
-   *   CORRUPT_LOG; InvalidEventError; SeedlineError SESSION_NOT_LIVE for a stale `Session` object.
+   *   CORRUPT_LOG; InvalidEventError; SeedlineError SESSION_NOT_LIVE for a stale `Session` object;
+   *   StorageUnavailableError STORAGE_UNAVAILABLE when the store cannot be reached, a connection
+   *   broke or timed out, or the writer lock went with its connection: this process lets go of
+   *   the writer lock, and the next write takes it again and reads what was stored meanwhile
+   *   (a batch that landed unacknowledged, `commitUnknown`, is then acknowledged when retried).
    */
   async append(target: Session | string, events: readonly unknown[]): Promise<number> {
     if (!Array.isArray(events))

@@ -7,7 +7,7 @@ import { StorageError, show } from "../../errors.js";
  * timeout (about 15 minutes).
  */
 export interface PostgresTimeouts {
-  /** Making a connection (TCP, TLS, startup), in ms. URL: `connect_timeout` (seconds, as libpq). */
+  /** Making a connection (TCP, TLS, startup), in ms (0: no bound). URL: `connect_timeout` (seconds, as libpq). */
   readonly connectMs: number;
   /** Delay before TCP keepalive probes on an idle connection, in ms; 0 turns keepalive off. URL: `keepalives_idle` (seconds, as libpq), `keepalives=0`. */
   readonly keepAliveMs: number;
@@ -20,7 +20,7 @@ export interface PostgresTimeouts {
    * statement is cancelled by the server first, on a connection that stays usable.
    */
   readonly queryMs: number;
-  /** The server ends a connection idle inside a transaction this long, in ms (its locks go with it). URL: `idle_in_transaction_session_timeout`. */
+  /** The server ends a connection idle inside a transaction this long, in ms (its locks go with it; 0: never). URL: `idle_in_transaction_session_timeout`. */
   readonly idleInTransactionMs: number;
 }
 
