@@ -468,10 +468,11 @@ describePostgres("PostgreSQL backend", () => {
   });
 
   it("refuses writes once its writer lock went with its connection (STORAGE_UNAVAILABLE), lets another writer take it, then takes it again", async () => {
-    // Before the fix (run against d7a1030): the first append was SESSION_BUSY "…load it again",
-    // and so was every later one, the lock never taken again.
+    // Before the fix (run against d7a1030): the append was SESSION_BUSY "…load it again", and so
+    // was every later one, the lock never taken again.
     const h = await harness();
-    const store = new SessionStore({ backend: await h.open() });
+    const backend = await h.open();
+    const store = new SessionStore({ backend });
     const session = await store.create("held", { seed: simpleTurn(0, 1) });
     const key = BigInt.asUintN(64, BigInt(advisoryKey("seedline-writer", h.schema, "held")));
     const holder = await until(async () => {
@@ -489,20 +490,24 @@ describePostgres("PostgreSQL backend", () => {
     });
     // The client hears the server's goodbye right after; give its event a moment.
     await new Promise((wait) => setTimeout(wait, 200));
-    const error = await session.append(simpleTurn(TURN, 2)).catch((e) => e);
+    // The backend stores nothing without its lock.
+    const error = await backend.append("held", TURN, simpleTurn(TURN, 2)).catch((e) => e);
     expect(error).toMatchObject({ code: "STORAGE_UNAVAILABLE", details: { commitUnknown: false } });
     expect(error.message).toContain("lost with its connection");
+    expect(backend.lockLost("held")).toBe(true);
     expect((await h.sql("SELECT seq FROM events WHERE session_id = 'held'")).length).toBe(TURN);
+    // Another writer can take the session meanwhile: the store's append, which takes the lock
+    // again, is SESSION_BUSY while it holds it…
     const other = await h.open();
     const release = await other.lock("held");
-    // While another holds it, the session is busy; once it lets go, the writer takes it again
-    // (it is not refused for good, as it was when a lost lock meant "load it again").
     await expect(session.append(simpleTurn(TURN, 2))).rejects.toMatchObject({
       code: "SESSION_BUSY",
     });
     await release();
+    // …and once it lets go, the writer takes it again and appends: not refused for good.
     expect(await store.append("held", simpleTurn(TURN, 2))).toBe(2 * TURN);
     expect((await h.sql("SELECT seq FROM events WHERE session_id = 'held'")).length).toBe(2 * TURN);
+    expect(backend.lockLost("held")).toBe(false);
     await store.close();
   });
 

@@ -220,7 +220,9 @@ export class SessionStore {
     checkSessionId(id, "/sessionId");
     const live = this.#live.get(id);
     // The writer's memory is the store: nothing else can append while it holds the lock.
-    if (live !== undefined && this.#state.get(live)?.release !== undefined) return live;
+    if (live !== undefined && this.#state.get(live)?.release !== undefined && !this.#lost(id)) {
+      return live;
+    }
     return this.#serial(id, async () => (await this.#current(id))?.session);
   }
 
@@ -545,7 +547,12 @@ export class SessionStore {
    */
   async #writable(id: string): Promise<Session> {
     const live = this.#live.get(id);
-    if (live !== undefined && this.#state.get(live)?.release !== undefined) return live;
+    const held = live === undefined ? undefined : this.#state.get(live);
+    if (live !== undefined && held?.release !== undefined) {
+      if (!this.#lost(id)) return live;
+      // The lock went with its connection: taken again below, and the log read again.
+      this.#letGo(held);
+    }
     const release = await this.backend.lock(id);
     try {
       const current = await this.#current(id);
@@ -570,6 +577,11 @@ export class SessionStore {
     this.#live.set(log.header.id, session);
     this.#state.set(session, { log, release });
     return session;
+  }
+
+  /** Whether the backend says the writer lock this process held on `id` is gone. */
+  #lost(id: string): boolean {
+    return this.backend.lockLost?.(id) === true;
   }
 
   /**

@@ -392,6 +392,11 @@ export class PostgresBackend implements SessionBackend {
     }
   }
 
+  /** Whether this instance held the writer lock of `id` on a connection that has since ended. */
+  lockLost(id: string): boolean {
+    return this.#locks.holder(id) === "lost";
+  }
+
   async lock(id: string): Promise<ReleaseLock> {
     this.#assertOpen();
     try {
