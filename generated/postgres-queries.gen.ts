@@ -43,6 +43,12 @@ export const POSTGRES_QUERIES = {
    */
   appendPointNotify: "SELECT\n  max(seq)::bigint AS \"lastSeq\",\n  pg_notify($1::text, $2::text)::text AS notified\nFROM events\nWHERE session_id = $2;",
   /**
+   * appendPointNotify, and writerLockHeld in the same round trip: the append of a writer that holds
+   * the session's writer lock stores nothing unless the lock is still held (`@pid`, `@key`: see
+   * writerLockHeld), checked after lockSessionRow was granted.
+   */
+  appendPointNotifyHeld: "SELECT\n  max(seq)::bigint AS \"lastSeq\",\n  pg_notify($1::text, $2::text)::text AS notified,\n  EXISTS (\n    SELECT 1\n    FROM pg_catalog.pg_locks AS l\n    WHERE l.locktype = 'advisory'\n      AND l.granted\n      AND l.pid = $3::integer\n      AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())\n      AND l.classid = (($4::bigint >> 32) & 4294967295)::oid\n      AND l.objid = ($4::bigint & 4294967295)::oid\n      AND l.objsubid = 1\n  )::boolean AS held\nFROM events\nWHERE session_id = $2;",
+  /**
    * The last turn/start or turn/end at or before `@boundary`, walking the primary key backwards
    * from it. The backend reads `turn` from the data (data is text: a damaged row must not fail the
    * query).
@@ -120,6 +126,21 @@ export const POSTGRES_QUERIES = {
    * without waiting; the server releases it when the connection ends, however it ends.
    */
   tryWriterLock: "SELECT pg_try_advisory_lock($1::bigint)::boolean AS locked;",
+  /**
+   * Run on the writer locks' connection right after tryWriterLock took a session's lock: waits for
+   * every write transaction that holds the session's row (FOR SHARE conflicts with the FOR NO KEY
+   * UPDATE of lockSessionRow) to end, so that a write of a holder whose lock connection just died,
+   * checked by writerLockHeld before its lock went, is committed (or rolled back) before the new
+   * holder reads the log. No row (the session is not stored yet): nothing to wait for.
+   */
+  awaitSessionWriters: "SELECT 1 AS found FROM sessions WHERE id = $1 FOR SHARE;",
+  /**
+   * Whether the connection with backend pid `@pid` holds the writer lock `@key` (a session-level
+   * advisory lock on a bigint: classid the high 32 bits, objid the low 32, objsubid 1) in this
+   * database. A write runs it after lockSessionRow, in its own transaction: an append is stored
+   * only while its writer's lock is held (see awaitSessionWriters).
+   */
+  writerLockHeld: "SELECT EXISTS (\n  SELECT 1\n  FROM pg_catalog.pg_locks AS l\n  WHERE l.locktype = 'advisory'\n    AND l.granted\n    AND l.pid = $1::integer\n    AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())\n    AND l.classid = (($2::bigint >> 32) & 4294967295)::oid\n    AND l.objid = ($2::bigint & 4294967295)::oid\n    AND l.objsubid = 1\n)::boolean AS held;",
   releaseWriterLock: "SELECT pg_advisory_unlock($1::bigint)::boolean AS released;",
   /** What the connection runs with, for the checks on open and for diagnostics. */
   connectionSettings: "SELECT\n  current_setting('synchronous_commit')::text AS \"synchronousCommit\",\n  current_schema()::text AS \"currentSchema\",\n  current_setting('server_encoding')::text AS \"serverEncoding\";",
@@ -145,6 +166,7 @@ export const POSTGRES_QUERY_PARAMS = {
   sessionHeader: ["sessionId"],
   appendPoint: ["sessionId"],
   appendPointNotify: ["channel", "sessionId"],
+  appendPointNotifyHeld: ["channel", "sessionId", "pid", "key"],
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId"],
   sessionFrom: ["fromSeq", "sessionId"],
@@ -164,6 +186,8 @@ export const POSTGRES_QUERY_PARAMS = {
   lockLayoutCreation: ["key"],
   createSchema: [],
   tryWriterLock: ["key"],
+  awaitSessionWriters: ["sessionId"],
+  writerLockHeld: ["pid", "key"],
   releaseWriterLock: ["key"],
   connectionSettings: [],
   beginWrite: [],
@@ -219,6 +243,11 @@ export const POSTGRES_QUERY_COLUMNS = {
   appendPointNotify: [
     { name: "lastSeq", type: "number | null" },
     { name: "notified", type: "string | null" },
+  ],
+  appendPointNotifyHeld: [
+    { name: "lastSeq", type: "number | null" },
+    { name: "notified", type: "string | null" },
+    { name: "held", type: "boolean | null" },
   ],
   lastTurnMarker: [
     { name: "seq", type: "number" },
@@ -298,6 +327,12 @@ export const POSTGRES_QUERY_COLUMNS = {
   tryWriterLock: [
     { name: "locked", type: "boolean | null" },
   ],
+  awaitSessionWriters: [
+    { name: "found", type: "PostgresScalar" },
+  ],
+  writerLockHeld: [
+    { name: "held", type: "boolean | null" },
+  ],
   releaseWriterLock: [
     { name: "released", type: "boolean | null" },
   ],
@@ -323,6 +358,11 @@ export interface PostgresQueryRows {
   };
   readonly appendPoint: { readonly lastSeq: number | null };
   readonly appendPointNotify: { readonly lastSeq: number | null; readonly notified: string | null };
+  readonly appendPointNotifyHeld: {
+    readonly lastSeq: number | null;
+    readonly notified: string | null;
+    readonly held: boolean | null;
+  };
   readonly lastTurnMarker: { readonly seq: number; readonly type: string; readonly data: string };
   readonly eventLines: {
     readonly seq: number;
@@ -389,6 +429,8 @@ export interface PostgresQueryRows {
   readonly layoutVersions: { readonly version: number };
   readonly lockLayoutCreation: { readonly locked: string | null };
   readonly tryWriterLock: { readonly locked: boolean | null };
+  readonly awaitSessionWriters: { readonly found: PostgresScalar };
+  readonly writerLockHeld: { readonly held: boolean | null };
   readonly releaseWriterLock: { readonly released: boolean | null };
   readonly connectionSettings: {
     readonly synchronousCommit: string | null;

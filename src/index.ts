@@ -62,6 +62,7 @@ export {
   PostgresBackend,
   type PostgresBackendOptions,
 } from "./store/postgres/postgres-backend.js";
+export { DEFAULT_TIMEOUTS, type PostgresTimeouts } from "./store/postgres/timeouts.js";
 export {
   DEFAULT_LIST_LIMIT,
   type ForkOptions,

@@ -4,7 +4,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { POSTGRES_DDL } from "../generated/postgres-layout.gen.js";
 import type { SessionEvent, SessionHeader } from "../src/generated.js";
 import { openBackend } from "../src/store/open-backend.js";
-import { advisoryKey, changeChannel, resolveTarget } from "../src/store/postgres/connection.js";
+import {
+  advisoryKey,
+  changeChannel,
+  clientConfig,
+  resolveTarget,
+} from "../src/store/postgres/connection.js";
 import { PostgresBackend } from "../src/store/postgres/postgres-backend.js";
 import { SessionStore } from "../src/store/session-store.js";
 import { balancedLog, simpleTurn, TIME } from "./builders.js";
@@ -20,6 +25,7 @@ import {
   rawClient,
   sql,
 } from "./postgres-harness.js";
+import { within } from "./waits.js";
 
 const TURN = simpleTurn(0, 1).length;
 
@@ -113,6 +119,50 @@ describe("PostgreSQL store URLs", () => {
     expect(target.connectionString).toContain("sslmode=disable");
     expect(resolveTarget(url, "other").schema).toBe("other");
     expect(resolveTarget("postgresql://h/db", undefined).schema).toBe("seedline");
+  });
+
+  it("bounds every wait by default, takes libpq-named timeouts from the URL (removed from what the driver sees), options over both", () => {
+    const plain = resolveTarget("postgres://h/db", undefined);
+    expect(plain.timeouts).toEqual({
+      connectMs: 10_000,
+      keepAliveMs: 10_000,
+      statementMs: 30_000,
+      queryMs: 35_000,
+      idleInTransactionMs: 30_000,
+    });
+    expect(plain.applicationName).toBe("seedline");
+    const url =
+      "postgres://h/db?connect_timeout=2&keepalives_idle=3&statement_timeout=400&idle_in_transaction_session_timeout=500&application_name=mine&sslmode=disable";
+    const target = resolveTarget(url, undefined);
+    expect(target.timeouts).toEqual({
+      connectMs: 2000,
+      keepAliveMs: 3000,
+      statementMs: 400,
+      queryMs: 5400,
+      idleInTransactionMs: 500,
+    });
+    expect(target.applicationName).toBe("mine");
+    expect(target.connectionString).toBe("postgres://h/db?sslmode=disable");
+    const config = clientConfig(target, "fsync");
+    expect(config).toMatchObject({
+      application_name: "mine",
+      connectionTimeoutMillis: 2000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 3000,
+      query_timeout: 5400,
+    });
+    expect(config.options).toContain("-c statement_timeout=400");
+    expect(config.options).toContain("-c idle_in_transaction_session_timeout=500");
+    const off = resolveTarget("postgres://h/db?keepalives=0&query_timeout=0", undefined, {
+      statementMs: 100,
+    });
+    expect(off.timeouts).toMatchObject({ keepAliveMs: 0, statementMs: 100, queryMs: 0 });
+    expect(resolveTarget(url, undefined, { queryMs: 9 }).timeouts.queryMs).toBe(9);
+    for (const bad of ["connect_timeout=x", "statement_timeout=-1", "query_timeout="]) {
+      expect(() => resolveTarget(`postgres://h/db?${bad}`, undefined), bad).toThrow(
+        expect.objectContaining({ code: "INVALID_PARAMS" }),
+      );
+    }
   });
 
   it("refuses a schema name that is not a plain lower-case identifier (INVALID_PARAMS)", () => {
@@ -417,9 +467,12 @@ describePostgres("PostgreSQL backend", () => {
     ] as SessionEvent[]);
   });
 
-  it("refuses writes once its writer lock went with its connection, and lets another writer take it", async () => {
+  it("refuses writes once its writer lock went with its connection (STORAGE_UNAVAILABLE), lets another writer take it, then takes it again", async () => {
+    // Before the fix (run against d7a1030): the append was SESSION_BUSY "…load it again", and so
+    // was every later one, the lock never taken again.
     const h = await harness();
-    const store = new SessionStore({ backend: await h.open() });
+    const backend = await h.open();
+    const store = new SessionStore({ backend });
     const session = await store.create("held", { seed: simpleTurn(0, 1) });
     const key = BigInt.asUintN(64, BigInt(advisoryKey("seedline-writer", h.schema, "held")));
     const holder = await until(async () => {
@@ -437,14 +490,121 @@ describePostgres("PostgreSQL backend", () => {
     });
     // The client hears the server's goodbye right after; give its event a moment.
     await new Promise((wait) => setTimeout(wait, 200));
-    const error = await session.append(simpleTurn(TURN, 2)).catch((e) => e);
-    expect(error).toMatchObject({ code: "SESSION_BUSY" });
+    // The backend stores nothing without its lock.
+    const error = await backend.append("held", TURN, simpleTurn(TURN, 2)).catch((e) => e);
+    expect(error).toMatchObject({ code: "STORAGE_UNAVAILABLE", details: { commitUnknown: false } });
     expect(error.message).toContain("lost with its connection");
+    expect(backend.lockLost("held")).toBe(true);
     expect((await h.sql("SELECT seq FROM events WHERE session_id = 'held'")).length).toBe(TURN);
+    // Another writer can take the session meanwhile: the store's append, which takes the lock
+    // again, is SESSION_BUSY while it holds it…
     const other = await h.open();
     const release = await other.lock("held");
+    await expect(session.append(simpleTurn(TURN, 2))).rejects.toMatchObject({
+      code: "SESSION_BUSY",
+    });
     await release();
+    // …and once it lets go, the writer takes it again and appends: not refused for good.
+    expect(await store.append("held", simpleTurn(TURN, 2))).toBe(2 * TURN);
+    expect((await h.sql("SELECT seq FROM events WHERE session_id = 'held'")).length).toBe(2 * TURN);
+    expect(backend.lockLost("held")).toBe(false);
     await store.close();
+  });
+
+  it("makes a new lock holder wait for a write that checked the old holder's lock before it went, so it reads that write", async () => {
+    // Before the fix (run against d7a1030) the new holder got the lock at once, while the old
+    // holder's append was still in flight: "expected the new holder to wait" failed (locked true).
+    const h = await harness();
+    const store = new SessionStore({ backend: await h.open() });
+    await store.create("race", { seed: simpleTurn(0, 1) });
+    const app = `seedline_t_${Date.now().toString(36)}`;
+    const b = await PostgresBackend.open(
+      `${POSTGRES_TEST_URL}${POSTGRES_TEST_URL.includes("?") ? "&" : "?"}application_name=${app}`,
+      { schema: h.schema },
+    );
+    // Another program's uncommitted row at the next seq holds the append after its lock check.
+    const blocker = await rawClient(h.schema);
+    try {
+      await blocker.query("BEGIN");
+      await blocker.query(
+        `INSERT INTO events VALUES ('race', $1, 'turn/start', 1, '{}', NULL, NULL)`,
+        [TURN],
+      );
+      const appended = store.append("race", simpleTurn(TURN, 2));
+      const blockerPid = (await blocker.query("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+      await until(async () => {
+        const rows = await sql(
+          "SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+          [blockerPid],
+        );
+        return rows.length > 0 ? true : undefined;
+      });
+      // The writer's lock connection dies; another backend takes the lock.
+      const key = BigInt.asUintN(64, BigInt(advisoryKey("seedline-writer", h.schema, "race")));
+      const holder = await until(async () => {
+        const rows = await sql<{ pid: number }>(
+          `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+           AND classid = $1 AND objid = $2 AND objsubid = 1`,
+          [String(key >> 32n), String(key & 0xffffffffn)],
+        );
+        return rows[0];
+      });
+      await sql("SELECT pg_terminate_backend($1)", [holder.pid]);
+      let locked = false;
+      const taking = b.lock("race").then((release) => {
+        locked = true;
+        return release;
+      });
+      // It waits for the write in flight (its lock connection blocked on the session row).
+      await until(async () => {
+        if (locked) return true;
+        const rows = await sql(
+          "SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND cardinality(pg_blocking_pids(pid)) > 0",
+          [app],
+        );
+        return rows.length > 0 ? true : undefined;
+      });
+      expect(locked, "expected the new holder to wait").toBe(false);
+      await blocker.query("ROLLBACK");
+      // The write checked the lock while it was held: it is acknowledged, and the new holder,
+      // once it has the lock, reads it.
+      expect(await appended).toBe(2 * TURN);
+      const release = await taking;
+      expect((await b.load("race"))?.events).toHaveLength(2 * TURN);
+      await release();
+    } finally {
+      await blocker.end();
+      await b.close();
+      await store.close();
+    }
+  });
+
+  it("answers STORAGE_UNAVAILABLE with the location when a statement runs past statement_timeout, and the connection serves on", async () => {
+    // Before the fix (run against d7a1030) no statement_timeout was set: the append waited on the
+    // row lock until the holder let go ("expected the append past statement_timeout within
+    // 20000 ms").
+    const h = await harness();
+    const backend = await h.open({ timeouts: { statementMs: 300 } });
+    await backend.create(header("slow"), simpleTurn(0, 1));
+    const holder = await rawClient(h.schema);
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM sessions WHERE id = 'slow' FOR UPDATE");
+      const error = await within(
+        backend.append("slow", TURN, simpleTurn(TURN, 2)).catch((e: unknown) => e),
+        "the append past statement_timeout",
+      );
+      expect(error).toMatchObject({
+        code: "STORAGE_UNAVAILABLE",
+        details: { commitUnknown: false, location: backend.location },
+      });
+      expect((error as Error).message).toContain("statement_timeout (300 ms)");
+      await holder.query("ROLLBACK");
+    } finally {
+      await holder.end();
+    }
+    await backend.append("slow", TURN, simpleTurn(TURN, 2));
+    expect((await backend.load("slow"))?.events).toHaveLength(2 * TURN);
   });
 
   /** The pid of the connection LISTENing on the change channel of `schema`, once there is one. */

@@ -53,6 +53,27 @@ SELECT
 FROM events
 WHERE session_id = @sessionId;
 
+-- name: appendPointNotifyHeld
+-- appendPointNotify, and writerLockHeld in the same round trip: the append of a writer that holds
+-- the session's writer lock stores nothing unless the lock is still held (@pid, @key: see
+-- writerLockHeld), checked after lockSessionRow was granted.
+SELECT
+  max(seq)::bigint AS "lastSeq",
+  pg_notify(@channel::text, @sessionId::text)::text AS notified,
+  EXISTS (
+    SELECT 1
+    FROM pg_catalog.pg_locks AS l
+    WHERE l.locktype = 'advisory'
+      AND l.granted
+      AND l.pid = @pid::integer
+      AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())
+      AND l.classid = ((@key::bigint >> 32) & 4294967295)::oid
+      AND l.objid = (@key::bigint & 4294967295)::oid
+      AND l.objsubid = 1
+  )::boolean AS held
+FROM events
+WHERE session_id = @sessionId;
+
 -- name: lastTurnMarker
 -- The last turn/start or turn/end at or before @boundary, walking the primary key backwards from
 -- it. The backend reads `turn` from the data (data is text: a damaged row must not fail the query).
@@ -270,6 +291,31 @@ CREATE SCHEMA IF NOT EXISTS {schema};
 -- Takes the writer lock of a session (@key: a hash of schema and id) for this connection, without
 -- waiting; the server releases it when the connection ends, however it ends.
 SELECT pg_try_advisory_lock(@key::bigint)::boolean AS locked;
+
+-- name: awaitSessionWriters
+-- Run on the writer locks' connection right after tryWriterLock took a session's lock: waits for
+-- every write transaction that holds the session's row (FOR SHARE conflicts with the FOR NO KEY
+-- UPDATE of lockSessionRow) to end, so that a write of a holder whose lock connection just died,
+-- checked by writerLockHeld before its lock went, is committed (or rolled back) before the new
+-- holder reads the log. No row (the session is not stored yet): nothing to wait for.
+SELECT 1 AS found FROM sessions WHERE id = @sessionId FOR SHARE;
+
+-- name: writerLockHeld
+-- Whether the connection with backend pid @pid holds the writer lock @key (a session-level
+-- advisory lock on a bigint: classid the high 32 bits, objid the low 32, objsubid 1) in this
+-- database. A write runs it after lockSessionRow, in its own transaction: an append is stored only
+-- while its writer's lock is held (see awaitSessionWriters).
+SELECT EXISTS (
+  SELECT 1
+  FROM pg_catalog.pg_locks AS l
+  WHERE l.locktype = 'advisory'
+    AND l.granted
+    AND l.pid = @pid::integer
+    AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())
+    AND l.classid = ((@key::bigint >> 32) & 4294967295)::oid
+    AND l.objid = (@key::bigint & 4294967295)::oid
+    AND l.objsubid = 1
+)::boolean AS held;
 
 -- name: releaseWriterLock
 SELECT pg_advisory_unlock(@key::bigint)::boolean AS released;

@@ -158,6 +158,14 @@ export interface SessionBackend {
    */
   lock(id: string): Promise<ReleaseLock>;
 
+  /**
+   * Whether this process held the writer lock of `id` on something that has since gone (a
+   * database connection that ended), so that the lock must be taken again, and the log read
+   * again, before the next write. Optional: a backend whose locks go only with the process has
+   * none.
+   */
+  lockLost?(id: string): boolean;
+
   /** Releases every lock and closes files or connections; the backend is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -220,7 +220,9 @@ export class SessionStore {
     checkSessionId(id, "/sessionId");
     const live = this.#live.get(id);
     // The writer's memory is the store: nothing else can append while it holds the lock.
-    if (live !== undefined && this.#state.get(live)?.release !== undefined) return live;
+    if (live !== undefined && this.#state.get(live)?.release !== undefined && !this.#lost(id)) {
+      return live;
+    }
     return this.#serial(id, async () => (await this.#current(id))?.session);
   }
 
@@ -265,7 +267,11 @@ export class SessionStore {
    * that repeats stored events exactly (a retry) is acknowledged and changes nothing.
    * Takes the writer lock first when this process does not hold it (see {@link openForWriting}).
    * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND, SESSION_BUSY, FORMAT_UNSUPPORTED,
-   *   CORRUPT_LOG; InvalidEventError; SeedlineError SESSION_NOT_LIVE for a stale `Session` object.
+   *   CORRUPT_LOG; InvalidEventError; SeedlineError SESSION_NOT_LIVE for a stale `Session` object;
+   *   StorageUnavailableError STORAGE_UNAVAILABLE when the store cannot be reached, a connection
+   *   broke or timed out, or the writer lock went with its connection: this process lets go of
+   *   the writer lock, and the next write takes it again and reads what was stored meanwhile
+   *   (a batch that landed unacknowledged, `commitUnknown`, is then acknowledged when retried).
    */
   async append(target: Session | string, events: readonly unknown[]): Promise<number> {
     if (!Array.isArray(events))
@@ -278,7 +284,14 @@ export class SessionStore {
       const state = this.#requireState(session);
       const prepared = state.log.prepare(events, "copy");
       if (prepared.events.length > 0) {
-        await this.backend.append(id, prepared.fromSeq, prepared.events);
+        try {
+          await this.backend.append(id, prepared.fromSeq, prepared.events);
+        } catch (error) {
+          if (error instanceof StorageError && error.code === "STORAGE_UNAVAILABLE") {
+            this.#letGo(state);
+          }
+          throw error;
+        }
         state.log.commit(prepared);
       }
       return prepared.nextSeq;
@@ -534,7 +547,12 @@ export class SessionStore {
    */
   async #writable(id: string): Promise<Session> {
     const live = this.#live.get(id);
-    if (live !== undefined && this.#state.get(live)?.release !== undefined) return live;
+    const held = live === undefined ? undefined : this.#state.get(live);
+    if (live !== undefined && held?.release !== undefined) {
+      if (!this.#lost(id)) return live;
+      // The lock went with its connection: taken again below, and the log read again.
+      this.#letGo(held);
+    }
     const release = await this.backend.lock(id);
     try {
       const current = await this.#current(id);
@@ -559,6 +577,26 @@ export class SessionStore {
     this.#live.set(log.header.id, session);
     this.#state.set(session, { log, release });
     return session;
+  }
+
+  /** Whether the backend says the writer lock this process held on `id` is gone. */
+  #lost(id: string): boolean {
+    return this.backend.lockLost?.(id) === true;
+  }
+
+  /**
+   * Lets go of the writer lock of a live session after its store failed (the lock may be gone
+   * with its connection, or the batch may have landed unacknowledged): the session stays live,
+   * and the next write takes the lock again and reads the store first, like a session opened
+   * anew — another process may have written it meanwhile.
+   */
+  #letGo(state: { release: ReleaseLock | undefined }): void {
+    const release = state.release;
+    state.release = undefined;
+    // Not waited for: with the store unreachable the release itself waits out a timeout, and the
+    // caller should hear the failure now. The backend's lock operations run in order, so a later
+    // take of the lock follows this release.
+    release?.().catch(() => {});
   }
 
   async #unregister(id: string): Promise<void> {

@@ -1,5 +1,6 @@
 // Hears every process's writes to a PostgreSQL store: one dedicated LISTEN connection, reconnected with a capped backoff.
 import { Client, type ClientConfig, type Notification } from "pg";
+import { destroyClient } from "./connection.js";
 import type { Queries } from "./statements.js";
 
 /** What a {@link ChangeListener} reports to its backend. */
@@ -28,6 +29,11 @@ const MAX_RETRY_MS = 5_000;
  * {@link stop}; when it is lost, it is made again after a backoff that doubles up to
  * {@link MAX_RETRY_MS}, and {@link ChangeListenerHooks.onListening} is called once it listens
  * again. Failures never escape: they go to {@link ChangeListenerHooks.onError}.
+ *
+ * A connection cut without a word (a network partition) hears nothing and says nothing: every
+ * `heartbeatMs` the listener sends LISTEN again (a no-op on a live connection); an answer later
+ * than the query timeout drops the connection and makes a new one. Connecting is bounded by the
+ * connect timeout, and a dropped connection is destroyed, never waited on.
  */
 export class ChangeListener {
   readonly #config: ClientConfig;
@@ -38,10 +44,14 @@ export class ChangeListener {
   /** The current connection, connecting or listening; undefined while none is (or waiting to retry). */
   #client: Client | undefined;
   #retry: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  readonly #heartbeatMs: number;
   /** Connections lost or refused since the last one that listened. */
   #failures = 0;
 
-  constructor(config: ClientConfig, queries: Queries, hooks: ChangeListenerHooks) {
+  /** @param heartbeatMs how often a listening connection is probed; 0: never. */
+  constructor(config: ClientConfig, queries: Queries, hooks: ChangeListenerHooks, heartbeatMs = 0) {
+    this.#heartbeatMs = heartbeatMs;
     this.#config = config;
     this.#queries = queries;
     this.#hooks = hooks;
@@ -58,15 +68,14 @@ export class ChangeListener {
     this.#wanted = false;
     clearTimeout(this.#retry);
     this.#retry = undefined;
+    clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
     const client = this.#client;
     this.#client = undefined;
     this.#failures = 0;
     if (client === undefined) return;
-    try {
-      await client.end();
-    } catch {
-      // The connection is already gone: nothing listens on it.
-    }
+    // Destroyed, not ended: a server that cannot be reached never answers a goodbye.
+    destroyClient(client);
   }
 
   #connect(): void {
@@ -80,8 +89,10 @@ export class ChangeListener {
       // A connection this listener closed or replaced is no loss.
       if (this.#client !== client) return;
       this.#client = undefined;
+      clearInterval(this.#heartbeat);
+      this.#heartbeat = undefined;
       if (error !== undefined) this.#report(error);
-      client.end().catch(() => {});
+      destroyClient(client);
       this.#retryLater();
     };
     client.on("error", lose);
@@ -93,6 +104,13 @@ export class ChangeListener {
     this.#listen(client).then(() => {
       if (this.#client !== client) return;
       this.#failures = 0;
+      if (this.#heartbeatMs > 0) {
+        this.#heartbeat = setInterval(() => {
+          if (this.#client !== client) return;
+          this.#queries.run(client, "listenChanges", {}).catch(lose);
+        }, this.#heartbeatMs);
+        this.#heartbeat.unref();
+      }
       this.#hooks.onListening();
     }, lose);
   }

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { type ClientConfig, TypeOverrides } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { Durability } from "../backend.js";
+import { type PostgresTimeouts, readTimeouts } from "./timeouts.js";
 
 /** The PostgreSQL schema a store lives in when neither the URL nor the options name one. */
 export const DEFAULT_SCHEMA = "seedline";
@@ -22,15 +23,25 @@ export interface PostgresTarget {
   readonly schema: string;
   /** The URL without password or query, plus the schema: what messages and `location` show. */
   readonly location: string;
+  /** `application_name` of every connection (URL `?application_name=`, default `seedline`). */
+  readonly applicationName: string;
+  /** The bounds on every wait for the server (see {@link readTimeouts}). */
+  readonly timeouts: PostgresTimeouts;
 }
 
 /**
  * Reads a `postgres://` / `postgresql://` URL. The schema is `schema` when given, else the URL's
- * `?schema=` parameter, else `seedline`.
- * @throws StorageError INVALID_PARAMS for a URL that does not parse or a schema name that is not
- *   a plain lower-case identifier.
+ * `?schema=` parameter, else `seedline`. The timeouts are the URL's (`connect_timeout`,
+ * `keepalives`, `keepalives_idle`, `statement_timeout`, `query_timeout`,
+ * `idle_in_transaction_session_timeout`) with `timeouts` over them.
+ * @throws StorageError INVALID_PARAMS for a URL that does not parse, a schema name that is not
+ *   a plain lower-case identifier, or a timeout that is not a number >= 0.
  */
-export function resolveTarget(url: string, schema: string | undefined): PostgresTarget {
+export function resolveTarget(
+  url: string,
+  schema: string | undefined,
+  timeouts: Partial<PostgresTimeouts> = {},
+): PostgresTarget {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -49,14 +60,19 @@ export function resolveTarget(url: string, schema: string | undefined): Postgres
     );
   }
   const extraOptions = parsed.searchParams.get("options") ?? undefined;
+  const applicationName = parsed.searchParams.get("application_name") ?? "seedline";
   parsed.searchParams.delete("schema");
   parsed.searchParams.delete("options");
+  parsed.searchParams.delete("application_name");
+  const bounds = readTimeouts(parsed.searchParams, timeouts);
   const user = parsed.username === "" ? "" : `${parsed.username}@`;
   return {
     connectionString: parsed.toString(),
     extraOptions,
     schema: chosen,
     location: `${parsed.protocol}//${user}${parsed.host}${parsed.pathname} (schema ${chosen})`,
+    applicationName,
+    timeouts: bounds,
   };
 }
 
@@ -74,7 +90,6 @@ export function synchronousCommit(durability: Durability): "on" | "off" {
 }
 
 const INT8_OID = 20;
-const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * int8 values as numbers: every bigint column holds a safe integer (seq, time, createdAt…). A
@@ -89,27 +104,47 @@ const typeParsers = new TypeOverrides();
 typeParsers.setTypeParser(INT8_OID, parseInt8);
 
 /**
- * The connection settings of every connection of a backend: the search_path set to the schema
- * and synchronous_commit for the durability mode, both as startup options (so no statement can
- * run before they hold), application_name `seedline`, a connect timeout, TCP keepalive, and int8
- * parsed to numbers.
+ * The connection settings of every connection of a backend: the search_path set to the schema,
+ * synchronous_commit for the durability mode, statement_timeout and
+ * idle_in_transaction_session_timeout, all as startup options (so no statement can run before
+ * they hold), the application_name (so that pg_stat_activity tells seedline's connections), a
+ * connect timeout, TCP keepalive, a client-side query timeout, and int8 parsed to numbers.
  */
 export function clientConfig(target: PostgresTarget, durability: Durability): ClientConfig {
+  const { timeouts } = target;
   const options = [
     target.extraOptions,
     `-c search_path=${target.schema}`,
     `-c synchronous_commit=${synchronousCommit(durability)}`,
+    `-c statement_timeout=${timeouts.statementMs}`,
+    `-c idle_in_transaction_session_timeout=${timeouts.idleInTransactionMs}`,
   ];
   return {
     connectionString: target.connectionString,
-    application_name: "seedline",
+    application_name: target.applicationName,
     // A server that stops answering fails a connect instead of hanging it; keepalive notices a
-    // connection cut while idle (the writer locks' connection is idle most of the time).
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    keepAlive: true,
+    // connection cut while idle (the writer locks' connection is idle most of the time); the
+    // query timeout bounds a statement whose answer never comes (the server cannot cancel it
+    // when it cannot be reached), and the connection is then dropped.
+    ...(timeouts.connectMs > 0 ? { connectionTimeoutMillis: timeouts.connectMs } : {}),
+    keepAlive: timeouts.keepAliveMs > 0,
+    keepAliveInitialDelayMillis: timeouts.keepAliveMs,
+    ...(timeouts.queryMs > 0 ? { query_timeout: timeouts.queryMs } : {}),
     options: options.filter((o) => o !== undefined && o !== "").join(" "),
     types: typeParsers,
   };
+}
+
+/**
+ * Ends a connection at once, without waiting for the server to say goodbye (a server that cannot
+ * be reached never does): its socket is destroyed, the server rolls back and releases whatever it
+ * held once it notices.
+ */
+export function destroyClient(client: { end(): Promise<void> }): void {
+  const stream = (client as { connection?: { stream?: { destroy?: () => void } } }).connection
+    ?.stream;
+  client.end().catch(() => {});
+  stream?.destroy?.();
 }
 
 /**

@@ -15,12 +15,22 @@ const NETWORK_CODES = new Set([
   "EAI_AGAIN",
 ]);
 
-/** SQLSTATEs of a connection the server ended or refused (class 08, and shutdown / terminate). */
-const LOST_STATES = /^(08|57P0[1-3])/;
+/**
+ * SQLSTATEs of a connection the server ended or refused: class 08, shutdown / terminate
+ * (57P01-57P03), idle session timeout (57P05) and idle-in-transaction timeout (25P03).
+ */
+const LOST_STATES = /^(08|57P0[1-35]|25P03)/;
 
-/** Messages of the driver's own errors for a connection that ended or could not be made. */
+/**
+ * Messages of the driver's own errors for a connection that ended or could not be made, or whose
+ * answer did not come within the query timeout (the connection is then dropped: its state is
+ * unknown).
+ */
 const DRIVER_MESSAGES =
-  /Connection terminated|not queryable|Client was closed|timeout exceeded when trying to connect|Connection refused/i;
+  /Connection terminated|not queryable|Client was closed|timeout exceeded when trying to connect|Connection refused|Query read timeout|^timeout expired$/i;
+
+/** SQLSTATE query_canceled: statement_timeout (the only cancel this backend sends). */
+const QUERY_CANCELED = "57014";
 
 /** Whether `error` says the connection to the server is gone (or never came up). */
 export function isConnectionLoss(error: unknown): boolean {
@@ -31,6 +41,11 @@ export function isConnectionLoss(error: unknown): boolean {
   if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
   if (error instanceof AggregateError) return error.errors.some(isConnectionLoss);
   return DRIVER_MESSAGES.test(error.message);
+}
+
+/** Whether the server cancelled a statement that ran past statement_timeout (the connection is fine). */
+export function isStatementTimeout(error: unknown): boolean {
+  return error instanceof DatabaseError && error.code === QUERY_CANCELED;
 }
 
 /** Whether a transaction failed only because it ran into another one: run it again. */
@@ -69,6 +84,22 @@ export function connectionLost(
     "STORAGE_UNAVAILABLE",
     `expected a working connection to the PostgreSQL store ${location} to ${what}, got: ${reason}; ${outcome}`,
     { location, commitUnknown: committing },
+    { cause: error },
+  );
+}
+
+/** The error a caller hears for a statement the server cancelled after statement_timeout. */
+export function timedOut(
+  error: unknown,
+  location: string,
+  what: string,
+  boundMs: number,
+): StorageUnavailableError {
+  const reason = error instanceof Error ? error.message : show(error);
+  return new StorageUnavailableError(
+    "STORAGE_UNAVAILABLE",
+    `expected the PostgreSQL store ${location} to ${what} within statement_timeout (${boundMs} ms), got: ${reason}; the server rolled the transaction back, so nothing of it was stored`,
+    { location, commitUnknown: false },
     { cause: error },
   );
 }

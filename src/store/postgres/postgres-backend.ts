@@ -19,15 +19,17 @@ import { checkFormatVersion } from "../format-version.js";
 import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { ChangeListener } from "./change-listener.js";
-import { clientConfig, type PostgresTarget, resolveTarget } from "./connection.js";
+import { clientConfig, destroyClient, type PostgresTarget, resolveTarget } from "./connection.js";
 import { createLayout, inspectSchema } from "./layout-policy.js";
 import {
   connectionLost,
   FOREIGN_KEY_VIOLATION,
   isConnectionLoss,
   isRetryable,
+  isStatementTimeout,
   refusedByServer,
   serverError,
+  timedOut,
   UNIQUE_VIOLATION,
   unreachable,
 } from "./pg-errors.js";
@@ -39,6 +41,7 @@ import {
   turnMarkerOf,
 } from "./rows.js";
 import { POSTGRES_TABLES, type PostgresQueryRows, paramsFrom, Queries } from "./statements.js";
+import type { PostgresTimeouts } from "./timeouts.js";
 import { lockLost, WriterLocks } from "./writer-locks.js";
 
 /** How a PostgreSQL backend is opened. */
@@ -56,6 +59,11 @@ export interface PostgresBackendOptions {
    * again by itself, and subscribers are called once it listens again). Default: ignored.
    */
   readonly onListenError?: (error: unknown) => void;
+  /**
+   * Bounds on every wait for the server, over the URL's parameters and the defaults (see
+   * {@link PostgresTimeouts}): a wait past them answers STORAGE_UNAVAILABLE.
+   */
+  readonly timeouts?: Partial<PostgresTimeouts>;
 }
 
 /** Lists start strictly after this key: above every stored session (createdAt is a safe integer). */
@@ -90,11 +98,15 @@ export class PostgresBackend implements SessionBackend {
   readonly schema: string;
   /** The durability mode this backend commits in (synchronous_commit on or off). */
   readonly durability: Durability;
+  /** The bounds on every wait for the server this backend runs with. */
+  readonly timeouts: PostgresTimeouts;
   readonly #pool: Pool;
   readonly #queries: Queries;
   readonly #locks: WriterLocks;
   readonly #changes: ChangeHub;
   readonly #listener: ChangeListener;
+  /** The pooled connections that have this backend's 'error' listener. */
+  readonly #listened = new WeakSet<PoolClient>();
   #closed = false;
 
   private constructor(
@@ -107,6 +119,7 @@ export class PostgresBackend implements SessionBackend {
     this.location = target.location;
     this.schema = target.schema;
     this.durability = durability;
+    this.timeouts = target.timeouts;
     this.#pool = pool;
     this.#queries = new Queries(target.schema);
     this.#locks = locks;
@@ -132,10 +145,12 @@ export class PostgresBackend implements SessionBackend {
    */
   static async open(url: string, options: PostgresBackendOptions = {}): Promise<PostgresBackend> {
     const durability = options.durability ?? "fsync";
-    const target = resolveTarget(url, options.schema);
+    const target = resolveTarget(url, options.schema, options.timeouts);
     const config = clientConfig(target, durability);
     const pool = new Pool({ ...config, max: options.poolSize ?? 10 });
-    // An idle pooled connection that breaks is dropped by the pool; the next checkout reconnects.
+    // A pooled connection that breaks is dropped by the pool (idle or checked out: the pool's
+    // listener stays on each client, and re-emits here); the next checkout reconnects. A request
+    // on a connection that broke hears it from its query (see #transaction).
     pool.on("error", () => {});
     const queries = new Queries(target.schema);
     let client: PoolClient | undefined;
@@ -166,13 +181,18 @@ export class PostgresBackend implements SessionBackend {
     const locks = new WriterLocks(config, queries, target.schema, target.location);
     const onListenError = options.onListenError ?? (() => {});
     const listener = (hub: ChangeHub) =>
-      new ChangeListener(config, queries, {
-        // Notifications for ids nobody here subscribes to are dropped by the hub.
-        onChange: (id) => hub.notify(id),
-        // Writes committed while nothing listened were not heard: every subscriber reads again.
-        onListening: () => hub.notifyAll(),
-        onError: onListenError,
-      });
+      new ChangeListener(
+        config,
+        queries,
+        {
+          // Notifications for ids nobody here subscribes to are dropped by the hub.
+          onChange: (id) => hub.notify(id),
+          // Writes committed while nothing listened were not heard: every subscriber reads again.
+          onListening: () => hub.notifyAll(),
+          onError: onListenError,
+        },
+        target.timeouts.keepAliveMs,
+      );
     return new PostgresBackend(target, durability, pool, locks, listener);
   }
 
@@ -190,13 +210,20 @@ export class PostgresBackend implements SessionBackend {
     });
   }
 
+  /**
+   * Appends a batch in one transaction. When this instance holds the session's writer lock, the
+   * transaction also checks, after locking the session row, that the lock connection still holds
+   * it: a writer whose lock went with its connection stores nothing.
+   * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND; StorageUnavailableError for a lost
+   *   lock, a broken connection or a timeout.
+   */
   async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
-    if (this.#locks.isLost(id)) throw lockLost(id, this.location);
     await this.#write(
       id,
       `append to session ${show(id)}`,
       async (c) => {
-        // The hottest write: its notification rides on the append point's round trip.
+        // The hottest write: its notification and the lock check ride on the append point's
+        // round trip.
         const next = await this.#lockForWrite(c, id, "notify");
         if (next !== fromSeq) throw seqConflict(id, next, fromSeq);
         await this.#insertEvents(c, id, fromSeq, events);
@@ -306,9 +333,9 @@ export class PostgresBackend implements SessionBackend {
   }
 
   async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
-    if (this.#locks.isLost(id)) throw lockLost(id, this.location);
     await this.#write(id, `repair session ${show(id)}`, async (c) => {
       await this.#lockForWrite(c, id);
+      await this.#assertLockHeld(c, id);
       await this.#queries.run(c, "deleteEventsFrom", { sessionId: id, keep });
       await this.#insertEvents(c, id, keep, closers);
     });
@@ -366,6 +393,11 @@ export class PostgresBackend implements SessionBackend {
     }
   }
 
+  /** Whether this instance held the writer lock of `id` on a connection that has since ended. */
+  lockLost(id: string): boolean {
+    return this.#locks.holder(id) === "lost";
+  }
+
   async lock(id: string): Promise<ReleaseLock> {
     this.#assertOpen();
     try {
@@ -389,7 +421,16 @@ export class PostgresBackend implements SessionBackend {
       await this.#listener.stop();
       await this.#locks.close();
     } finally {
-      await this.#pool.end();
+      // A pooled connection ends once the server says goodbye, which a server that cannot be
+      // reached never does: the wait is bounded by the connect timeout, then the sockets are left
+      // to the process's end.
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.timeouts.connectMs || 10_000);
+        timer.unref();
+      });
+      await Promise.race([this.#pool.end().catch(() => {}), bound]);
+      clearTimeout(timer);
     }
   }
 
@@ -400,17 +441,57 @@ export class PostgresBackend implements SessionBackend {
    * @throws StorageError SESSION_NOT_FOUND.
    */
   async #lockForWrite(c: PoolClient, id: string, notify?: "notify"): Promise<number> {
+    // Checked before any statement: a lock known lost stores nothing, not even a row lock wait.
+    const holder = notify === undefined ? undefined : this.#holderOrThrow(id);
     if ((await this.#queries.first(c, "lockSessionRow", { sessionId: id })) === undefined) {
       throw sessionNotFound(id);
     }
-    const last =
-      notify === undefined
-        ? await this.#queries.first(c, "appendPoint", { sessionId: id })
-        : await this.#queries.first(c, "appendPointNotify", {
-            channel: this.#queries.channel,
-            sessionId: id,
-          });
+    let last: { lastSeq: number | null } | undefined;
+    if (notify === undefined) {
+      last = await this.#queries.first(c, "appendPoint", { sessionId: id });
+    } else if (holder === undefined) {
+      last = await this.#queries.first(c, "appendPointNotify", {
+        channel: this.#queries.channel,
+        sessionId: id,
+      });
+    } else {
+      const row = await this.#queries.first(c, "appendPointNotifyHeld", {
+        channel: this.#queries.channel,
+        sessionId: id,
+        pid: holder.pid,
+        key: holder.key,
+      });
+      if (row?.held !== true) this.#lockGone(id);
+      last = row;
+    }
     return typeof last?.lastSeq === "number" ? last.lastSeq + 1 : 0;
+  }
+
+  /**
+   * Checks, in the transaction of `c` and after the session row is locked, that the writer lock
+   * of `id` this instance holds (if it holds it) is still held by its connection.
+   * @throws StorageUnavailableError when it is not.
+   */
+  async #assertLockHeld(c: PoolClient, id: string): Promise<void> {
+    const holder = this.#holderOrThrow(id);
+    if (holder === undefined) return;
+    const row = await this.#queries.first(c, "writerLockHeld", {
+      pid: holder.pid,
+      key: holder.key,
+    });
+    if (row?.held !== true) this.#lockGone(id);
+  }
+
+  /** Where the writer lock of `id` is held, or undefined when this instance does not hold it. */
+  #holderOrThrow(id: string): { readonly key: string; readonly pid: number } | undefined {
+    const holder = this.#locks.holder(id);
+    if (holder === "lost") throw lockLost(id, this.location);
+    return holder;
+  }
+
+  #lockGone(id: string): never {
+    this.#locks.markLost(id);
+    throw lockLost(id, this.location);
   }
 
   async #insertSession(c: PoolClient, header: SessionHeader): Promise<void> {
@@ -510,8 +591,16 @@ export class PostgresBackend implements SessionBackend {
             broken = true;
           }
         }
-        c.release(broken);
-        if (broken) throw connectionLost(error, this.location, what, committing);
+        if (broken) {
+          this.#drop(c, error);
+          throw connectionLost(error, this.location, what, committing);
+        }
+        c.release();
+        if (isStatementTimeout(error)) {
+          // A COMMIT cancelled late may have landed (it waits only for replication).
+          if (committing) throw connectionLost(error, this.location, what, true);
+          throw timedOut(error, this.location, what, this.timeouts.statementMs);
+        }
         if (isRetryable(error) && attempt < ATTEMPTS) {
           await new Promise((wait) => setTimeout(wait, RETRY_MS * attempt * (1 + Math.random())));
           continue;
@@ -529,20 +618,42 @@ export class PostgresBackend implements SessionBackend {
       c.release();
       return value;
     } catch (error) {
-      const broken = isConnectionLoss(error);
-      c.release(broken);
-      if (broken) throw connectionLost(error, this.location, what, false);
+      if (isConnectionLoss(error)) {
+        this.#drop(c, error);
+        throw connectionLost(error, this.location, what, false);
+      }
+      c.release();
+      if (isStatementTimeout(error)) {
+        throw timedOut(error, this.location, what, this.timeouts.statementMs);
+      }
       throw refusedByServer(error, this.location);
     }
   }
 
+  /**
+   * Gives back a connection that broke (or whose answer is late): the pool forgets it, and its
+   * socket is destroyed at once, so that nothing waits on a server that cannot be reached.
+   */
+  #drop(c: PoolClient, error: unknown): void {
+    c.release(error instanceof Error ? error : true);
+    destroyClient(c);
+  }
+
   async #connect(what: string): Promise<PoolClient> {
     this.#assertOpen();
+    let c: PoolClient;
     try {
-      return await this.#pool.connect();
+      c = await this.#pool.connect();
     } catch (error) {
       throw connectionLost(error, this.location, what, false);
     }
+    if (!this.#listened.has(c)) {
+      this.#listened.add(c);
+      // A connection that breaks while checked out emits 'error' (besides failing its query):
+      // heard here, never thrown from a socket event. The request hears it from its query.
+      c.on("error", () => {});
+    }
+    return c;
   }
 
   #where(id: string): string {

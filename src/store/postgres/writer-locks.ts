@@ -1,8 +1,9 @@
 // One writer per session across machines: PostgreSQL advisory locks held on one dedicated connection.
 import { Client, type ClientConfig } from "pg";
-import { StorageError, show } from "../../errors.js";
+import { StorageError, StorageUnavailableError, show } from "../../errors.js";
 import type { ReleaseLock } from "../backend.js";
-import { advisoryKey } from "./connection.js";
+import { advisoryKey, destroyClient } from "./connection.js";
+import { isConnectionLoss } from "./pg-errors.js";
 import type { Queries } from "./statements.js";
 
 interface Hold {
@@ -23,8 +24,12 @@ interface Hold {
  * `SESSION_BUSY`, wherever that connection comes from.
  *
  * Locks are counted, so taking one twice returns a second release. When the lock connection ends
- * unexpectedly, every lock held on it is marked lost: {@link isLost} lets writes refuse to go on
- * without it, and the next `acquire` opens a new connection.
+ * unexpectedly (or a statement on it fails with the connection, or its answer is late past the
+ * query timeout: the connection is then dropped), every lock held on it is marked lost:
+ * {@link holder} tells writes so, and the next `acquire` opens a new connection. A write does not
+ * trust the mark alone (a connection can be gone before the client hears of it): it checks in
+ * its own transaction that the lock connection still holds the lock (writerLockHeld), and a new
+ * holder waits for the writes so checked to end before it reads (awaitSessionWriters).
  */
 export class WriterLocks {
   readonly #config: ClientConfig;
@@ -33,6 +38,8 @@ export class WriterLocks {
   readonly #location: string;
   readonly #holds = new Map<string, Hold>();
   #client: Promise<Client> | undefined;
+  /** The backend pid of the lock connection, once it is up. */
+  #pid: number | undefined;
   /** Lock operations run one at a time, so that counts and the server's locks agree. */
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
@@ -58,8 +65,21 @@ export class WriterLocks {
       }
       const key = hold?.key ?? advisoryKey("seedline-writer", this.#schema, id);
       const client = await this.#connection();
-      const row = await this.#queries.first(client, "tryWriterLock", { key });
-      if (row?.locked !== true) throw busy(id, this.#location);
+      try {
+        const row = await this.#queries.first(client, "tryWriterLock", { key });
+        if (row?.locked !== true) throw busy(id, this.#location);
+        try {
+          await this.#queries.first(client, "awaitSessionWriters", { sessionId: id });
+        } catch (error) {
+          if (!isConnectionLoss(error)) {
+            await this.#queries.first(client, "releaseWriterLock", { key });
+          }
+          throw error;
+        }
+      } catch (error) {
+        if (isConnectionLoss(error)) this.#discard(client);
+        throw error;
+      }
       if (hold === undefined) this.#holds.set(id, { key, count: 1, lost: false });
       else {
         hold.count++;
@@ -74,9 +94,32 @@ export class WriterLocks {
     };
   }
 
-  /** Whether this instance held the lock of `id` on a connection that has since ended. */
-  isLost(id: string): boolean {
-    return this.#holds.get(id)?.lost === true;
+  /**
+   * Where this instance holds the lock of `id`: its key and the backend pid of the connection
+   * that holds it (for writerLockHeld); `lost` when it held it on a connection that has since
+   * ended; undefined when it does not hold it.
+   */
+  holder(id: string): { readonly key: string; readonly pid: number } | "lost" | undefined {
+    const hold = this.#holds.get(id);
+    if (hold === undefined) return undefined;
+    if (hold.lost || this.#pid === undefined) return "lost";
+    return { key: hold.key, pid: this.#pid };
+  }
+
+  /**
+   * A write found that the lock connection no longer holds the lock of `id` (the connection is
+   * gone, or going): drops the connection, so that every lock on it counts as lost and the next
+   * `acquire` takes them again on a new one.
+   */
+  markLost(id: string): void {
+    const hold = this.#holds.get(id);
+    if (hold !== undefined) hold.lost = true;
+    const current = this.#client;
+    if (current === undefined) return;
+    void current.then(
+      (c) => this.#discard(c),
+      () => {},
+    );
   }
 
   /** Ends the lock connection: the server releases every lock on it. Idempotent. */
@@ -88,7 +131,8 @@ export class WriterLocks {
       this.#holds.clear();
       if (client === undefined) return;
       try {
-        await (await client).end();
+        // Destroyed, not ended: a server that cannot be reached never answers a goodbye.
+        destroyClient(await client);
       } catch {
         // The connection never came up or is already gone: nothing is held on it.
       }
@@ -102,10 +146,14 @@ export class WriterLocks {
     if (hold.count > 0) return;
     this.#holds.delete(id);
     if (hold.lost || this.#client === undefined) return;
+    const client = await this.#client.catch(() => undefined);
+    if (client === undefined) return;
     try {
-      await this.#queries.first(await this.#client, "releaseWriterLock", { key: hold.key });
+      await this.#queries.first(client, "releaseWriterLock", { key: hold.key });
     } catch {
-      // The connection broke: the server released the lock with it.
+      // The connection broke (the server released the lock with it), or the answer is late: drop
+      // the connection, so that no lock this instance let go of stays held.
+      this.#discard(client);
     }
   }
 
@@ -118,7 +166,11 @@ export class WriterLocks {
       client.on("error", ended);
       client.on("end", ended);
       const connecting = client.connect().then(
-        () => client,
+        () => {
+          if (this.#client === connecting)
+            this.#pid = (client as { processID?: number | null }).processID ?? undefined;
+          return client;
+        },
         (error: unknown) => {
           if (this.#client === connecting) this.#client = undefined;
           throw error;
@@ -129,14 +181,21 @@ export class WriterLocks {
     return this.#client;
   }
 
+  /** Drops `client` (at once, without waiting for the server) and counts its locks lost. */
+  #discard(client: Client): void {
+    this.#lose(client);
+    destroyClient(client);
+  }
+
   /** The lock connection `client` ended: its locks are gone on the server. */
   #lose(client: Client): void {
     const current = this.#client;
     if (current === undefined) return;
     void current.then(
       (c) => {
-        if (c !== client) return;
+        if (c !== client || this.#client !== current) return;
         this.#client = undefined;
+        this.#pid = undefined;
         for (const hold of this.#holds.values()) hold.lost = true;
       },
       () => {},
@@ -161,11 +220,15 @@ function busy(id: string, location: string): StorageError<"SESSION_BUSY"> {
   );
 }
 
-/** The error a write hears when this process's writer lock of `id` went with its connection. */
-export function lockLost(id: string, location: string): StorageError<"SESSION_BUSY"> {
-  return new StorageError(
-    "SESSION_BUSY",
-    `expected to hold the writer lock of session ${show(id)} in ${location}, but it was lost with its connection: another process may write the session now; load it again`,
-    { sessionId: id },
+/**
+ * The error a write hears when this process's writer lock of `id` went with its connection:
+ * nothing was stored. The store lets the lock go; the next write takes it again (when no other
+ * process took it meanwhile) and reads what was stored in between.
+ */
+export function lockLost(id: string, location: string): StorageUnavailableError {
+  return new StorageUnavailableError(
+    "STORAGE_UNAVAILABLE",
+    `expected to hold the writer lock of session ${show(id)} in ${location}, got it lost with its connection, so nothing was stored: another process may write the session now; the next write takes the lock again`,
+    { location, commitUnknown: false },
   );
 }
