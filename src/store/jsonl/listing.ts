@@ -1,4 +1,5 @@
 // Lists JSONL sessions from the listing index and, for a page's sessions, each file's header and last line.
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import type { SessionHeader } from "../../generated.js";
@@ -11,8 +12,18 @@ import { walkLinesBackwards } from "./line-reader.js";
 import type { ListIndex } from "./list-index.js";
 import type { HeaderEntry } from "./list-index-file.js";
 
-/** How many files are open at once while reading the page's files. */
+/** How many files are open at once while reading the last lines that need more than one window. */
 const PARALLELISM = 32;
+
+/**
+ * How many of the page's files are read between two turns of the event loop. Each costs an open,
+ * a `stat`, two small reads and a close, done synchronously: together they take less than one
+ * round trip through the thread pool would, and other work still runs between slices.
+ */
+const FILES_PER_TURN = 64;
+
+/** The window read at the end of a file for its last line (a longer line is read on asynchronously). */
+const WINDOW_BYTES = 4096;
 
 /**
  * How many times a page is chosen again after some of its files turned out other than the index
@@ -37,6 +48,7 @@ export async function listLogs(dir: string, index: ListIndex, query: ListQuery):
   checkListLimit(query.limit);
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
   await index.refresh();
+  const buffer = Buffer.allocUnsafe(WINDOW_BYTES);
   for (let round = 1; ; round++) {
     // One more than the page: whether a next page exists is told by a checked file too.
     const picked = index.select({
@@ -46,12 +58,18 @@ export async function listLogs(dir: string, index: ListIndex, query: ListQuery):
       count: query.limit + 1,
     });
     const read: (ListedSession | undefined)[] = new Array(picked.length);
-    await forEachLimited(
-      picked.map((entry, at) => ({ entry, at })),
-      async ({ entry, at }) => {
-        read[at] = await readListed(join(dir, entry.name), entry, at < query.limit);
-      },
-    );
+    const slow: number[] = [];
+    for (let at = 0; at < picked.length; at++) {
+      if (at > 0 && at % FILES_PER_TURN === 0) await new Promise((next) => setImmediate(next));
+      const entry = picked[at] as HeaderEntry;
+      const got = readListedSync(join(dir, entry.name), entry, at < query.limit, buffer);
+      if (got === "slow") slow.push(at);
+      else read[at] = got;
+    }
+    await forEachLimited(slow, async (at) => {
+      const entry = picked[at] as HeaderEntry;
+      read[at] = await readListed(join(dir, entry.name), entry, true);
+    });
     const changed = picked.filter((_, at) => read[at] === undefined);
     if (changed.length > 0 && round < MAX_ROUNDS) {
       for (const entry of changed) index.reread(entry.name);
@@ -92,6 +110,63 @@ async function readListed(
   }
 }
 
+/**
+ * {@link readListed} in one window of synchronous reads; "slow" when the last complete event line
+ * does not lie whole in the last {@link WINDOW_BYTES} of the file.
+ */
+function readListedSync(
+  path: string,
+  entry: HeaderEntry,
+  withLast: boolean,
+  buffer: Buffer,
+): ListedSession | undefined | "slow" {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (error) {
+    // Deleted since the index was checked.
+    if (isErrno(error, "ENOENT")) return undefined;
+    throw error;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const { headerEnd } = entry;
+    if (size < headerEnd) return undefined;
+    const head = headerEnd <= buffer.length ? buffer : Buffer.allocUnsafe(headerEnd);
+    if (readSync(fd, head, 0, headerEnd, 0) !== headerEnd) return undefined;
+    if (head.indexOf(0x0a) !== headerEnd - 1) return undefined;
+    if (!sameHeader(head.toString("utf8", 0, headerEnd - 1), entry.header, path)) return undefined;
+    if (!withLast) return { header: entry.header, eventCount: 0 };
+    const from = Math.max(headerEnd, size - buffer.length);
+    const length = readSync(fd, buffer, 0, size - from, from);
+    const window = buffer.subarray(0, length);
+    // Lines whole in the window, last first; the trailing fragment after the last `\n` is skipped.
+    for (let end = window.lastIndexOf(0x0a); end >= 0; ) {
+      const start = end === 0 ? -1 : window.lastIndexOf(0x0a, end - 1);
+      if (start < 0 && from > headerEnd) return "slow";
+      const found = eventCountOf(window.toString("utf8", start + 1, end));
+      if (found !== undefined) return { header: entry.header, ...found };
+      end = start;
+    }
+    return from > headerEnd ? "slow" : { header: entry.header, eventCount: 0 };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `eventCount` and `updatedAt` from a line that parses as an event, else undefined. */
+function eventCountOf(text: string): { eventCount: number; updatedAt?: number } | undefined {
+  let event: unknown;
+  try {
+    event = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const { seq, time } = (event ?? {}) as { seq?: unknown; time?: unknown };
+  if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0) return undefined;
+  return { eventCount: seq + 1, ...(typeof time === "number" ? { updatedAt: time } : {}) };
+}
+
 /** Whether a header line says what `header` says. */
 function sameHeader(text: string, header: SessionHeader, path: string): boolean {
   let now: SessionHeader;
@@ -118,15 +193,9 @@ async function lastEvent(
   let found: { eventCount: number; updatedAt?: number } = { eventCount: 0 };
   const size = Number((await handle.stat({ bigint: true })).size);
   await walkLinesBackwards(handle, size, headerEnd, (text) => {
-    let event: unknown;
-    try {
-      event = JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-    const { seq, time } = (event ?? {}) as { seq?: unknown; time?: unknown };
-    if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0) return undefined;
-    found = { eventCount: seq + 1, ...(typeof time === "number" ? { updatedAt: time } : {}) };
+    const event = eventCountOf(text);
+    if (event === undefined) return undefined;
+    found = event;
     return "stop";
   });
   return found;
