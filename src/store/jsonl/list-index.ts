@@ -77,6 +77,8 @@ export class ListIndex {
   #loaded = false;
   /** Whether the index file holds a snapshot this instance read or wrote. */
   #onDisk = false;
+  /** Whether that snapshot has a folder stamp (else a new process reads the folder's names first). */
+  #onDiskStamped = false;
   /** Entries changed since the file was read or written. */
   #changes = 0;
   #refreshing: Promise<void> | undefined;
@@ -169,7 +171,9 @@ export class ListIndex {
     }
     this.#recheckSkipped();
     const due = Math.max(SAVE_AFTER_CHANGES, this.#entries.size >>> 5);
-    if (!this.#onDisk || this.#changes >= due) this.#save();
+    // A snapshot saved without a stamp (too soon after a change) is saved again once one is trusted.
+    const stampDue = !this.#onDiskStamped && this.#stamp !== undefined;
+    if (!this.#onDisk || stampDue || this.#changes >= due) this.#save();
   }
 
   #load(): void {
@@ -179,6 +183,7 @@ export class ListIndex {
     for (const entry of snapshot.entries) this.#add(entry);
     this.#stamp = snapshot.stamp;
     this.#onDisk = true;
+    this.#onDiskStamped = snapshot.stamp !== undefined;
     this.#changes = 0;
   }
 
@@ -194,10 +199,18 @@ export class ListIndex {
       names = [];
     }
     const present = new Set(names.filter((name) => name.endsWith(LOG_SUFFIX)));
-    for (const name of [...this.#entries.keys()]) if (!present.has(name)) this.#remove(name);
-    let read = 0;
+    let known = 0;
+    const added: string[] = [];
     for (const name of present) {
-      if (this.#entries.has(name)) continue;
+      if (this.#entries.has(name)) known++;
+      else added.push(name);
+    }
+    // Every entry's name is still there when as many names are known as there are entries.
+    if (known !== this.#entries.size) {
+      for (const name of [...this.#entries.keys()]) if (!present.has(name)) this.#remove(name);
+    }
+    let read = 0;
+    for (const name of added) {
       if (++read % HEADERS_PER_TURN === 0) {
         await new Promise((next) => setImmediate(next));
         // Noted by this process's own create meanwhile.
@@ -301,6 +314,7 @@ export class ListIndex {
       .then(
         () => {
           this.#onDisk = true;
+          this.#onDiskStamped = snapshot.stamp !== undefined;
         },
         () => {
           // A read-only or full disk: the index is a cache, listing goes on without the file.
