@@ -82,6 +82,7 @@ export class ListIndex {
   /** Entries changed since the file was read or written. */
   #changes = 0;
   #refreshing: Promise<void> | undefined;
+  #queued: Promise<void> | undefined;
   #saving: Promise<void> | undefined;
   #saveFailed = false;
   readonly #buffer = Buffer.allocUnsafe(HEADER_READ_BYTES);
@@ -96,10 +97,21 @@ export class ListIndex {
    * folder's stamp and reads its names again when it moved. Calls made meanwhile share one run.
    */
   refresh(): Promise<void> {
-    this.#refreshing ??= this.#refresh().finally(() => {
-      this.#refreshing = undefined;
-    });
-    return this.#refreshing;
+    if (this.#refreshing === undefined) {
+      this.#refreshing = this.#refresh().finally(() => {
+        this.#refreshing = undefined;
+      });
+      return this.#refreshing;
+    }
+    // The run under way may have looked at the folder before the caller's last change: the
+    // caller waits for it, then for one more run (shared by every caller arriving meanwhile).
+    this.#queued ??= this.#refreshing
+      .catch(() => undefined)
+      .then(() => {
+        this.#queued = undefined;
+        return this.refresh();
+      });
+    return this.#queued;
   }
 
   /**
@@ -141,10 +153,7 @@ export class ListIndex {
 
   /** Notes a log this process has just published under its own name. */
   noteCreated(header: SessionHeader, headerEnd: number): void {
-    if (!this.#loaded) return;
-    const name = logFileName(header.id);
-    this.#remove(name);
-    this.#add({ name, header, headerEnd });
+    if (this.#loaded) this.#add({ name: logFileName(header.id), header, headerEnd });
   }
 
   /** Notes a log file this process has just removed (or moved away from `name`). */
@@ -240,7 +249,9 @@ export class ListIndex {
     if (entry !== undefined) this.#add(entry);
   }
 
+  /** Adds an entry, in place of the one of the same name. */
   #add(entry: IndexEntry): void {
+    this.#remove(entry.name);
     this.#entries.set(entry.name, entry);
     this.#changes++;
     if (entry.header === undefined) {
