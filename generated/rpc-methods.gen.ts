@@ -622,6 +622,27 @@ export const RPC_METHODS = {
   },
 } as const satisfies { readonly [M in RpcMethodName]: RpcMethodSpec<M> };
 
+/**
+ * The bounds of integer params members that have a default or a real maximum, per method, as
+ * the params schemas state them (the SDK applies and checks the same ones).
+ */
+export const RPC_PARAM_BOUNDS = {
+  initialize: {
+    protocolVersion: { minimum: 0, maximum: 65535 },
+  },
+  "session/list": {
+    limit: { minimum: 1, maximum: 1000, default: 100 },
+  },
+} as const satisfies {
+  readonly [M in RpcMethodName]?: {
+    readonly [K in keyof RpcParams<M>]?: {
+      readonly minimum?: number;
+      readonly maximum?: number;
+      readonly default?: number;
+    };
+  };
+};
+
 /** Every method's wire name, in table order. */
 export const RPC_METHOD_NAMES = [
   "initialize",

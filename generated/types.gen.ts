@@ -1486,7 +1486,7 @@ export interface SessionListParams {
    */
   readonly cursor?: string;
   /**
-   * The most sessions to return; 100 when absent.
+   * The most sessions to return; 100 when absent. A limit above 1000 is INVALID_PARAMS: page with the cursor instead.
    */
   readonly limit?: number;
   readonly _meta?: AcpMeta;

@@ -239,6 +239,7 @@ export function renderRpcMethods(set: SchemaSet): string {
   out.push(
     "} as const satisfies { readonly [M in RpcMethodName]: RpcMethodSpec<M> };",
     "",
+    ...renderParamBounds(set, methods),
     "/** Every method's wire name, in table order. */",
     "export const RPC_METHOD_NAMES = [",
     ...methods.map((m) => `  ${JSON.stringify(m.method)},`),
@@ -306,6 +307,62 @@ export function renderRpcMethods(set: SchemaSet): string {
     "",
   );
   return out.join("\n");
+}
+
+/** The bounds of an integer params member that code outside the schema needs. */
+interface ParamBounds {
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly default?: number;
+}
+
+/**
+ * Renders `RPC_PARAM_BOUNDS`: for each method, the `minimum`, `maximum` and `default` of its
+ * top-level integer params members that have a default or a maximum below 2^53 - 1, so that code
+ * applying a default or checking a bound outside the wire (the SDK) reads them instead of
+ * restating them.
+ */
+function renderParamBounds(set: SchemaSet, methods: readonly RpcMethod[]): string[] {
+  const out = [
+    "/**",
+    " * The bounds of integer params members that have a default or a real maximum, per method, as",
+    " * the params schemas state them (the SDK applies and checks the same ones).",
+    " */",
+    "export const RPC_PARAM_BOUNDS = {",
+  ];
+  for (const m of methods) {
+    const params = set.files.get(RPC_DIR + m.params) as {
+      properties?: Record<string, Record<string, unknown>>;
+    };
+    const members: string[] = [];
+    for (const [name, member] of Object.entries(params.properties ?? {})) {
+      if (member.type !== "integer") continue;
+      const bounds: ParamBounds = {
+        ...(typeof member.minimum === "number" ? { minimum: member.minimum } : {}),
+        ...(typeof member.maximum === "number" && member.maximum < Number.MAX_SAFE_INTEGER
+          ? { maximum: member.maximum }
+          : {}),
+        ...(typeof member.default === "number" ? { default: member.default } : {}),
+      };
+      if (bounds.maximum === undefined && bounds.default === undefined) continue;
+      const text = Object.entries(bounds).map(([key, value]) => `${key}: ${value}`);
+      members.push(`    ${propertyKey(name)}: { ${text.join(", ")} },`);
+    }
+    if (members.length > 0) out.push(`  ${propertyKey(m.method)}: {`, ...members, "  },");
+  }
+  out.push(
+    "} as const satisfies {",
+    "  readonly [M in RpcMethodName]?: {",
+    "    readonly [K in keyof RpcParams<M>]?: {",
+    "      readonly minimum?: number;",
+    "      readonly maximum?: number;",
+    "      readonly default?: number;",
+    "    };",
+    "  };",
+    "};",
+    "",
+  );
+  return out;
 }
 
 /**

@@ -51,6 +51,7 @@ export { DEFAULT_WATCH_BUFFER_EVENTS } from "./rpc/watches.js";
 export type * from "./store/backend.js";
 export { ChangeHub, type ChangeHubHooks } from "./store/change-hub.js";
 export { JsonlBackend, type JsonlBackendOptions } from "./store/jsonl/jsonl-backend.js";
+export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./store/list-limit.js";
 export { MemoryBackend } from "./store/memory-backend.js";
 export {
   DEFAULT_STORE_URL,
@@ -64,7 +65,6 @@ export {
 } from "./store/postgres/postgres-backend.js";
 export { DEFAULT_TIMEOUTS, type PostgresTimeouts } from "./store/postgres/timeouts.js";
 export {
-  DEFAULT_LIST_LIMIT,
   type ForkOptions,
   Session,
   SessionStore,

@@ -32,6 +32,8 @@ export interface Sizes {
   readonly readEvents: number;
   /** B7: sessions in the store. */
   readonly listSessions: number;
+  /** B7 at scale: sessions in the JSONL store listed from its index. */
+  readonly listScaleSessions: number;
   /** B8: events derived from. */
   readonly deriveEvents: number;
   /** M1: the size of the loaded JSONL log, in bytes. */
@@ -58,6 +60,7 @@ export const FULL_SIZES: Sizes = {
   rpcAppendsPerSession: 50,
   readEvents: 10_000,
   listSessions: 10_000,
+  listScaleSessions: 100_000,
   deriveEvents: 100_000,
   memoryLogBytes: 100 * 1024 * 1024,
   memoryRuns: 3,
@@ -76,6 +79,7 @@ export const QUICK_SIZES: Sizes = {
   rpcAppendsPerSession: 4,
   readEvents: 500,
   listSessions: 300,
+  listScaleSessions: 3_000,
   deriveEvents: 3_000,
   memoryLogBytes: 4 * 1024 * 1024,
   memoryRuns: 1,

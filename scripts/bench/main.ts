@@ -13,6 +13,7 @@ import { b4PostgresFork } from "./b4-postgres-fork.js";
 import { b5RpcAppend } from "./b5-rpc-append.js";
 import { b6RpcRead } from "./b6-rpc-read.js";
 import { b7List } from "./b7-list.js";
+import { b7ListScale } from "./b7-list-scale.js";
 import { b7PostgresList } from "./b7-postgres-list.js";
 import { b8Derive } from "./b8-derive.js";
 import { FULL_SIZES, QUICK_SIZES, type Sizes } from "./fixtures.js";
@@ -51,6 +52,7 @@ export function benchmarks(sizes: Sizes): Benchmark[] {
     b5RpcAppend(sizes),
     b6RpcRead(sizes),
     b7List(sizes),
+    b7ListScale(sizes),
     b7PostgresList(sizes),
     b8Derive(sizes),
     m1Memory(sizes),

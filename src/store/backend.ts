@@ -145,7 +145,11 @@ export interface SessionBackend {
    */
   repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void>;
 
-  /** One page of stored sessions, newest first; never reads a whole log. */
+  /**
+   * One page of stored sessions, newest first; never reads a whole log.
+   * @throws StorageError INVALID_PARAMS for a limit above MAX_LIST_LIMIT (list-limit.ts) or a
+   *   cursor this backend did not issue.
+   */
   list(query: ListQuery): Promise<ListPage>;
 
   /** Removes a session; returns whether there was one. Other sessions keep their own copies. */

@@ -14,6 +14,7 @@ import type {
 } from "./backend.js";
 import { ChangeHub } from "./change-hub.js";
 import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "./list-cursor.js";
+import { checkListLimit } from "./list-limit.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
 interface Entry {
@@ -114,6 +115,7 @@ export class MemoryBackend implements SessionBackend {
   }
 
   async list(query: ListQuery): Promise<ListPage> {
+    checkListLimit(query.limit);
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     const headers = [...this.#sessions.values()]
       .map((entry) => ({ entry, header: JSON.parse(entry.header) as SessionHeader }))

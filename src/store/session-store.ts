@@ -26,6 +26,7 @@ import { KeyedQueue } from "../util/keyed-queue.js";
 import type { ListPage, ListQuery, ReleaseLock, SessionBackend, StoredLog } from "./backend.js";
 import { checkFormatVersion } from "./format-version.js";
 import { formatEventLine, formatHeaderLine, parseLogText } from "./jsonl/format.js";
+import { checkListLimit, DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
 import { sessionNotFound, sessionTaken } from "./storage-errors.js";
@@ -45,9 +46,6 @@ export interface ForkOptions {
   /** The child's working directory (absolute); defaults to the source's. */
   readonly cwd?: string;
 }
-
-/** The default page size of `list`. */
-export const DEFAULT_LIST_LIMIT = 100;
 
 interface LiveState {
   readonly log: SessionLog;
@@ -459,9 +457,15 @@ export class SessionStore {
     });
   }
 
-  /** One page of stored sessions, newest first, as the store holds them now (every process's). */
+  /**
+   * One page of stored sessions, newest first, as the store holds them now (every process's):
+   * `limit` of them ({@link DEFAULT_LIST_LIMIT} when absent, at most {@link MAX_LIST_LIMIT}).
+   * @throws StorageError INVALID_PARAMS for a limit out of range or a cursor `list` did not issue.
+   */
   async list(query: Partial<ListQuery> = {}): Promise<ListPage> {
-    return this.backend.list({ ...query, limit: query.limit ?? DEFAULT_LIST_LIMIT });
+    const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+    checkListLimit(limit);
+    return this.backend.list({ ...query, limit });
   }
 
   /**

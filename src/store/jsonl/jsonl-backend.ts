@@ -1,7 +1,7 @@
 // The JSONL backend: one append-only log file per session in <root>/sessions, durable writes, per-session lock files.
 import { statSync } from "node:fs";
 import { type FileHandle, link, mkdir, open, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
 import { isErrno } from "../../util/errno.js";
@@ -46,6 +46,8 @@ import { formatEventLine, formatHeaderLine, type LogLine, type LogScan } from ".
 import { LOG_SUFFIX, logFileName } from "./layout.js";
 import { legacyLogToMove, legacyOwnerOf, locateLog } from "./legacy-names.js";
 import { CHUNK_BYTES, scanLogFile } from "./line-reader.js";
+import { ListIndex } from "./list-index.js";
+import { IndexFile } from "./list-index-file.js";
 import { listLogs } from "./listing.js";
 import { RETAINED_STATES, StateCache } from "./state-cache.js";
 
@@ -127,6 +129,8 @@ export class JsonlBackend implements SessionBackend {
   readonly #queue = new KeyedQueue();
   readonly #changes: ChangeHub;
   readonly #watch: ChangeWatch;
+  /** What listing knows of every log; see {@link ListIndex}. */
+  readonly #index: ListIndex;
   #dirReady: Promise<void> | undefined;
   #closed = false;
 
@@ -141,6 +145,7 @@ export class JsonlBackend implements SessionBackend {
     this.#chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     this.#copyBytes = options.chunkBytes ?? COPY_BYTES;
     this.#states = new StateCache(options.retainedStates ?? RETAINED_STATES);
+    this.#index = new ListIndex(this.sessionsDir, new IndexFile(root, this.#files.mode));
     this.#watch = new ChangeWatch(
       this.sessionsDir,
       {
@@ -209,6 +214,7 @@ export class JsonlBackend implements SessionBackend {
         markers,
         last: lineCheck(last.start, last.line),
       });
+      this.#index.noteCreated(header, headerEnd);
     });
     this.#changes.notify(header.id);
   }
@@ -431,6 +437,7 @@ export class JsonlBackend implements SessionBackend {
             .map((m) => ({ ...m, end: m.end + shift })),
           last: forkedLast(state, boundary, headerLine, shift),
         });
+        this.#index.noteCreated(header, headerLine.length);
       } finally {
         await source.close();
       }
@@ -483,13 +490,15 @@ export class JsonlBackend implements SessionBackend {
   }
 
   /**
-   * One page, newest first, from each file's first line and, for the listed sessions only, its
-   * last complete line; see {@link listLogs}.
+   * One page, newest first, from the listing index (`<root>/list-index.jsonl`, checked against
+   * the sessions folder with one `stat`) and, for the listed sessions only, their header and last
+   * complete lines; see {@link listLogs}.
+   * @throws StorageError INVALID_PARAMS for a limit above MAX_LIST_LIMIT or a foreign cursor.
    */
   async list(query: ListQuery): Promise<ListPage> {
     this.#assertOpen();
     try {
-      return await listLogs(this.sessionsDir, query);
+      return await listLogs(this.sessionsDir, this.#index, query);
     } catch (error) {
       throw refused(error, this.sessionsDir);
     }
@@ -511,6 +520,7 @@ export class JsonlBackend implements SessionBackend {
         if (isErrno(error, "ENOENT")) return false;
         throw error;
       }
+      this.#index.noteRemoved(basename(path));
       await this.#files.syncDir(this.sessionsDir);
       return true;
     });
@@ -548,6 +558,7 @@ export class JsonlBackend implements SessionBackend {
     this.#closed = true;
     this.#watch.close();
     this.#locks.releaseAllSync();
+    await this.#index.settle();
     this.#states.clear();
     const held = [...this.#held.values()];
     this.#held.clear();
@@ -611,6 +622,8 @@ export class JsonlBackend implements SessionBackend {
       if (!isErrno(error, "EEXIST")) throw error;
     }
     await unlink(legacyPath);
+    // The log's new name is read into the index when the folder is next checked.
+    this.#index.noteRemoved(basename(legacyPath));
     await this.#files.syncDir(this.sessionsDir);
   }
 

@@ -1,126 +1,204 @@
-// Lists JSONL sessions from each file's header line and, for a page's sessions, its last line.
-import { existsSync } from "node:fs";
-import { type FileHandle, open, readdir } from "node:fs/promises";
-import { dirname, join } from "node:path";
+// Lists JSONL sessions from the listing index and, for a page's sessions, each file's header and last line.
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
+import { join } from "node:path";
 import type { SessionHeader } from "../../generated.js";
 import { isErrno } from "../../util/errno.js";
 import type { ListedSession, ListPage, ListQuery } from "../backend.js";
-import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "../list-cursor.js";
-import { LOG_SUFFIX, legacyLogFileName, logFileName } from "./layout.js";
-import { readHeaderSync, walkLinesBackwards } from "./line-reader.js";
+import { decodeCursor, encodeCursor } from "../list-cursor.js";
+import { checkListLimit } from "../list-limit.js";
+import { parseHeaderLine } from "./format.js";
+import { walkLinesBackwards } from "./line-reader.js";
+import type { ListIndex } from "./list-index.js";
+import type { HeaderEntry } from "./list-index-file.js";
 
-/** How many files are open at once while reading the page's last lines. */
+/** How many files are open at once while reading the last lines that need more than one window. */
 const PARALLELISM = 32;
 
 /**
- * How many header lines are read between two turns of the event loop. A header is one small read
- * of a file's first bytes: done synchronously, slice by slice, it costs a fraction of a round trip
- * through the thread pool per file, and other work still runs between slices.
+ * How many of the page's files are read between two turns of the event loop. Each costs an open,
+ * a `stat`, two small reads and a close, done synchronously: together they take less than one
+ * round trip through the thread pool would, and other work still runs between slices.
  */
-const HEADERS_PER_TURN = 256;
+const FILES_PER_TURN = 64;
 
-/** The first read of a header line (a longer line is read on in larger chunks). */
-const HEADER_READ_BYTES = 4096;
+/** The window read at the end of a file for its last line (a longer line is read on asynchronously). */
+const WINDOW_BYTES = 4096;
 
 /**
- * One page of the logs in `dir`, newest first. Every file's first line (the header) is read to
- * filter and order; then, for the page's sessions only, the last complete line, found by reading
- * backwards from the end: `eventCount` is its seq + 1 and `updatedAt` its time. A trailing line
- * that does not parse (a torn tail) is passed over for the one before it; the middle of a log is
- * never read. Files whose header is unreadable, of another format version, or names an id that
- * does not map to the file's name are not listed (`load` reports what is wrong with them); a long
- * id's log under the name the previous build gave it is listed.
- * @throws StorageError INVALID_PARAMS for a cursor this did not issue.
+ * How many times a page is chosen again after some of its files turned out other than the index
+ * said (rewritten in place, replaced or deleted since); past that, such files are left out.
  */
-export async function listLogs(dir: string, query: ListQuery): Promise<ListPage> {
+const MAX_ROUNDS = 8;
+
+/**
+ * One page of the logs in `dir`, newest first. The index (see {@link ListIndex}), checked against
+ * the folder first, filters and orders, and the page's start is found from the cursor by binary
+ * search; then only the page's files are read: each one's header line, to check it is still what
+ * the index says (a file that changed is read into the index again and the page chosen again),
+ * and its last complete line, found by reading backwards from the end: `eventCount` is its
+ * seq + 1 and `updatedAt` its time. A trailing line that does not parse (a torn tail) is passed
+ * over for the one before it; the middle of a log is never read. Files whose header is
+ * unreadable, of another format version, or names an id that does not map to the file's name
+ * are not listed (`load` reports what is wrong with them); a long id's log under the name the
+ * previous build gave it is listed while its own name holds no file.
+ * @throws StorageError INVALID_PARAMS for a cursor this did not issue or a limit out of range.
+ */
+export async function listLogs(dir: string, index: ListIndex, query: ListQuery): Promise<ListPage> {
+  checkListLimit(query.limit);
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((name) => name.endsWith(LOG_SUFFIX));
-  } catch (error) {
-    if (!isErrno(error, "ENOENT")) throw error;
-    names = [];
+  await index.refresh();
+  const buffer = Buffer.allocUnsafe(WINDOW_BYTES);
+  for (let round = 1; ; round++) {
+    // One more than the page: whether a next page exists is told by a checked file too.
+    const picked = index.select({
+      cwd: query.cwd,
+      parentSession: query.parentSession,
+      after,
+      count: query.limit + 1,
+    });
+    const read: (ListedSession | undefined)[] = new Array(picked.length);
+    const slow: number[] = [];
+    for (let at = 0; at < picked.length; at++) {
+      if (at > 0 && at % FILES_PER_TURN === 0) await new Promise((next) => setImmediate(next));
+      const entry = picked[at] as HeaderEntry;
+      const got = readListedSync(join(dir, entry.name), entry, at < query.limit, buffer);
+      if (got === "slow") slow.push(at);
+      else read[at] = got;
+    }
+    await forEachLimited(slow, async (at) => {
+      const entry = picked[at] as HeaderEntry;
+      read[at] = await readListed(join(dir, entry.name), entry, true);
+    });
+    const changed = picked.filter((_, at) => read[at] === undefined);
+    if (changed.length > 0 && round < MAX_ROUNDS) {
+      for (const entry of changed) index.reread(entry.name);
+      continue;
+    }
+    const listed = read.filter((session) => session !== undefined);
+    const sessions = listed.slice(0, query.limit);
+    const last = sessions.at(-1);
+    return {
+      sessions,
+      ...(listed.length > query.limit && last ? { nextCursor: encodeCursor(last.header) } : {}),
+    };
   }
-  const found: { header: SessionHeader; path: string; headerEnd: number }[] = [];
-  const buffer = Buffer.allocUnsafe(HEADER_READ_BYTES);
-  for (let i = 0; i < names.length; i++) {
-    if (i > 0 && i % HEADERS_PER_TURN === 0) await new Promise((next) => setImmediate(next));
-    const name = names[i] as string;
-    const path = join(dir, name);
-    const head = readHeader(path, name, buffer);
-    if (head === undefined) continue;
-    const { header } = head;
-    if (query.cwd !== undefined && header.cwd !== query.cwd) continue;
-    if (query.parentSession !== undefined && header.parentSession !== query.parentSession) continue;
-    if (after !== undefined && !isAfter(header, after)) continue;
-    found.push({ header, path, headerEnd: head.end });
-  }
-  found.sort((a, b) => compareNewestFirst(a.header, b.header));
-  const page = found.slice(0, query.limit);
-  const sessions: ListedSession[] = new Array(page.length);
-  await forEachLimited(
-    page.map((entry, index) => ({ entry, index })),
-    async ({ entry, index }) => {
-      sessions[index] = { header: entry.header, ...(await lastEvent(entry.path, entry.headerEnd)) };
-    },
-  );
-  const last = page.at(-1);
-  return {
-    sessions,
-    ...(found.length > query.limit && last ? { nextCursor: encodeCursor(last.header) } : {}),
-  };
 }
 
 /**
- * The header of a log file from its first line, or undefined when it cannot be listed (gone since
- * the folder was read, unreadable, or not where its id's log belongs). `buffer` is scratch space.
+ * The listed session of the file at `path` when its header line is still the entry's (else
+ * undefined: the file changed or is gone), with its last event when `withLast`.
  */
-function readHeader(
+async function readListed(
   path: string,
-  name: string,
-  buffer: Buffer,
-): { header: SessionHeader; end: number } | undefined {
-  const head = readHeaderSync(path, buffer);
-  return head !== undefined && isNameOf(head.header.id, name, dirname(path)) ? head : undefined;
+  entry: HeaderEntry,
+  withLast: boolean,
+): Promise<ListedSession | undefined> {
+  const handle = await openIfExists(path);
+  if (handle === undefined) return undefined;
+  try {
+    const head = Buffer.allocUnsafe(entry.headerEnd);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    if (bytesRead !== head.length || head.indexOf(0x0a) !== head.length - 1) return undefined;
+    if (!sameHeader(head.toString("utf8", 0, head.length - 1), entry.header, path)) {
+      return undefined;
+    }
+    if (!withLast) return { header: entry.header, eventCount: 0 };
+    return { header: entry.header, ...(await lastEvent(handle, entry.headerEnd)) };
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
- * Whether the log file `name` in `dir` is where session `id` is stored: its name, or the name the
- * previous build gave a long id when the log is not under its new name too (a crash between the
- * two steps of moving it).
+ * {@link readListed} in one window of synchronous reads; "slow" when the last complete event line
+ * does not lie whole in the last {@link WINDOW_BYTES} of the file.
  */
-function isNameOf(id: string, name: string, dir: string): boolean {
-  const current = logFileName(id);
-  if (current === name) return true;
-  return legacyLogFileName(id) === name && !existsSync(join(dir, current));
+function readListedSync(
+  path: string,
+  entry: HeaderEntry,
+  withLast: boolean,
+  buffer: Buffer,
+): ListedSession | undefined | "slow" {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (error) {
+    // Deleted since the index was checked.
+    if (isErrno(error, "ENOENT")) return undefined;
+    throw error;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const { headerEnd } = entry;
+    if (size < headerEnd) return undefined;
+    const head = headerEnd <= buffer.length ? buffer : Buffer.allocUnsafe(headerEnd);
+    if (readSync(fd, head, 0, headerEnd, 0) !== headerEnd) return undefined;
+    if (head.indexOf(0x0a) !== headerEnd - 1) return undefined;
+    if (!sameHeader(head.toString("utf8", 0, headerEnd - 1), entry.header, path)) return undefined;
+    if (!withLast) return { header: entry.header, eventCount: 0 };
+    const from = Math.max(headerEnd, size - buffer.length);
+    const length = readSync(fd, buffer, 0, size - from, from);
+    const window = buffer.subarray(0, length);
+    // Lines whole in the window, last first; the trailing fragment after the last `\n` is skipped.
+    for (let end = window.lastIndexOf(0x0a); end >= 0; ) {
+      const start = end === 0 ? -1 : window.lastIndexOf(0x0a, end - 1);
+      if (start < 0 && from > headerEnd) return "slow";
+      const found = eventCountOf(window.toString("utf8", start + 1, end));
+      if (found !== undefined) return { header: entry.header, ...found };
+      end = start;
+    }
+    return from > headerEnd ? "slow" : { header: entry.header, eventCount: 0 };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `eventCount` and `updatedAt` from a line that parses as an event, else undefined. */
+function eventCountOf(text: string): { eventCount: number; updatedAt?: number } | undefined {
+  let event: unknown;
+  try {
+    event = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const { seq, time } = (event ?? {}) as { seq?: unknown; time?: unknown };
+  if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0) return undefined;
+  return { eventCount: seq + 1, ...(typeof time === "number" ? { updatedAt: time } : {}) };
+}
+
+/** Whether a header line says what `header` says. */
+function sameHeader(text: string, header: SessionHeader, path: string): boolean {
+  let now: SessionHeader;
+  try {
+    now = parseHeaderLine(text, path);
+  } catch {
+    return false;
+  }
+  return (
+    now.id === header.id &&
+    now.createdAt === header.createdAt &&
+    now.version === header.version &&
+    now.cwd === header.cwd &&
+    now.parentSession === header.parentSession &&
+    now.seedLength === header.seedLength
+  );
 }
 
 /** `eventCount` and `updatedAt` from the last complete line that parses as an event. */
 async function lastEvent(
-  path: string,
+  handle: FileHandle,
   headerEnd: number,
 ): Promise<{ eventCount: number; updatedAt?: number }> {
   let found: { eventCount: number; updatedAt?: number } = { eventCount: 0 };
-  const handle = await openIfExists(path);
-  if (handle === undefined) return found;
-  try {
-    const size = Number((await handle.stat({ bigint: true })).size);
-    await walkLinesBackwards(handle, size, headerEnd, (text) => {
-      let event: unknown;
-      try {
-        event = JSON.parse(text);
-      } catch {
-        return undefined;
-      }
-      const { seq, time } = (event ?? {}) as { seq?: unknown; time?: unknown };
-      if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0) return undefined;
-      found = { eventCount: seq + 1, ...(typeof time === "number" ? { updatedAt: time } : {}) };
-      return "stop";
-    });
-    return found;
-  } finally {
-    await handle.close();
-  }
+  const size = Number((await handle.stat({ bigint: true })).size);
+  await walkLinesBackwards(handle, size, headerEnd, (text) => {
+    const event = eventCountOf(text);
+    if (event === undefined) return undefined;
+    found = event;
+    return "stop";
+  });
+  return found;
 }
 
 async function openIfExists(path: string): Promise<FileHandle | undefined> {

@@ -17,6 +17,7 @@ import type {
 import { ChangeHub } from "../change-hub.js";
 import { checkFormatVersion } from "../format-version.js";
 import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
+import { checkListLimit } from "../list-limit.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { ChangeListener } from "./change-listener.js";
 import { clientConfig, destroyClient, type PostgresTarget, resolveTarget } from "./connection.js";
@@ -342,6 +343,7 @@ export class PostgresBackend implements SessionBackend {
   }
 
   async list(query: ListQuery): Promise<ListPage> {
+    checkListLimit(query.limit);
     const after = query.cursor === undefined ? FIRST_PAGE : decodeCursor(query.cursor);
     const filter = {
       cwd: query.cwd,

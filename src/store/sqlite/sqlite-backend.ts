@@ -18,6 +18,7 @@ import { ChangeHub } from "../change-hub.js";
 import { checkFormatVersion } from "../format-version.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
+import { checkListLimit } from "../list-limit.js";
 import { LockFiles } from "../lock-files.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { refusedOr } from "../storage-refusal.js";
@@ -303,6 +304,7 @@ export class SqliteBackend implements SessionBackend {
   }
 
   async list(query: ListQuery): Promise<ListPage> {
+    checkListLimit(query.limit);
     const after = query.cursor === undefined ? FIRST_PAGE : decodeCursor(query.cursor);
     const filter = {
       cwd: query.cwd,
