@@ -142,6 +142,18 @@ export function openServerConnection(options: ServerConnectionOptions): ServerCo
           quiet = 0;
           continue;
         }
+        // Messages read but held back by the gate (the stock reader can deliver after its close)
+        // are handed on when it opens: as answers go out, or the output drains or closes.
+        if (gated.held > 0) {
+          await new Promise<void>((resolve) => {
+            const opened = gate.onOpen(() => {
+              opened.dispose();
+              resolve();
+            });
+          });
+          quiet = 0;
+          continue;
+        }
         const progress = `${dispatched}/${reader.requestCount}`;
         if (progress !== last) {
           last = progress;
