@@ -2,15 +2,19 @@
 // without bound, caps its requests in flight (--max-in-flight), and still answers every request once, exits cleanly
 // when its input ends while it is paused, and ends a watch nobody reads with WATCH_OVERFLOW as before.
 //
-// Seen failing before the fix (the server read its input whatever became of its output), run against the old build:
-// - the flood (150,000 session/read requests, stdout unread): the old server took every request without anyone
-//   reading (phase "finished", not "stalled") and its RSS grew by ~330 MiB (ndjson) / ~230 MiB (content-length),
-//   against the bound of 150 MiB; the fixed server stops after ~1,500 requests and grows ~20 MiB while unread and
-//   ~70 MiB over the whole run (V8's heap slack while it answers the rest);
-// - stdin ended while paused: the old server took all of its input at once (phase "finished");
-// - the in-flight order: the old server (which has no --max-in-flight; run without it) answered the 30 initialize
-//   requests before the JSONL session/create requests sent ahead of them, e.g. 3,4,5,6,7,8,0,1,9,10,2,…;
-// - the memory-stream test timed out waiting for the server to pause its input; the unit tests failed on
+// Seen failing before the fix (the server read its input whatever became of its output), run against the old source
+// (`git checkout d7a1030 -- src`, which the global setup builds into dist/):
+// - the flood (150,000 session/read requests, stdout unread): the old server took all 150,000 with nobody reading
+//   ("finished", not "stalled"); its RSS went 58 -> 213 MiB while unread and 312 MiB over the run with ndjson
+//   (growth 254 MiB), 58 -> 199 / 259 MiB with content-length (growth 201 MiB), against the bound of 150 MiB. The
+//   fixed server stops after ~1,000-1,400 requests: 58 -> 64 MiB while unread, 116-121 MiB over the run (growth
+//   ~60 MiB, V8's heap slack while it answers the rest at the client's pace);
+// - stdin ended while paused: the old ndjson server took all of its input at once ("finished"). The old
+//   content-length server passed: its stock reader took the 1.5 MB in but spent over a second decoding it, one
+//   message per turn, which this test cannot tell from a pause; the flood test tells them apart;
+// - the in-flight order: the old server has no --max-in-flight (run without it, by hand) and answered the 30
+//   initialize requests before the JSONL session/create requests sent ahead of them, e.g. 3,4,5,6,7,8,0,1,9,10,2,…;
+// - both memory-stream tests timed out waiting for the server to pause its input; the unit tests need
 //   `pause`/`resume`, `ReadGate` and `GatedMessageReader`, which did not exist.
 // The watch test passed before the fix too: it guards that the two mechanisms do not deadlock.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
