@@ -46,6 +46,7 @@ export {
   NdjsonMessageReader,
   NdjsonMessageWriter,
 } from "./rpc/ndjson-framing.js";
+export { DEFAULT_MAX_IN_FLIGHT } from "./rpc/read-gate.js";
 export { type RpcServer, type ServeOptions, serve } from "./rpc/server.js";
 export { DEFAULT_WATCH_BUFFER_EVENTS } from "./rpc/watches.js";
 export type * from "./store/backend.js";

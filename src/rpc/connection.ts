@@ -13,7 +13,9 @@ import type { Dispatch } from "./dispatch.js";
 import { toResponseError } from "./error-mapping.js";
 import { FrameLimitWriter } from "./frame-limit-writer.js";
 import { createFraming, type Framing } from "./framing.js";
+import { GatedMessageReader } from "./gated-reader.js";
 import { CheckedMessageReader } from "./inbound.js";
+import { DEFAULT_MAX_IN_FLIGHT, ReadGate } from "./read-gate.js";
 import { ClientIdWriter, RequestIds } from "./request-ids.js";
 
 /** A server's end of one stream pair. */
@@ -42,6 +44,11 @@ export interface ServerConnectionOptions {
   readonly framing: Framing;
   readonly dispatch: Dispatch;
   readonly log: (line: string) => void;
+  /**
+   * The most requests in flight (read, and their answer not yet written out) before the
+   * connection stops reading; {@link DEFAULT_MAX_IN_FLIGHT} unless given.
+   */
+  readonly maxInFlight?: number;
 }
 
 /**
@@ -51,14 +58,28 @@ export interface ServerConnectionOptions {
  * methods to run: they are logged and ignored (vscode-jsonrpc's `$/cancelRequest` aside).
  * vscode-jsonrpc sees each request under an internal id ({@link RequestIds}) and its answer goes
  * out under the id the client sent, so every request read is answered once, whatever its id.
+ *
+ * Backpressure ({@link ReadGate}, {@link GatedMessageReader}): the connection stops reading its
+ * input while `maxInFlight` requests are in flight or the output needs draining, and reads on
+ * once answers are written and the output drained. Requests are never refused for it.
  */
 export function openServerConnection(options: ServerConnectionOptions): ServerConnection {
   const { dispatch, log } = options;
   const transport = createFraming(options.framing, options.input, options.output);
   const ids = new RequestIds();
-  const reader = new CheckedMessageReader(transport.reader, log, ids);
+  // A request is in flight from when it is read (its id interned) until its answer is written out.
+  const inFlight = () => ids.size + writer.pendingResponses;
+  const gate = new ReadGate({
+    output: options.output,
+    maxInFlight: options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
+    inFlight,
+  });
   // Every answer, refusal and notification passes the frame limit's check on its way out.
-  const writer = new TrackedMessageWriter(new FrameLimitWriter(transport.writer, log));
+  const writer = new TrackedMessageWriter(new FrameLimitWriter(transport.writer, log), () =>
+    gate.update(),
+  );
+  const gated = new GatedMessageReader(transport.reader, transport.flow, gate);
+  const reader = new CheckedMessageReader(gated, log, ids);
   // Refused messages are answered through `writer` itself: their ids are the client's already.
   const connection = createMessageConnection(
     reader,
@@ -125,6 +146,18 @@ export function openServerConnection(options: ServerConnectionOptions): ServerCo
           quiet = 0;
           continue;
         }
+        // Messages read but held back by the gate (the stock reader can deliver after its close)
+        // are handed on when it opens: as answers go out, or the output drains or closes.
+        if (gated.held > 0) {
+          await new Promise<void>((resolve) => {
+            const opened = gate.onOpen(() => {
+              opened.dispose();
+              resolve();
+            });
+          });
+          quiet = 0;
+          continue;
+        }
         const progress = `${dispatched}/${reader.requestCount}`;
         if (progress !== last) {
           last = progress;
@@ -144,6 +177,7 @@ export function openServerConnection(options: ServerConnectionOptions): ServerCo
     notify: (method, params) => connection.sendNotification(method, params),
     dispose() {
       connection.dispose();
+      gate.dispose();
       closeEmitter.dispose();
     },
   };
@@ -151,14 +185,18 @@ export function openServerConnection(options: ServerConnectionOptions): ServerCo
 
 /**
  * A `MessageWriter` that counts the writes still in progress, so a shutdown can wait until every
- * answer is handed to the stream.
+ * answer is handed to the stream, and backpressure can count the answers not yet written out.
  */
 export class TrackedMessageWriter implements MessageWriter {
   readonly #inner: MessageWriter;
   readonly #pending = new Set<Promise<void>>();
+  readonly #onSettled: (() => void) | undefined;
+  #responses = 0;
 
-  constructor(inner: MessageWriter) {
+  /** `onSettled` is called after each write completes or fails. */
+  constructor(inner: MessageWriter, onSettled?: () => void) {
     this.#inner = inner;
+    this.#onSettled = onSettled;
   }
 
   get onError(): MessageWriter["onError"] {
@@ -174,11 +212,22 @@ export class TrackedMessageWriter implements MessageWriter {
     return this.#pending.size;
   }
 
+  /** How many of the writes not completed are responses (answers, not notifications). */
+  get pendingResponses(): number {
+    return this.#responses;
+  }
+
   write(message: Message): Promise<void> {
+    const response = (message as { method?: unknown }).method === undefined;
+    if (response) this.#responses++;
     const written = this.#inner.write(message);
     const settled = written.then(ignore, ignore);
     this.#pending.add(settled);
-    void settled.then(() => this.#pending.delete(settled));
+    void settled.then(() => {
+      this.#pending.delete(settled);
+      if (response) this.#responses--;
+      this.#onSettled?.();
+    });
     return written;
   }
 

@@ -15,10 +15,24 @@ export type Framing = "ndjson" | "content-length";
 /** Every framing, for help texts and argument checks. */
 export const FRAMINGS: readonly Framing[] = ["ndjson", "content-length"];
 
+/** Stops and restarts reading the input, for backpressure. */
+export interface InputFlow {
+  /** Stops reading: no message after the one being handed on, the input stream paused. */
+  pause(): void;
+  /** Reads on from where `pause` stopped. */
+  resume(): void;
+}
+
 /** A reader and a writer over one stream pair. */
 export interface FramedTransport {
   readonly reader: MessageReader;
   readonly writer: MessageWriter;
+  /**
+   * Pauses and resumes `reader`. The NDJSON reader stops between two lines; the stock
+   * Content-Length reader only at the input stream, so the messages of a chunk it already took
+   * still come (the caller holds them: at most one chunk of the input, 64 KiB for stdin).
+   */
+  readonly flow: InputFlow;
 }
 
 /**
@@ -32,11 +46,13 @@ export function createFraming(
   output: NodeJS.WritableStream,
 ): FramedTransport {
   if (framing === "ndjson") {
-    return { reader: new NdjsonMessageReader(input), writer: new NdjsonMessageWriter(output) };
+    const reader = new NdjsonMessageReader(input);
+    return { reader, writer: new NdjsonMessageWriter(output), flow: reader };
   }
   return {
     reader: new StreamMessageReader(input, { contentTypeDecoder: GUARDED_JSON }),
     writer: new StreamMessageWriter(output),
+    flow: { pause: () => input.pause(), resume: () => input.resume() },
   };
 }
 

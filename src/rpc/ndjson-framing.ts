@@ -39,7 +39,9 @@ const NEWLINE = 0x0a;
  * (checking that it is a JSON-RPC message is the consumer's job). Blank lines are skipped; a
  * last line without a newline is read at end of input. A line that is not UTF-8 JSON, or that
  * grows past `maxMessageBytes` (its bytes are dropped as they arrive, up to the next newline),
- * is reported as a {@link FramingError} on `onError`, and reading goes on.
+ * is reported as a {@link FramingError} on `onError`, and reading goes on. `pause` stops it
+ * between two lines (the rest of the chunk is kept as bytes, the input stream paused) until
+ * `resume`; an input that ends meanwhile closes the reader once the rest is read.
  */
 export class NdjsonMessageReader extends AbstractMessageReader {
   readonly #input: NodeJS.ReadableStream;
@@ -50,6 +52,11 @@ export class NdjsonMessageReader extends AbstractMessageReader {
   /** The current line passed the limit: drop its bytes until the next newline. */
   #skipping = false;
   #callback: DataCallback | undefined;
+  #paused = false;
+  /** Bytes read but not split into lines yet: `pause` came in the middle of a chunk. */
+  #rest: Buffer | undefined;
+  /** The input ended while paused: close once `resume` has read the rest. */
+  #endPending = false;
 
   constructor(input: NodeJS.ReadableStream, options: { maxMessageBytes?: number } = {}) {
     super();
@@ -68,8 +75,8 @@ export class NdjsonMessageReader extends AbstractMessageReader {
     const onEnd = () => {
       if (ended) return;
       ended = true;
-      this.#flushLast();
-      this.fireClose();
+      if (this.#paused) this.#endPending = true;
+      else this.#end();
     };
     const onError = (error: unknown) => this.fireError(error);
     this.#input.on("data", onData);
@@ -85,7 +92,39 @@ export class NdjsonMessageReader extends AbstractMessageReader {
     });
   }
 
+  /** Stops handing on lines after the current one, and pauses the input stream. */
+  pause(): void {
+    if (this.#paused) return;
+    this.#paused = true;
+    this.#input.pause();
+  }
+
+  /** Hands on the lines kept since `pause`, then reads the input on (or closes, if it ended). */
+  resume(): void {
+    if (!this.#paused) return;
+    this.#paused = false;
+    const rest = this.#rest;
+    this.#rest = undefined;
+    if (rest !== undefined) this.#onChunk(rest);
+    if (this.#paused) return;
+    if (this.#endPending) {
+      this.#endPending = false;
+      this.#end();
+    } else {
+      this.#input.resume();
+    }
+  }
+
+  #end(): void {
+    this.#flushLast();
+    this.fireClose();
+  }
+
   #onChunk(chunk: Buffer): void {
+    if (this.#paused) {
+      this.#rest = this.#rest === undefined ? chunk : Buffer.concat([this.#rest, chunk]);
+      return;
+    }
     let start = 0;
     while (start < chunk.length) {
       const newline = chunk.indexOf(NEWLINE, start);
@@ -94,6 +133,10 @@ export class NdjsonMessageReader extends AbstractMessageReader {
       if (newline < 0) return;
       this.#endLine();
       start = newline + 1;
+      if (this.#paused) {
+        if (start < chunk.length) this.#rest = chunk.subarray(start);
+        return;
+      }
     }
   }
 

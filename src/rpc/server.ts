@@ -50,6 +50,13 @@ export interface ServeOptions {
    * unless told otherwise.
    */
   maxReplays?: number;
+  /**
+   * How many requests may be in flight (read, and their answer not yet written out) before the
+   * server stops reading its input until answers go out; 128 unless told otherwise. Reading also
+   * stops while the output is not draining. Requests past it are never refused: they wait in
+   * the input, unread.
+   */
+  maxInFlight?: number;
 }
 
 /** A running server. */
@@ -72,7 +79,9 @@ export interface RpcServer {
  * Serves the method table over `input`/`output` until the input ends or `close` is called.
  * Requests naming the same session (or replay) run in arrival order, others concurrently; a
  * session unused for `idleMs` is unloaded, releasing its writer lock; a replay unused for
- * `replayIdleMs` expires, and at most `maxReplays` are open at once. The store is left open.
+ * `replayIdleMs` expires, and at most `maxReplays` are open at once. Backpressure: while the
+ * output is not draining, or `maxInFlight` requests are in flight, the server reads no more input.
+ * The store is left open.
  */
 export function serve(options: ServeOptions): RpcServer {
   const log = options.log ?? logToStderr;
@@ -109,7 +118,14 @@ export function serve(options: ServeOptions): RpcServer {
     log,
     onOrderingKey: (member, value) => idle.noteRequest(member, value),
   });
-  const open = openServerConnection({ input, output, framing, dispatch, log });
+  const open = openServerConnection({
+    input,
+    output,
+    framing,
+    dispatch,
+    log,
+    ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
+  });
   connection = open;
   // A reader that went away (EPIPE) must not crash the process: log it, the input end follows.
   const onOutputError = (error: Error) => log(`output error: ${error.message}`);

@@ -7,13 +7,16 @@ import { openStore, STORE_OPTION, storeUrl } from "../store.js";
 export const serveCommand: CommandSpec = {
   name: "serve",
   summary: "run the JSON-RPC 2.0 server on stdio over a store",
-  synopsis: `[--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS] [--replay-idle-ms MS] [--max-replays N]`,
+  synopsis: `[--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS] [--replay-idle-ms MS] [--max-replays N] [--max-in-flight N]`,
   description: `
 Speaks JSON-RPC 2.0 on stdin/stdout: session/create, session/append, session/fork, session/read,
 session/list, replay/open, replay/next and the rest of the method table (see docs). Messages are
 newline-delimited JSON by default (as the Agent Client Protocol frames them); --framing
 content-length switches to LSP-style headers. stdout carries protocol messages only; logs go to
 stderr.
+
+Backpressure: while stdout is not draining, or N requests (--max-in-flight) are in flight, the
+server reads no more of stdin until answers go out; requests are never refused for it.
 
 When stdin ends, or on SIGTERM/SIGINT, the requests in flight are finished and answered, the
 store is closed and the server exits 0. A second signal exits at once with status 1.`,
@@ -54,6 +57,12 @@ store is closed and the server exits 0. A second signal exits at once with statu
       description:
         "let the connection keep at most N replays open; replay/open past it answers REPLAY_LIMIT (default: 100)",
     },
+    "max-in-flight": {
+      type: "string",
+      arg: "N",
+      description:
+        "stop reading stdin while N requests are in flight (read, not yet answered); reading resumes as answers go out (default: 128)",
+    },
   },
   positionals: { name: "", min: 0, max: 0 },
   async run({ args, env }) {
@@ -87,6 +96,12 @@ store is closed and the server exits 0. A second signal exits at once with statu
         `expected --max-replays to be a positive integer, got ${JSON.stringify(maxReplays)}`,
       );
     }
+    const maxInFlight = args.values["max-in-flight"];
+    if (typeof maxInFlight === "string" && !/^[1-9]\d*$/.test(maxInFlight)) {
+      throw new UsageError(
+        `expected --max-in-flight to be a positive integer, got ${JSON.stringify(maxInFlight)}`,
+      );
+    }
     const url = storeUrl(args.values.store, env);
     const store = await openStore(url);
     const server = serve({
@@ -100,6 +115,7 @@ store is closed and the server exits 0. A second signal exits at once with statu
       ...(typeof stall === "string" ? { watchStallMs: Number(stall) } : {}),
       ...(typeof replayIdle === "string" ? { replayIdleMs: Number(replayIdle) } : {}),
       ...(typeof maxReplays === "string" ? { maxReplays: Number(maxReplays) } : {}),
+      ...(typeof maxInFlight === "string" ? { maxInFlight: Number(maxInFlight) } : {}),
     });
     let signalled = false;
     const onSignal = () => {
