@@ -262,6 +262,8 @@ describe('a "__proto__" member over the built server (spawned, raw JSON text)', 
     expect(first.peer.frames.at(-1)).toContain(LINES[4]);
     expect((await call(first.peer, 4, "session/export", '{"sessionId":"w"}')).result).toEqual({
       log: exportText,
+      nextSeq: LINES.length,
+      done: true,
     });
     const hidden = `{"type":"turn/start","seq":${LINES.length},"time":${TIME},"__proto__":{"data":${JSON.stringify(turnStart(0, 2).data)}}}`;
     const refused = await call(
@@ -282,6 +284,8 @@ describe('a "__proto__" member over the built server (spawned, raw JSON text)', 
     expect(second.peer.frames.at(-1)).toContain(`"events":[${LINES.join(",")}]`);
     expect((await call(second.peer, 2, "session/export", '{"sessionId":"w"}')).result).toEqual({
       log: exportText,
+      nextSeq: LINES.length,
+      done: true,
     });
     second.child.stdin.end();
     expect(await second.exited).toEqual({ code: 0, signal: null });

@@ -13,6 +13,7 @@ import {
 } from "vscode-jsonrpc/node";
 // The typed method layer (RpcClientMethods) is generated from the method table (scripts/render-rpc.ts).
 import {
+  RPC_METHOD,
   RPC_NOTIFICATION,
   RpcClientMethods,
   type RpcMethodName,
@@ -187,11 +188,11 @@ export class SeedlineClient extends RpcClientMethods {
    *   limit), the storage errors; ConnectionClosedError.
    */
   override async sessionExport(params: SessionExportParams): Promise<SessionExportResult> {
-    if (params.fromSeq !== undefined) return this.request("session/export", params);
+    if (params.fromSeq !== undefined) return super.sessionExport(params);
     const parts: string[] = [];
     let fromSeq = 0;
     for (;;) {
-      const part = await this.request("session/export", { ...params, fromSeq });
+      const part = await super.sessionExport({ ...params, fromSeq });
       parts.push(part.log);
       if (part.done) return { log: parts.join(""), nextSeq: part.nextSeq, done: true };
       if (part.nextSeq <= fromSeq) {
@@ -220,16 +221,16 @@ export class SeedlineClient extends RpcClientMethods {
   override sessionImport(params: SessionImportParams): Promise<SessionImportResult>;
   override async sessionImport(params: SessionImportParams): Promise<SessionImportResult> {
     const partsAsked = params.importId !== undefined || params.more === true;
-    if (partsAsked || requestBytes("session/import", params) <= MAX_MESSAGE_BYTES) {
-      return this.request("session/import", params);
+    if (partsAsked || requestBytes(RPC_METHOD.sessionImport, params) <= MAX_MESSAGE_BYTES) {
+      return super.sessionImport(params);
     }
     const { log, ...rest } = params;
     const parts = logParts(log, PAGE_BYTES);
     const importId = randomUUID();
     for (const part of parts.slice(0, -1)) {
-      await this.request("session/import", { log: part, importId, more: true });
+      await super.sessionImport({ log: part, importId, more: true });
     }
-    return this.request("session/import", { ...rest, log: parts.at(-1) ?? "", importId });
+    return super.sessionImport({ ...rest, log: parts.at(-1) ?? "", importId });
   }
 
   /**

@@ -1,5 +1,6 @@
 // The session/import uploads one connection holds in parts: capped in bytes and count, expired when idle, dropped with it.
 import { SeedlineError, show } from "../errors.js";
+import type { SessionImportStaged } from "../generated.js";
 
 /** How many bytes of log text one connection's uploads may hold together, unless told otherwise. */
 export const DEFAULT_UPLOAD_BYTES = 512 * 1024 * 1024;
@@ -11,11 +12,7 @@ export const DEFAULT_MAX_UPLOADS = 16;
 export const DEFAULT_UPLOAD_IDLE_MS = 600_000;
 
 /** What an upload holds so far. */
-export interface UploadState {
-  readonly importId: string;
-  readonly parts: number;
-  readonly bytes: number;
-}
+export type UploadState = SessionImportStaged;
 
 interface Upload {
   readonly parts: string[];

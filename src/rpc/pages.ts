@@ -1,5 +1,5 @@
 // Pages and parts cut to the frame limit: session/read's events and session/export's log text, by bytes.
-import type { SessionEvent } from "../generated.js";
+import type { SessionEvent, SessionExportResult } from "../generated.js";
 import { formatEventLine, formatHeaderLine } from "../store/jsonl/format.js";
 import type { Session } from "../store/session-store.js";
 import {
@@ -38,11 +38,7 @@ export function pagedAnswer<T extends object>(
 }
 
 /** A session/export answer: the log text (whole or a part), where the next part starts, and whether it is the last. */
-export interface ExportAnswer {
-  readonly log: string;
-  readonly nextSeq: number;
-  readonly done: boolean;
-}
+export type ExportAnswer = SessionExportResult;
 
 /**
  * The whole export of `session`: its header line then one line per event (the text
