@@ -1,17 +1,15 @@
-// One writer per session across processes on one host: exclusive-create lock files that record a pid.
-import {
-  closeSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+// One writer per session across processes on one host: lock files whose locks the kernel releases when their holder dies.
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { StorageError, show } from "../errors.js";
 import type { ReleaseLock } from "./backend.js";
+
+/**
+ * The suffix of lock files. The previous build's lock files (`.lock` holding a pid, and `.steal`
+ * markers) are ignored: a lock is no longer a file's existence but a lock on its inode.
+ */
+export const LOCK_SUFFIX = ".lck";
 
 /** Every instance that may hold locks, so that one exit handler releases them all. */
 const living = new Set<LockFiles>();
@@ -20,17 +18,29 @@ function releaseEverything(): void {
   for (const locks of [...living]) locks.releaseAllSync();
 }
 
-/** A `.steal` marker older than this is left over from a crash and may be removed. */
-const STALE_STEAL_MS = 10_000;
-
 /**
- * Lock files in one folder, one per session (`<name>.lock`, holding the owner's pid). A lock whose
- * pid is no longer alive on this host is stale and is taken over. Locks this instance holds are
- * counted, so taking one twice returns a second release. Every lock still held is removed at exit.
+ * Lock files in one folder, one per session (`<name>.lck`, an empty SQLite database). Holding a
+ * lock is holding SQLite's EXCLUSIVE lock on its file through a connection kept open: SQLite's
+ * unix VFS takes it as a POSIX record lock (`fcntl`), which the kernel keys by inode and drops when
+ * the holder's process dies, however it dies. So a dead holder never leaves a lock behind, and the
+ * lock holds between processes in different pid namespaces (containers sharing a volume on one
+ * host) — nothing is decided from a pid. SQLite's table of open inodes makes two connections of
+ * one process conflict as well, although the kernel would let one process take its own lock twice.
+ * Contention is SESSION_BUSY at once (busy timeout 0), never a wait.
+ *
+ * Lock files are kept, never removed: removing one another process has just opened would let
+ * the next taker create a second file under the same name, and two holders lock two inodes. They
+ * stay empty (0 bytes: the lock is taken by a transaction that writes nothing and keeps no
+ * journal). Nothing else in a process may open a lock file while it holds it: closing any
+ * descriptor of a file drops every POSIX lock the process has on it.
+ *
+ * Locks this instance holds are counted, so taking one twice returns a second release. Each held
+ * lock keeps one file descriptor open. Every lock still held is released when the backend closes,
+ * and at exit (the kernel would drop them anyway; a worker thread's exit is not the process's).
  */
 export class LockFiles {
   readonly dir: string;
-  readonly #held = new Map<string, number>();
+  readonly #held = new Map<string, { count: number; connection: Database.Database }>();
 
   constructor(dir: string) {
     this.dir = dir;
@@ -39,24 +49,25 @@ export class LockFiles {
   }
 
   /**
-   * Takes the lock `name` for `sessionId`.
-   * @throws StorageError SESSION_BUSY when a live process (or another holder in this one) has it.
+   * Takes the lock `name` for `sessionId`, creating its file (and the folder) when missing.
+   * @throws StorageError SESSION_BUSY when another process, or another holder in this one, has it.
    */
   async acquire(name: string, sessionId: string): Promise<ReleaseLock> {
-    const count = this.#held.get(name);
-    if (count === undefined) this.#take(name, sessionId);
-    this.#held.set(name, (count ?? 0) + 1);
+    const held = this.#held.get(name);
+    if (held === undefined) {
+      this.#held.set(name, { count: 1, connection: this.#take(name, sessionId) });
+    } else {
+      held.count++;
+    }
     let released = false;
     return async () => {
       if (released) return;
       released = true;
-      const left = (this.#held.get(name) ?? 1) - 1;
-      if (left > 0) {
-        this.#held.set(name, left);
-        return;
-      }
+      const lock = this.#held.get(name);
+      if (lock === undefined) return;
+      if (--lock.count > 0) return;
       this.#held.delete(name);
-      this.#remove(name);
+      lock.connection.close();
     };
   }
 
@@ -65,103 +76,42 @@ export class LockFiles {
     return this.#held.has(name);
   }
 
-  /** Removes every lock this instance holds (at exit, or when the backend closes). */
+  /** Releases every lock this instance holds (at exit, or when the backend closes). */
   releaseAllSync(): void {
-    for (const name of this.#held.keys()) this.#remove(name);
+    for (const lock of this.#held.values()) lock.connection.close();
     this.#held.clear();
     living.delete(this);
     if (living.size === 0) process.removeListener("exit", releaseEverything);
   }
 
-  #path(name: string): string {
-    return join(this.dir, `${name}.lock`);
+  /** The path of the lock file `name`. */
+  pathOf(name: string): string {
+    return join(this.dir, `${name}${LOCK_SUFFIX}`);
   }
 
-  #take(name: string, sessionId: string): void {
+  #take(name: string, sessionId: string): Database.Database {
     mkdirSync(this.dir, { recursive: true });
-    if (this.#tryCreate(name)) return;
-    const owner = readPid(this.#path(name));
-    if (owner !== undefined && isAlive(owner)) throw busy(sessionId, owner);
-    // The owner is gone: take the lock over, one stealer at a time.
-    const steal = join(this.dir, `${name}.steal`);
-    let marker: number;
+    const path = this.pathOf(name);
+    const connection = new Database(path, { timeout: 0 });
     try {
-      marker = openSync(steal, "wx");
-    } catch {
-      clearStaleSteal(steal);
-      throw busy(sessionId, owner);
-    }
-    try {
-      const again = readPid(this.#path(name));
-      if (again !== undefined && again !== owner && isAlive(again)) throw busy(sessionId, again);
-      rmSync(this.#path(name), { force: true });
-      if (!this.#tryCreate(name)) throw busy(sessionId, readPid(this.#path(name)));
-    } finally {
-      closeSync(marker);
-      rmSync(steal, { force: true });
-    }
-  }
-
-  #tryCreate(name: string): boolean {
-    let fd: number;
-    try {
-      fd = openSync(this.#path(name), "wx");
+      // EXCLUSIVE locking mode keeps the lock after the transaction ends, until the connection
+      // closes. The journal in memory and the rollback leave the file empty and alone.
+      connection.pragma("locking_mode = EXCLUSIVE");
+      connection.pragma("journal_mode = MEMORY");
+      connection.exec("BEGIN EXCLUSIVE; ROLLBACK");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+      connection.close();
+      if ((error as { code?: unknown }).code === "SQLITE_BUSY") throw busy(sessionId, path);
       throw error;
     }
-    try {
-      writeSync(fd, `${process.pid}\n`);
-    } finally {
-      closeSync(fd);
-    }
-    return true;
-  }
-
-  #remove(name: string): void {
-    const path = this.#path(name);
-    if (readPid(path) === process.pid) {
-      try {
-        unlinkSync(path);
-      } catch {
-        // Already gone: nothing to release.
-      }
-    }
+    return connection;
   }
 }
 
-function readPid(path: string): number | undefined {
-  try {
-    const pid = Number.parseInt(readFileSync(path, "utf8"), 10);
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether a process with this pid is alive on this host (signal 0 checks without sending). */
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-function clearStaleSteal(path: string): void {
-  try {
-    if (Date.now() - statSync(path).mtimeMs > STALE_STEAL_MS) rmSync(path, { force: true });
-  } catch {
-    // Gone already.
-  }
-}
-
-function busy(sessionId: string, pid: number | undefined): StorageError<"SESSION_BUSY"> {
+function busy(sessionId: string, path: string): StorageError<"SESSION_BUSY"> {
   return new StorageError(
     "SESSION_BUSY",
-    `expected no other writer of session ${show(sessionId)}, got one held by process ${pid ?? "unknown"}`,
+    `expected no other writer of session ${show(sessionId)}, got its lock ${path} held by another process or backend`,
     { sessionId },
   );
 }
