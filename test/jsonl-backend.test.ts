@@ -820,7 +820,8 @@ describe("writer locks", () => {
   });
 
   it("ignores the previous build's pid lock files and steal markers, even one naming a live process", async () => {
-    // Such a file decided nothing across pid namespaces; pid 1 is alive in every namespace.
+    // Such a file decided nothing across pid namespaces; pid 1 is alive in every namespace (the
+    // previous build answered SESSION_BUSY here, for good).
     const root = tempDir();
     mkdirSync(join(root, "sessions"));
     writeFileSync(join(root, "sessions", "s.lock"), "1\n");

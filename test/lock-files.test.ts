@@ -132,7 +132,8 @@ describe("LockFiles", () => {
   });
 
   it("ignores the previous build's pid lock files and steal markers", async () => {
-    // pid 1 is alive in every pid namespace: the previous build refused this lock forever.
+    // pid 1 is alive in every pid namespace: the previous build refused this lock forever —
+    // seen failing against it here with SESSION_BUSY.
     const dir = tempDir();
     writeFileSync(join(dir, "s.lock"), "1\n");
     writeFileSync(join(dir, "s.steal"), "");

@@ -63,8 +63,15 @@ await sessions.close();
 process.exit(0);
 `;
 
-/** Where a writer runs: this namespace, or a new pid namespace as its pid 1 or as pid 2 (under a shell). */
-type Place = "host" | "pid 1" | "pid 2";
+/**
+ * Where a writer runs: this namespace, or a new pid namespace as its pid 1, or there after
+ * {@link SPENT_PIDS} other processes (so that its pid is above every thread id of a writer that
+ * is pid 1 of its own namespace: `kill(pid, 0)` also finds a thread, and node has about a dozen).
+ */
+type Place = "host" | "pid 1" | "high pid";
+
+/** How many processes run and exit in a namespace before a "high pid" writer starts there. */
+const SPENT_PIDS = 60;
 
 interface Writer {
   readonly child: ChildProcess;
@@ -82,14 +89,21 @@ function startWriter(place: Place, kind: "jsonl" | "sqlite", store: string): Wri
   const script = join(temp.dir, "writer.mjs");
   writeFileSync(script, WRITER);
   const node = [process.execPath, script, INDEX, kind, store, "s"];
-  // Under `sh -c '…; true'` the shell stays pid 1 and node is pid 2: a pid that exists in no
-  // other namespace of the test, so the previous build's liveness check found it dead.
+  // Under `sh -c '…; true'` the shell stays pid 1 and node gets the next free pid: one that
+  // exists in no other namespace of the test, so the previous build's liveness check (from
+  // another namespace) found it dead.
   const command =
     place === "host"
       ? node
       : place === "pid 1"
         ? ["unshare", ...UNSHARE, ...node]
-        : ["unshare", ...UNSHARE, "sh", "-c", `${node.map(quote).join(" ")}; true`];
+        : [
+            "unshare",
+            ...UNSHARE,
+            "sh",
+            "-c",
+            `i=0; while [ $i -lt ${SPENT_PIDS} ]; do /bin/true; i=$((i + 1)); done; ${node.map(quote).join(" ")}; true`,
+          ];
   const child = spawn(command[0] as string, command.slice(1), {
     cwd: ROOT,
     stdio: ["pipe", "pipe", "inherit"],
@@ -172,12 +186,13 @@ describe.skipIf(NAMESPACE_SKIP !== undefined)(
     for (const kind of KINDS) {
       it(`refuses a writer in another pid namespace while the first holds the session (${kind})`, async () => {
         // Before the fix, the second writer (pid 1 in its namespace) found the first's pid file
-        // naming pid 2, which does not exist in its namespace: it took the lock over and
-        // appended at the same seq — seen failing here: said {"pid":1,"appendedAt":3}, not
-        // SESSION_BUSY (and on JSONL the second batch overwrote the first).
+        // naming a pid that does not exist in its namespace, took the lock over and appended
+        // too — seen failing here: said {"pid":1,"appendedAt":3}, not SESSION_BUSY.
         const store = await storeWithSession(kind);
-        const first = startWriter("pid 2", kind, store);
-        expect(await first.said).toEqual({ pid: 2, appendedAt: 0 });
+        const first = startWriter("high pid", kind, store);
+        const held = await first.said;
+        expect(held.appendedAt).toBe(0);
+        expect(held.pid).toBeGreaterThan(SPENT_PIDS);
         const second = startWriter("pid 1", kind, store);
         expect(await second.said).toEqual({ pid: 1, code: "SESSION_BUSY" });
         await within(second.exited, "the refused writer to exit");
