@@ -101,7 +101,8 @@ export class LockFiles {
       connection.exec("BEGIN EXCLUSIVE; ROLLBACK");
     } catch (error) {
       connection.close();
-      if ((error as { code?: unknown }).code === "SQLITE_BUSY") throw busy(sessionId, path);
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === "string" && code.startsWith("SQLITE_BUSY")) throw busy(sessionId, path);
       throw error;
     }
     return connection;
