@@ -159,6 +159,13 @@ describe("LockFiles", () => {
     await (await lockFiles(dir).acquire("s", "s"))();
   });
 
+  it("says when a lock file's path is past SQLite's 512 bytes, rather than SQLITE_CANTOPEN", async () => {
+    const dir = join(tempDir(), "d".repeat(200), "e".repeat(200));
+    await expect(lockFiles(dir).acquire("x".repeat(150), "long")).rejects.toThrow(
+      /expected a lock file path of at most 512 bytes \(SQLite's limit\), got \d+: /,
+    );
+  });
+
   it("costs well under a millisecond to take and release an existing lock (measured, not asserted)", async () => {
     const dir = tempDir();
     const locks = lockFiles(dir);

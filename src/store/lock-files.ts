@@ -1,6 +1,6 @@
 // One writer per session across processes on one host: lock files whose locks the kernel releases when their holder dies.
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { StorageError, show } from "../errors.js";
 import type { ReleaseLock } from "./backend.js";
@@ -33,6 +33,9 @@ function releaseEverything(): void {
  * stay empty (0 bytes: the lock is taken by a transaction that writes nothing and keeps no
  * journal). Nothing else in a process may open a lock file while it holds it: closing any
  * descriptor of a file drops every POSIX lock the process has on it.
+ *
+ * A lock file's absolute path must fit SQLite's limit of 512 bytes: with the longest encoded id
+ * (196 bytes with the suffix) that leaves about 300 bytes for the folder.
  *
  * Locks this instance holds are counted, so taking one twice returns a second release. Each held
  * lock keeps one file descriptor open. Every lock still held is released when the backend closes,
@@ -92,7 +95,12 @@ export class LockFiles {
   #take(name: string, sessionId: string): Database.Database {
     mkdirSync(this.dir, { recursive: true });
     const path = this.pathOf(name);
-    const connection = new Database(path, { timeout: 0 });
+    let connection: Database.Database;
+    try {
+      connection = new Database(path, { timeout: 0 });
+    } catch (error) {
+      throw tooLong(path, error) ?? error;
+    }
     try {
       // EXCLUSIVE locking mode keeps the lock after the transaction ends, until the connection
       // closes. The journal in memory and the rollback leave the file empty and alone.
@@ -107,6 +115,19 @@ export class LockFiles {
     }
     return connection;
   }
+}
+
+/** SQLite's unix VFS opens no path longer than this many bytes (its MAX_PATHNAME). */
+const SQLITE_MAX_PATH_BYTES = 512;
+
+/** A clearer error than SQLITE_CANTOPEN when the lock file's absolute path is past SQLite's limit. */
+function tooLong(path: string, cause: unknown): Error | undefined {
+  const bytes = Buffer.byteLength(resolve(path), "utf8");
+  if (bytes <= SQLITE_MAX_PATH_BYTES) return undefined;
+  return new Error(
+    `expected a lock file path of at most ${SQLITE_MAX_PATH_BYTES} bytes (SQLite's limit), got ${bytes}: ${path}; use a shorter store path`,
+    { cause },
+  );
 }
 
 function busy(sessionId: string, path: string): StorageError<"SESSION_BUSY"> {
