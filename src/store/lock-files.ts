@@ -20,8 +20,8 @@ function releaseEverything(): void {
 
 /**
  * Lock files in one folder, one per session (`<name>.lck`, an empty SQLite database). Holding a
- * lock is holding SQLite's EXCLUSIVE lock on its file through a connection kept open: SQLite's
- * unix VFS takes it as a POSIX record lock (`fcntl`), which the kernel keys by inode and drops when
+ * lock is holding SQLite's RESERVED lock on its file through a connection kept open: SQLite's
+ * unix VFS takes it as a POSIX record lock (`fcntl`) on one byte, which the kernel keys by inode and drops when
  * the holder's process dies, however it dies. So a dead holder never leaves a lock behind, and the
  * lock holds between processes in different pid namespaces (containers sharing a volume on one
  * host) — nothing is decided from a pid. SQLite's table of open inodes makes two connections of
@@ -102,11 +102,14 @@ export class LockFiles {
       throw tooLong(path, error) ?? error;
     }
     try {
-      // EXCLUSIVE locking mode keeps the lock after the transaction ends, until the connection
+      // EXCLUSIVE locking mode keeps the locks after the transaction ends, until the connection
       // closes. The journal in memory and the rollback leave the file empty and alone.
       connection.pragma("locking_mode = EXCLUSIVE");
       connection.pragma("journal_mode = MEMORY");
-      connection.exec("BEGIN EXCLUSIVE; ROLLBACK");
+      // RESERVED, not EXCLUSIVE: one connection at a time holds it, and it is one fcntl call
+      // whatever shared locks others hold. EXCLUSIVE is reached in steps that takers' shared
+      // locks block, so two takers at once could each make the other fail: no holder at all.
+      connection.exec("BEGIN IMMEDIATE; ROLLBACK");
     } catch (error) {
       connection.close();
       const code = (error as { code?: unknown }).code;
