@@ -159,6 +159,54 @@ describe("LockFiles", () => {
     await (await lockFiles(dir).acquire("s", "s"))();
   });
 
+  it("grants a lock that several processes ask for at the same moment to exactly one of them", async () => {
+    // Not a regression test of a seen failure: with SQLite's EXCLUSIVE lock (reached in steps)
+    // two takers at once can each make the other fail, a race these rounds may or may not hit.
+    const module = pathToFileURL(join(REPO, "src", "store", "lock-files.ts")).href;
+    const base = tempDir();
+    const script = join(base, "taker.mjs");
+    writeFileSync(
+      script,
+      `import { createInterface } from "node:readline";
+       const { LockFiles } = await import(${JSON.stringify(module)});
+       const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+       console.log("ready");
+       const at = Number((await lines.next()).value);
+       while (Date.now() < at) {}
+       const locks = new LockFiles(process.argv[2]);
+       try { await locks.acquire("s", "s"); console.log("held"); } catch (e) { console.log(e.code); }
+       await lines.next();
+       process.exit(0);`,
+    );
+    for (let round = 0; round < 3; round++) {
+      const dir = join(base, `round-${round}`);
+      const takers = [0, 1, 2, 3].map(() => {
+        const child = spawn(process.execPath, ["--import", "tsx", script, dir], {
+          cwd: REPO,
+          stdio: ["pipe", "pipe", "inherit"],
+        });
+        children.push(child);
+        const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })[
+          Symbol.asyncIterator
+        ]();
+        const next = async () => (await within(lines.next(), "a line from a taker")).value;
+        return { child, next };
+      });
+      for (const taker of takers) expect(await taker.next()).toBe("ready");
+      const at = Date.now() + 100;
+      for (const taker of takers) taker.child.stdin?.write(`${at}\n`);
+      const answers = await Promise.all(takers.map((taker) => taker.next()));
+      expect(answers.filter((answer) => answer === "held")).toHaveLength(1);
+      expect(answers.filter((answer) => answer === "SESSION_BUSY")).toHaveLength(3);
+      for (const taker of takers) taker.child.stdin?.end("done\n");
+      await Promise.all(
+        takers.map((taker) =>
+          within(new Promise((resolve) => taker.child.once("exit", resolve)), "a taker to exit"),
+        ),
+      );
+    }
+  });
+
   it("says when a lock file's path is past SQLite's 512 bytes, rather than SQLITE_CANTOPEN", async () => {
     const dir = join(tempDir(), "d".repeat(200), "e".repeat(200));
     await expect(lockFiles(dir).acquire("x".repeat(150), "long")).rejects.toThrow(
