@@ -11,7 +11,10 @@ import type { ReleaseLock } from "./backend.js";
  */
 export const LOCK_SUFFIX = ".lck";
 
-/** Every instance that may hold locks, so that one exit handler releases them all. */
+/**
+ * Every instance that may hold locks, so that one exit handler releases them all — and so that no
+ * held connection is collected as garbage, which would close it and drop its lock.
+ */
 const living = new Set<LockFiles>();
 
 function releaseEverything(): void {
@@ -21,8 +24,8 @@ function releaseEverything(): void {
 /**
  * Lock files in one folder, one per session (`<name>.lck`, an empty SQLite database). Holding a
  * lock is holding SQLite's RESERVED lock on its file through a connection kept open: SQLite's
- * unix VFS takes it as a POSIX record lock (`fcntl`) on one byte, which the kernel keys by inode and drops when
- * the holder's process dies, however it dies. So a dead holder never leaves a lock behind, and the
+ * unix VFS takes it as a POSIX record lock (`fcntl`) on one byte, which the kernel keys by inode
+ * and drops when the holder's process dies, however it dies. So a dead holder never leaves a lock behind, and the
  * lock holds between processes in different pid namespaces (containers sharing a volume on one
  * host) — nothing is decided from a pid. SQLite's table of open inodes makes two connections of
  * one process conflict as well, although the kernel would let one process take its own lock twice.
