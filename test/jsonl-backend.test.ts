@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   appendFileSync,
@@ -11,6 +11,7 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  statSync,
   watch,
   writeFileSync,
 } from "node:fs";
@@ -115,7 +116,9 @@ describe("storing logs", () => {
       const backend = await createCorpus(root, log);
       const path = logPath(root, headerOf(log).id);
       expect(readFileSync(path).equals(Buffer.from(log.text, "utf8"))).toBe(true);
-      expect(filesUnder(root)).toEqual([`sessions/${logFileName(headerOf(log).id)}`]);
+      const name = logFileName(headerOf(log).id).slice(0, -".jsonl".length);
+      // Beside the log only its lock file, which stays (empty) once released.
+      expect(filesUnder(root)).toEqual([`sessions/${name}.jsonl`, `sessions/${name}.lck`]);
       const loaded = await backend.load(headerOf(log).id);
       expect(loaded).toEqual({ header: headerOf(log), events: log.events, tornTail: false });
       if (log.events.length === 0) headerOnly++;
@@ -149,7 +152,7 @@ describe("storing logs", () => {
       code: "SESSION_ALREADY_EXISTS",
     });
     expect(sha256(logPath(root, "s"))).toBe(before);
-    expect(filesUnder(root)).toEqual(["sessions/s.jsonl"]);
+    expect(filesUnder(root)).toEqual(["sessions/s.jsonl", "sessions/s.lck"]);
   });
 
   it("publishes nothing, and leaves no temp file, when writing the new file fails", async () => {
@@ -165,7 +168,7 @@ describe("storing logs", () => {
       code: "EIO",
     });
     expect(await backend.has("s")).toBe(false);
-    expect(filesUnder(root)).toEqual([]);
+    expect(filesUnder(root)).toEqual(["sessions/s.lck"]);
   });
 
   it("stores a session created without a seed at once, header only; its first append adds the batch, leaving no temp file", async () => {
@@ -174,7 +177,7 @@ describe("storing logs", () => {
     const root = tempDir();
     const store = new SessionStore({ backend: open(root), now: () => 7 });
     const session = await store.create("lazy");
-    expect(filesUnder(root)).toEqual(["sessions/lazy.jsonl", "sessions/lazy.lock"]);
+    expect(filesUnder(root)).toEqual(["sessions/lazy.jsonl", "sessions/lazy.lck"]);
     expect(readFileSync(logPath(root, "lazy"), "utf8")).toBe(
       formatHeaderLine(header("lazy", { createdAt: 7 })),
     );
@@ -185,7 +188,12 @@ describe("storing logs", () => {
     );
     await store.create("idle");
     await store.close();
-    expect(filesUnder(root)).toEqual(["sessions/idle.jsonl", "sessions/lazy.jsonl"]);
+    expect(filesUnder(root)).toEqual([
+      "sessions/idle.jsonl",
+      "sessions/idle.lck",
+      "sessions/lazy.jsonl",
+      "sessions/lazy.lck",
+    ]);
   });
 });
 
@@ -434,7 +442,7 @@ describe("reading logs", () => {
         code: "FORMAT_UNSUPPORTED",
       });
       expect(sha256(path)).toBe(before);
-      expect(filesUnder(root)).toEqual(["sessions/s.jsonl"]);
+      expect(filesUnder(root)).toEqual(["sessions/s.jsonl", "sessions/s.lck"]);
     }
   });
 
@@ -527,7 +535,7 @@ describe("session ids", () => {
     ];
     const expected = names.flatMap((name) => [
       `store/sessions/${name}.jsonl`,
-      `store/sessions/${name}.lock`,
+      `store/sessions/${name}.lck`,
     ]);
     expect(filesUnder(base)).toEqual(expected.sort());
     for (const id of ids) expect((await backend.load(id))?.header.id).toBe(id);
@@ -622,7 +630,14 @@ describe("forking", () => {
     await expect(backend.fork("absent", 0, header("d"))).rejects.toMatchObject({
       code: "SESSION_NOT_FOUND",
     });
-    expect(filesUnder(root)).toEqual(["sessions/c.jsonl", "sessions/p.jsonl"]);
+    // The lock files of c, d and p stay, empty: never removed (see LockFiles).
+    expect(filesUnder(root)).toEqual([
+      "sessions/c.jsonl",
+      "sessions/c.lck",
+      "sessions/d.lck",
+      "sessions/p.jsonl",
+      "sessions/p.lck",
+    ]);
   });
 });
 
@@ -771,10 +786,12 @@ describe("writer locks", () => {
     const releaseB = await b.lock("s");
     expect(await b.delete("s")).toBe(true);
     await releaseB();
-    expect(filesUnder(root)).toEqual([]);
+    // The lock file stays (removing it could give two holders two files): empty, locked by none.
+    expect(filesUnder(root)).toEqual(["sessions/s.lck"]);
+    expect(statSync(join(root, "sessions", "s.lck")).size).toBe(0);
   });
 
-  it("refuses while a live child process holds the lock, and takes the lock over once that process is killed", async () => {
+  it("refuses while a live child process holds the lock, and takes it at once after that process is killed", async () => {
     const root = tempDir();
     const child = spawnScript(
       root,
@@ -785,28 +802,42 @@ describe("writer locks", () => {
     );
     await nextLine(child);
     const backend = open(root);
-    const lockFile = join(root, "sessions", "s.lock");
-    expect(readFileSync(lockFile, "utf8")).toBe(`${child.pid}\n`);
-    await expect(backend.lock("s")).rejects.toMatchObject({ code: "SESSION_BUSY" });
+    // Only stat: opening and closing the file here would drop this process's locks on it.
+    const lockFile = join(root, "sessions", "s.lck");
+    expect(statSync(lockFile).size).toBe(0);
+    await expect(backend.lock("s")).rejects.toMatchObject({
+      code: "SESSION_BUSY",
+      message: expect.stringContaining(lockFile),
+    });
     await expect(backend.create(header("s"), [])).rejects.toMatchObject({ code: "SESSION_BUSY" });
+    // Killed without any cleanup: the kernel drops its lock, the file stays.
     child.kill("SIGKILL");
     await exited(child);
     expect(existsSync(lockFile)).toBe(true);
     const release = await backend.lock("s");
-    expect(readFileSync(lockFile, "utf8")).toBe(`${process.pid}\n`);
     await release();
-    expect(existsSync(lockFile)).toBe(false);
+    expect(statSync(lockFile).size).toBe(0);
   });
 
-  it("takes over a lock file whose pid is no longer alive", async () => {
+  it("ignores the previous build's pid lock files and steal markers, even one naming a live process", async () => {
+    // Such a file decided nothing across pid namespaces; pid 1 is alive in every namespace (the
+    // previous build answered SESSION_BUSY here, for good).
     const root = tempDir();
-    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
     mkdirSync(join(root, "sessions"));
-    writeFileSync(join(root, "sessions", "s.lock"), `${dead}\n`);
+    writeFileSync(join(root, "sessions", "s.lock"), "1\n");
+    writeFileSync(join(root, "sessions", "s.steal"), "");
     const backend = open(root);
     await backend.create(header("s"), []);
-    await backend.lock("s");
-    expect(readFileSync(join(root, "sessions", "s.lock"), "utf8")).toBe(`${process.pid}\n`);
+    const release = await backend.lock("s");
+    await release();
+    expect(readFileSync(join(root, "sessions", "s.lock"), "utf8")).toBe("1\n");
+    expect(filesUnder(root)).toEqual([
+      "sessions/s.jsonl",
+      "sessions/s.lck",
+      "sessions/s.lock",
+      "sessions/s.steal",
+    ]);
+    expect((await backend.list({ limit: 10 })).sessions.map((s) => s.header.id)).toEqual(["s"]);
   });
 });
 
@@ -1038,7 +1069,7 @@ describe("readers beside a writer", () => {
     expect((await b.loadFrom("s", 0))?.events).toEqual(turn);
     await a.append("s", turn.length, simpleTurn(turn.length, 2));
     expect((await b.loadFrom("s", turn.length))?.events).toEqual(simpleTurn(turn.length, 2));
-    expect(filesUnder(root)).toEqual(["sessions/s.jsonl", "sessions/s.lock"]);
+    expect(filesUnder(root)).toEqual(["sessions/s.jsonl", "sessions/s.lck"]);
     await release();
   });
 

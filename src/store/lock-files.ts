@@ -1,37 +1,53 @@
-// One writer per session across processes on one host: exclusive-create lock files that record a pid.
-import {
-  closeSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
-import { join } from "node:path";
+// One writer per session across processes on one host: lock files whose locks the kernel releases when their holder dies.
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import Database from "better-sqlite3";
 import { StorageError, show } from "../errors.js";
 import type { ReleaseLock } from "./backend.js";
 import { refusedOr } from "./storage-refusal.js";
 
-/** Every instance that may hold locks, so that one exit handler releases them all. */
+/**
+ * The suffix of lock files. The previous build's lock files (`.lock` holding a pid, and `.steal`
+ * markers) are ignored: a lock is no longer a file's existence but a lock on its inode.
+ */
+export const LOCK_SUFFIX = ".lck";
+
+/**
+ * Every instance that may hold locks, so that one exit handler releases them all — and so that no
+ * held connection is collected as garbage, which would close it and drop its lock.
+ */
 const living = new Set<LockFiles>();
 
 function releaseEverything(): void {
   for (const locks of [...living]) locks.releaseAllSync();
 }
 
-/** A `.steal` marker older than this is left over from a crash and may be removed. */
-const STALE_STEAL_MS = 10_000;
-
 /**
- * Lock files in one folder, one per session (`<name>.lock`, holding the owner's pid). A lock whose
- * pid is no longer alive on this host is stale and is taken over. Locks this instance holds are
- * counted, so taking one twice returns a second release. Every lock still held is removed at exit.
+ * Lock files in one folder, one per session (`<name>.lck`, an empty SQLite database). Holding a
+ * lock is holding SQLite's RESERVED lock on its file through a connection kept open: SQLite's
+ * unix VFS takes it as a POSIX record lock (`fcntl`) on one byte, which the kernel keys by inode
+ * and drops when the holder's process dies, however it dies. So a dead holder never leaves a lock behind, and the
+ * lock holds between processes in different pid namespaces (containers sharing a volume on one
+ * host) — nothing is decided from a pid. SQLite's table of open inodes makes two connections of
+ * one process conflict as well, although the kernel would let one process take its own lock twice.
+ * Contention is SESSION_BUSY at once (busy timeout 0), never a wait.
+ *
+ * Lock files are kept, never removed: removing one another process has just opened would let
+ * the next taker create a second file under the same name, and two holders lock two inodes. They
+ * stay empty (0 bytes: the lock is taken by a transaction that writes nothing and keeps no
+ * journal). Nothing else in a process may open a lock file while it holds it: closing any
+ * descriptor of a file drops every POSIX lock the process has on it.
+ *
+ * A lock file's absolute path must fit SQLite's limit of 512 bytes: with the longest encoded id
+ * (196 bytes with the suffix) that leaves about 300 bytes for the folder.
+ *
+ * Locks this instance holds are counted, so taking one twice returns a second release. Each held
+ * lock keeps one file descriptor open. Every lock still held is released when the backend closes,
+ * and at exit (the kernel would drop them anyway; a worker thread's exit is not the process's).
  */
 export class LockFiles {
   readonly dir: string;
-  readonly #held = new Map<string, number>();
+  readonly #held = new Map<string, { count: number; connection: Database.Database }>();
 
   constructor(dir: string) {
     this.dir = dir;
@@ -40,32 +56,33 @@ export class LockFiles {
   }
 
   /**
-   * Takes the lock `name` for `sessionId`.
-   * @throws StorageError SESSION_BUSY when a live process (or another holder in this one) has it;
+   * Takes the lock `name` for `sessionId`, creating its file (and the folder) when missing.
+   * @throws StorageError SESSION_BUSY when another process, or another holder in this one, has it;
    *   StorageRefusedError STORAGE_REFUSED (location: the lock file) when the folder is full,
    *   read-only or may not be written.
    */
   async acquire(name: string, sessionId: string): Promise<ReleaseLock> {
-    const count = this.#held.get(name);
-    if (count === undefined) {
+    const held = this.#held.get(name);
+    if (held === undefined) {
+      let connection: Database.Database;
       try {
-        this.#take(name, sessionId);
+        connection = this.#take(name, sessionId);
       } catch (error) {
-        throw refusedOr(error, this.#path(name));
+        throw refusedOr(error, this.pathOf(name), this.pathOf(name));
       }
+      this.#held.set(name, { count: 1, connection });
+    } else {
+      held.count++;
     }
-    this.#held.set(name, (count ?? 0) + 1);
     let released = false;
     return async () => {
       if (released) return;
       released = true;
-      const left = (this.#held.get(name) ?? 1) - 1;
-      if (left > 0) {
-        this.#held.set(name, left);
-        return;
-      }
+      const lock = this.#held.get(name);
+      if (lock === undefined) return;
+      if (--lock.count > 0) return;
       this.#held.delete(name);
-      this.#remove(name);
+      lock.connection.close();
     };
   }
 
@@ -74,107 +91,64 @@ export class LockFiles {
     return this.#held.has(name);
   }
 
-  /** Removes every lock this instance holds (at exit, or when the backend closes). */
+  /** Releases every lock this instance holds (at exit, or when the backend closes). */
   releaseAllSync(): void {
-    for (const name of this.#held.keys()) this.#remove(name);
+    for (const lock of this.#held.values()) lock.connection.close();
     this.#held.clear();
     living.delete(this);
     if (living.size === 0) process.removeListener("exit", releaseEverything);
   }
 
-  #path(name: string): string {
-    return join(this.dir, `${name}.lock`);
+  /** The path of the lock file `name`. */
+  pathOf(name: string): string {
+    return join(this.dir, `${name}${LOCK_SUFFIX}`);
   }
 
-  #take(name: string, sessionId: string): void {
+  #take(name: string, sessionId: string): Database.Database {
     mkdirSync(this.dir, { recursive: true });
-    if (this.#tryCreate(name)) return;
-    const owner = readPid(this.#path(name));
-    if (owner !== undefined && isAlive(owner)) throw busy(sessionId, owner);
-    // The owner is gone: take the lock over, one stealer at a time.
-    const steal = join(this.dir, `${name}.steal`);
-    let marker: number;
+    const path = this.pathOf(name);
+    let connection: Database.Database;
     try {
-      marker = openSync(steal, "wx");
-    } catch {
-      clearStaleSteal(steal);
-      throw busy(sessionId, owner);
-    }
-    try {
-      const again = readPid(this.#path(name));
-      if (again !== undefined && again !== owner && isAlive(again)) throw busy(sessionId, again);
-      rmSync(this.#path(name), { force: true });
-      if (!this.#tryCreate(name)) throw busy(sessionId, readPid(this.#path(name)));
-    } finally {
-      closeSync(marker);
-      rmSync(steal, { force: true });
-    }
-  }
-
-  #tryCreate(name: string): boolean {
-    let fd: number;
-    try {
-      fd = openSync(this.#path(name), "wx");
+      connection = new Database(path, { timeout: 0 });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+      throw tooLong(path, error) ?? error;
+    }
+    try {
+      // EXCLUSIVE locking mode keeps the locks after the transaction ends, until the connection
+      // closes. The journal in memory and the rollback leave the file empty and alone.
+      connection.pragma("locking_mode = EXCLUSIVE");
+      connection.pragma("journal_mode = MEMORY");
+      // RESERVED, not EXCLUSIVE: one connection at a time holds it, and it is one fcntl call
+      // whatever shared locks others hold. EXCLUSIVE is reached in steps that takers' shared
+      // locks block, so two takers at once could each make the other fail: no holder at all.
+      connection.exec("BEGIN IMMEDIATE; ROLLBACK");
+    } catch (error) {
+      connection.close();
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === "string" && code.startsWith("SQLITE_BUSY")) throw busy(sessionId, path);
       throw error;
     }
-    try {
-      writeSync(fd, `${process.pid}\n`);
-    } catch (error) {
-      // A lock file without a pid (a full disk) would be taken for a stale one: none is left.
-      closeSync(fd);
-      rmSync(this.#path(name), { force: true });
-      throw error;
-    }
-    closeSync(fd);
-    return true;
-  }
-
-  #remove(name: string): void {
-    const path = this.#path(name);
-    if (readPid(path) === process.pid) {
-      try {
-        unlinkSync(path);
-      } catch {
-        // Already gone: nothing to release.
-      }
-    }
+    return connection;
   }
 }
 
-function readPid(path: string): number | undefined {
-  try {
-    const pid = Number.parseInt(readFileSync(path, "utf8"), 10);
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
+/** SQLite's unix VFS opens no path longer than this many bytes (its MAX_PATHNAME). */
+const SQLITE_MAX_PATH_BYTES = 512;
+
+/** A clearer error than SQLITE_CANTOPEN when the lock file's absolute path is past SQLite's limit. */
+function tooLong(path: string, cause: unknown): Error | undefined {
+  const bytes = Buffer.byteLength(resolve(path), "utf8");
+  if (bytes <= SQLITE_MAX_PATH_BYTES) return undefined;
+  return new Error(
+    `expected a lock file path of at most ${SQLITE_MAX_PATH_BYTES} bytes (SQLite's limit), got ${bytes}: ${path}; use a shorter store path`,
+    { cause },
+  );
 }
 
-/** Whether a process with this pid is alive on this host (signal 0 checks without sending). */
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-function clearStaleSteal(path: string): void {
-  try {
-    if (Date.now() - statSync(path).mtimeMs > STALE_STEAL_MS) rmSync(path, { force: true });
-  } catch {
-    // Gone already.
-  }
-}
-
-function busy(sessionId: string, pid: number | undefined): StorageError<"SESSION_BUSY"> {
+function busy(sessionId: string, path: string): StorageError<"SESSION_BUSY"> {
   return new StorageError(
     "SESSION_BUSY",
-    `expected no other writer of session ${show(sessionId)}, got one held by process ${pid ?? "unknown"}`,
+    `expected no other writer of session ${show(sessionId)}, got its lock ${path} held by another process or backend`,
     { sessionId },
   );
 }

@@ -85,6 +85,7 @@ const TRAVERSAL_IDS = [
   "aB",
   ".jsonl",
   "x.lock",
+  "x.lck",
   "x.tmp",
   "\u202e",
 ];

@@ -102,7 +102,8 @@ const COPY_BYTES = 1 << 20;
  * line (storage.md, "JSONL backend"); a long id's log the previous build named differently is
  * found there too, and moved to its own name on its first write. New files appear atomically (temp file, flush, `link`),
  * appends are flushed before they are acknowledged and cut back when they fail, and one writer
- * per session is kept across processes by lock files beside the logs (`<encoded id>.lock`).
+ * per session is kept across processes by lock files beside the logs (`<encoded id>.lck`, locks
+ * the kernel releases when their holder dies: see {@link LockFiles}).
  * Every write — create, append, fork, repair, delete — takes the session's writer lock for its
  * duration unless this instance already holds it (SESSION_BUSY when another process does); reads
  * never take it. Subscribers hear of this instance's writes once they are durable, and of other
@@ -506,7 +507,7 @@ export class JsonlBackend implements SessionBackend {
 
   /**
    * Removes the log under the session's writer lock and flushes the folder.
-   * @throws StorageError SESSION_BUSY when another live process holds the lock.
+   * @throws StorageError SESSION_BUSY when another process holds the lock.
    */
   async delete(id: string): Promise<boolean> {
     const deleted = await this.#exclusive(id, async () => {

@@ -6,7 +6,7 @@ import {
   mayBeLegacyHashedName,
 } from "../id-encoding.js";
 
-/** The suffix of log files; lock (`.lock`, `.steal`) and temp (`.tmp`) files have their own. */
+/** The suffix of log files; lock (`.lck`) and temp (`.tmp`) files have their own. */
 export const LOG_SUFFIX = ".jsonl";
 
 /** The file name of a session's log: its encoded id plus {@link LOG_SUFFIX}. */

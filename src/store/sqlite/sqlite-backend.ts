@@ -52,7 +52,8 @@ const FIRST_PAGE: ListKey = { createdAt: Number.MAX_SAFE_INTEGER + 1, id: "" };
  * Writes go through a group commit: batches queued in the same turn of the event loop share one
  * transaction (each in its own savepoint, so each is checked and all-or-nothing on its own), and
  * resolve once it has committed. Other processes may use the same database at once (WAL, busy
- * timeout); one writer per session is kept by lock files in `<database>.locks/`.
+ * timeout); one writer per session is kept by lock files in `<database>.locks/` (see
+ * {@link LockFiles}).
  *
  * Subscribers hear of this backend's writes once they have committed, and of other connections'
  * writes through one {@link ChangePoller} per backend, running while any session has subscribers.
