@@ -208,7 +208,10 @@ describe.each(KINDS)("no permission (%s, the server runs as nobody)", (kind) => 
       await server.stop();
       const batch = bigTurn(first.length, 2, 100);
       if (kind === "sqlite") {
-        // The database may be written by nobody, its lock folder not: writes are refused.
+        // The database may be written by nobody, its lock folder and the session's lock file (left
+        // by root's server) not: writes are refused. Seen failing when lock files became SQLite
+        // files: the root-owned lock file was opened read-only without a word, BEGIN IMMEDIATE took
+        // only a read lock, and the append was acknowledged without the writer lock held.
         for (const file of ["store.db", "store.db-wal", "store.db-shm"]) {
           if (existsSync(join(dir, file))) chownSync(join(dir, file), NOBODY, NOBODY);
         }

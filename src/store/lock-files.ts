@@ -121,7 +121,10 @@ export class LockFiles {
       // RESERVED, not EXCLUSIVE: one connection at a time holds it, and it is one fcntl call
       // whatever shared locks others hold. EXCLUSIVE is reached in steps that takers' shared
       // locks block, so two takers at once could each make the other fail: no holder at all.
-      connection.exec("BEGIN IMMEDIATE; ROLLBACK");
+      // A file this process may not write is opened read-only without a word, and BEGIN
+      // IMMEDIATE on it takes only a read lock: the write in the transaction makes that an
+      // SQLITE_READONLY error. Rolled back with the journal in memory, it never reaches the file.
+      connection.exec("BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS probe(x); ROLLBACK");
     } catch (error) {
       connection.close();
       const code = (error as { code?: unknown }).code;
