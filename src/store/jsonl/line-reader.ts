@@ -199,13 +199,8 @@ export function readHeaderSync(
   path: string,
   buffer: Buffer,
 ): { header: SessionHeader; end: number } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (error) {
-    if (isErrno(error, "ENOENT")) return undefined;
-    throw error;
-  }
+  const fd = openIfPresentSync(path);
+  if (fd === undefined) return undefined;
   try {
     const first = readFirstLineSync(fd, buffer);
     return first === undefined
@@ -216,5 +211,18 @@ export function readHeaderSync(
     throw error;
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Opens `path` for reading, or answers undefined when there is no such file (a log deleted a
+ * moment ago by another process).
+ */
+export function openIfPresentSync(path: string): number | undefined {
+  try {
+    return openSync(path, "r");
+  } catch (error) {
+    if (isErrno(error, "ENOENT")) return undefined;
+    throw error;
   }
 }

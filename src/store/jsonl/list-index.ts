@@ -1,5 +1,5 @@
 // What listing knows of every log of a JSONL sessions folder, kept sorted newest first and checked against the folder before use.
-import { closeSync, fstatSync, openSync, statSync } from "node:fs";
+import { closeSync, fstatSync, statSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { StorageError } from "../../errors.js";
@@ -8,7 +8,7 @@ import { isErrno } from "../../util/errno.js";
 import type { ListKey } from "../list-cursor.js";
 import { parseHeaderLine } from "./format.js";
 import { LOG_SUFFIX, legacyLogFileName, logFileName } from "./layout.js";
-import { readFirstLineSync } from "./line-reader.js";
+import { openIfPresentSync, readFirstLineSync } from "./line-reader.js";
 import type {
   FolderStamp,
   HeaderEntry,
@@ -354,13 +354,8 @@ function compareRanks(a: Ranked, b: Ranked): number {
  * build reads, or whose header names an id whose log belongs under another name, is skipped.
  */
 export function readEntry(path: string, name: string, buffer: Buffer): IndexEntry | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (error) {
-    if (isErrno(error, "ENOENT")) return undefined;
-    throw error;
-  }
+  const fd = openIfPresentSync(path);
+  if (fd === undefined) return undefined;
   try {
     let header: SessionHeader | undefined;
     let end = 0;

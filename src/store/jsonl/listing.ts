@@ -1,5 +1,5 @@
 // Lists JSONL sessions from the listing index and, for a page's sessions, each file's header and last line.
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import type { SessionHeader } from "../../generated.js";
@@ -8,7 +8,7 @@ import type { ListedSession, ListPage, ListQuery } from "../backend.js";
 import { decodeCursor, encodeCursor } from "../list-cursor.js";
 import { checkListLimit } from "../list-limit.js";
 import { parseHeaderLine } from "./format.js";
-import { walkLinesBackwards } from "./line-reader.js";
+import { openIfPresentSync, walkLinesBackwards } from "./line-reader.js";
 import type { ListIndex } from "./list-index.js";
 import type { HeaderEntry } from "./list-index-file.js";
 
@@ -120,14 +120,9 @@ function readListedSync(
   withLast: boolean,
   buffer: Buffer,
 ): ListedSession | undefined | "slow" {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (error) {
-    // Deleted since the index was checked.
-    if (isErrno(error, "ENOENT")) return undefined;
-    throw error;
-  }
+  // Undefined when deleted since the index was checked.
+  const fd = openIfPresentSync(path);
+  if (fd === undefined) return undefined;
   try {
     const size = fstatSync(fd).size;
     const { headerEnd } = entry;
