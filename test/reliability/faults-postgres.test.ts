@@ -82,7 +82,13 @@ describePostgres("R7 faults: PostgreSQL", () => {
         const readAnswer = await within(read, "an answer to the read", ANSWER_BOUND_MS);
         if ("code" in readAnswer) {
           readFailures++;
-          expect(readAnswer.code).toBe("STORAGE_UNAVAILABLE");
+          // Seen failing in 2 of 5 runs before pooled connections carried their own 'error'
+          // listener: "NO ANSWER: ConnectionClosedError", the server's stderr showing an unhandled
+          // 'error' event ("terminating connection due to administrator command") from a
+          // connection terminated while checked out between two queries.
+          expect(readAnswer.code, `server stderr: ${stderr().slice(-3000)}`).toBe(
+            "STORAGE_UNAVAILABLE",
+          );
         }
         const settled = await Promise.allSettled(inFlight);
         for (const result of settled) if (result.status === "rejected") throw result.reason;

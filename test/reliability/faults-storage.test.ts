@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prng } from "../../scripts/bench/synthetic-log.js";
 import type { RpcResponseError, SessionEvent } from "../../src/index.js";
 import { RPC_ERROR_CODES } from "../../src/index.js";
+import { encodeSessionId } from "../../src/store/id-encoding.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
 import { simpleTurn } from "../builders.js";
 import { tempDir } from "../rpc-fixtures.js";
@@ -230,6 +231,11 @@ describe("R7 faults: storage", () => {
         const lockDir =
           kind === "sqlite" ? join(dir, "store.db.locks") : join(dir, "store", "sessions");
         expect(existsSync(lockDir)).toBe(true);
+        // Lock files stay once made (the kernel releases the lock, the file is kept): the one of
+        // `other` exists since its create, so it is taken away too.
+        const otherLock = join(lockDir, `${encodeSessionId(other)}.lck`);
+        expect(existsSync(otherLock)).toBe(true);
+        chmodSync(otherLock, 0o444);
         chmodSync(lockDir, 0o555);
         const otherBatch = turn(other, 1);
         const refusedAppend = await append(server, tallied, other, otherBatch);
@@ -249,6 +255,7 @@ describe("R7 faults: storage", () => {
         await stillServes(server, tallied, live);
         // Given back: the same append and the same create, once.
         chmodSync(lockDir, 0o755);
+        chmodSync(otherLock, 0o644);
         expect(await append(server, tallied, other, otherBatch)).toBeUndefined();
         await within(server.client.sessionCreate({ sessionId: fresh }), "a create");
         tallied.acked.set(fresh, []);
@@ -292,12 +299,15 @@ describe("R7 faults: storage", () => {
           location: path,
         });
       }
-      // The server still answers: a session it writes is read from memory, as acknowledged.
-      const read = await within(
-        server.client.sessionRead({ sessionId: ids[0] as string }),
-        "a read",
-      );
-      expect(read.events).toEqual(tallied.acked.get(ids[0] as string));
+      // The server still answers, with the storage code: the store let go of the sessions whose
+      // append met STORAGE_UNAVAILABLE, so a read of one reaches the database that is gone.
+      let readRefused: RpcResponseError | undefined;
+      try {
+        await within(server.client.sessionRead({ sessionId: ids[0] as string }), "a read");
+      } catch (error) {
+        readRefused = refusedWith(tallied, error);
+      }
+      expect(readRefused?.data).toMatchObject({ code: "STORAGE_UNAVAILABLE", location: path });
       tallied.served++;
       // Put back: the server stays failed until it is restarted.
       for (const suffix of ["", "-wal", "-shm"]) {

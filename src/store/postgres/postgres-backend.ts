@@ -1,5 +1,5 @@
 // The PostgreSQL backend (pg): a pooled store shared by many machines, one transaction per write, advisory writer locks, LISTEN/NOTIFY.
-import { Pool, type PoolClient } from "pg";
+import { Client, type ClientConfig, Pool, type PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
 import type {
@@ -76,6 +76,19 @@ const RETRY_MS = 20;
 const INSERT_CHUNK = 1000;
 
 /**
+ * A pooled connection that is never without an 'error' listener. The pool takes its own off while
+ * a connection is checked out, and a connection the server terminates between two queries emits
+ * 'error' with no query to fail: unheard, that event would end the process. The request on it
+ * hears the loss from its next query.
+ */
+class ListenedClient extends Client {
+  constructor(config?: string | ClientConfig) {
+    super(config);
+    this.on("error", () => {});
+  }
+}
+
+/**
  * Sessions in one PostgreSQL schema (the layout of schema/storage/sqlite-layout.json in the
  * PostgreSQL dialect, version recorded in table `seedline_layout`): a `sessions` row per header,
  * an `events` row per event. Open it with {@link PostgresBackend.open}.
@@ -107,7 +120,6 @@ export class PostgresBackend implements SessionBackend {
   readonly #changes: ChangeHub;
   readonly #listener: ChangeListener;
   /** The pooled connections that have this backend's 'error' listener. */
-  readonly #listened = new WeakSet<PoolClient>();
   #closed = false;
 
   private constructor(
@@ -148,7 +160,7 @@ export class PostgresBackend implements SessionBackend {
     const durability = options.durability ?? "fsync";
     const target = resolveTarget(url, options.schema, options.timeouts);
     const config = clientConfig(target, durability);
-    const pool = new Pool({ ...config, max: options.poolSize ?? 10 });
+    const pool = new Pool({ ...config, Client: ListenedClient, max: options.poolSize ?? 10 });
     // A pooled connection that breaks is dropped by the pool (idle or checked out: the pool's
     // listener stays on each client, and re-emits here); the next checkout reconnects. A request
     // on a connection that broke hears it from its query (see #transaction).
@@ -648,12 +660,6 @@ export class PostgresBackend implements SessionBackend {
       c = await this.#pool.connect();
     } catch (error) {
       throw connectionLost(error, this.location, what, false);
-    }
-    if (!this.#listened.has(c)) {
-      this.#listened.add(c);
-      // A connection that breaks while checked out emits 'error' (besides failing its query):
-      // heard here, never thrown from a socket event. The request hears it from its query.
-      c.on("error", () => {});
     }
     return c;
   }
