@@ -14,16 +14,7 @@ import { checkFormatVersion } from "./format-version.js";
  * `parentSession` and `seedLength` when present, in that order, ending in `\n`.
  */
 export function formatHeaderLine(header: SessionHeader): string {
-  const line = {
-    type: "session",
-    version: header.version,
-    id: header.id,
-    createdAt: header.createdAt,
-    ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
-    ...(header.parentSession === undefined ? {} : { parentSession: header.parentSession }),
-    ...(header.seedLength === undefined ? {} : { seedLength: header.seedLength }),
-  };
-  return `${JSON.stringify(line)}\n`;
+  return `${JSON.stringify({ type: "session", ...canonicalHeader(header) })}\n`;
 }
 
 /** One event line: the event as `JSON.stringify` writes it (its canonical form), ending in `\n`. */
@@ -59,13 +50,18 @@ export function parseHeaderLine(text: string, location: string, line = 1): Sessi
       { location, line },
     );
   }
+  return canonicalHeader(raw);
+}
+
+/** The members of a header in canonical order (version, id, createdAt, cwd, parentSession, seedLength), absent ones left out. */
+function canonicalHeader(header: SessionHeader): SessionHeader {
   return {
-    version: raw.version,
-    id: raw.id,
-    createdAt: raw.createdAt,
-    ...(raw.cwd === undefined ? {} : { cwd: raw.cwd }),
-    ...(raw.parentSession === undefined ? {} : { parentSession: raw.parentSession }),
-    ...(raw.seedLength === undefined ? {} : { seedLength: raw.seedLength }),
+    version: header.version,
+    id: header.id,
+    createdAt: header.createdAt,
+    ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
+    ...(header.parentSession === undefined ? {} : { parentSession: header.parentSession }),
+    ...(header.seedLength === undefined ? {} : { seedLength: header.seedLength }),
   };
 }
 
