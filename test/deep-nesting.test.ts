@@ -14,7 +14,7 @@ import {
   SqliteBackend,
   StorageError,
 } from "../src/index.js";
-import { formatHeaderLine } from "../src/store/jsonl/format.js";
+import { formatHeaderLine } from "../src/log/jsonl-codec.js";
 import { stepStart, TIME, toolCall, toolResult, turnStart } from "./builders.js";
 import { expectCode, memoryServer, RawPeer } from "./rpc-fixtures.js";
 import { rejectionOf } from "./store-builders.js";

@@ -11,7 +11,7 @@ import {
   type SessionHeader,
   SessionStore,
 } from "../src/index.js";
-import { formatHeaderLine } from "../src/store/jsonl/format.js";
+import { formatHeaderLine } from "../src/log/jsonl-codec.js";
 import { backendKinds } from "./backend-kinds.js";
 import {
   stepEnd,

@@ -27,8 +27,8 @@ import {
   type SessionHeader,
   SessionStore,
 } from "../src/index.js";
+import { formatEventLine, formatHeaderLine } from "../src/log/jsonl-codec.js";
 import type { FileOps } from "../src/store/jsonl/durable-file.js";
-import { formatEventLine, formatHeaderLine } from "../src/store/jsonl/format.js";
 import { JsonlBackend, type JsonlBackendOptions } from "../src/store/jsonl/jsonl-backend.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
 import { balancedLog, simpleTurn, stepStart, TIME, turnStart, userMessage } from "./builders.js";

@@ -4,14 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { SessionEvent, SessionHeader } from "../src/index.js";
-import {
-  formatEventLine,
-  formatHeaderLine,
-  type ParsedLog,
-  parseHeaderLine,
-  parseLogText,
-} from "../src/store/jsonl/format.js";
+import { formatEventLine, formatHeaderLine, parseHeaderLine } from "../src/log/jsonl-codec.js";
 import { scanLogFile } from "../src/store/jsonl/line-reader.js";
+import { type ParsedLog, parseLogText } from "../src/store/jsonl/log-reader.js";
 import { stepStart, turnStart, userMessage } from "./builders.js";
 import { type CorpusLog, corpusLogs } from "./corpus.js";
 

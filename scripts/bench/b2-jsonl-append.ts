@@ -2,7 +2,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlBackend } from "../../src/index.js";
-import { formatHeaderLine } from "../../src/store/jsonl/format.js";
+import { formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import { SEED, type Sizes, storeOver } from "./fixtures.js";
 import { alternate, type Benchmark, fmt, row, tempDir, timed } from "./harness.js";
 import { syntheticLog } from "./synthetic-log.js";

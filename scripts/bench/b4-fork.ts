@@ -2,7 +2,7 @@
 import { closeSync, fsyncSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { type SessionBackend, type SessionHeader, SQLITE_QUERIES } from "../../src/index.js";
-import { formatHeaderLine } from "../../src/store/jsonl/format.js";
+import { formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import {
   type BackendKind,
   fillOne,

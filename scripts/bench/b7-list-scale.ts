@@ -10,7 +10,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { JsonlBackend, type SessionEvent, type SessionHeader } from "../../src/index.js";
-import { formatEventLine, formatHeaderLine } from "../../src/store/jsonl/format.js";
+import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
 import { encodeCursor } from "../../src/store/list-cursor.js";
 import { PAGE } from "./b7-list.js";

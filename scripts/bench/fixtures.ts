@@ -14,7 +14,7 @@ import {
   SQLITE_QUERIES,
   SqliteBackend,
 } from "../../src/index.js";
-import { formatEventLine, formatHeaderLine } from "../../src/store/jsonl/format.js";
+import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
 
 /** The sizes of one run: quality.md's in a full run, small ones with `--quick`. */

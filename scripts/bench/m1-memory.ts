@@ -3,7 +3,7 @@ import { execFile } from "node:child_process";
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { formatEventLine, formatHeaderLine } from "../../src/store/jsonl/format.js";
+import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import { jsonlPath, SEED, type Sizes } from "./fixtures.js";
 import { type Benchmark, fmt, row, tempDir } from "./harness.js";
 import type { MemoryReport } from "./m1-child.js";

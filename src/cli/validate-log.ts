@@ -1,9 +1,12 @@
 // Checks one log text line by line against the JSONL read rules, the schema and the log invariants, collecting every problem.
-import { hasCode, InvalidEventError, SeedlineError } from "../errors.js";
-import { validateSessionHeaderLine } from "../generated.js";
+import { hasCode, InvalidEventError } from "../errors.js";
 import { admitEvent, LogState } from "../log/invariants.js";
-import { checkFormatVersion } from "../store/format-version.js";
-import { textLines } from "../store/jsonl/format.js";
+import {
+  missingHeaderLine,
+  parseEventLine,
+  parseHeaderLine,
+  textLines,
+} from "../log/jsonl-codec.js";
 
 /** One problem of a log: where it is and which rule it breaks. */
 export interface LogProblem {
@@ -50,11 +53,11 @@ export function checkLogText(text: string, file: string): LogCheck {
   for (const line of textLines(text.endsWith("\n") ? text : `${text}\n`)) {
     if (!sawHeader) {
       sawHeader = true;
-      seedLength = checkHeader(line.text, (rule, message) => report(1, rule, message));
+      seedLength = checkHeader(line.text, file, (rule, message) => report(1, rule, message));
       continue;
     }
     const seq = events++;
-    const raw = parseObject(line.text);
+    const raw = parseEventLine(line.text);
     if (raw === undefined) {
       report(
         line.number,
@@ -89,44 +92,27 @@ export function checkLogText(text: string, file: string): LogCheck {
       }
     }
   }
-  if (!sawHeader) report(1, "header", "expected a session header line, got an empty file");
+  if (!sawHeader) report(1, "header", missingHeaderLine(file).message);
   else if (seedLength > events) {
     report(1, "seed-length", `expected at least seedLength ${seedLength} events, got ${events}`);
   }
   return { file, events, problems };
 }
 
-/** Checks the header line; returns its `seedLength` (0 when absent or unreadable). */
-function checkHeader(text: string, report: (rule: string, message: string) => void): number {
-  const raw = parseObject(text);
-  if (raw === undefined) {
-    report("header", `expected a session header as a JSON object, got ${describe(text)}`);
+/** Checks the header line as every reader parses it; returns its `seedLength` (0 when absent or unreadable). */
+function checkHeader(
+  text: string,
+  file: string,
+  report: (rule: string, message: string) => void,
+): number {
+  try {
+    return parseHeaderLine(text, file).seedLength ?? 0;
+  } catch (error) {
+    if (hasCode(error, "FORMAT_UNSUPPORTED")) report("format-version", error.message);
+    else if (hasCode(error, "CORRUPT_LOG")) report("header", error.message);
+    else throw error;
     return 0;
   }
-  if ("version" in raw) {
-    try {
-      checkFormatVersion(raw, "the header");
-    } catch (error) {
-      if (error instanceof SeedlineError) {
-        report("format-version", error.message);
-        return 0;
-      }
-      throw error;
-    }
-  }
-  if (!validateSessionHeaderLine(raw)) {
-    const e = validateSessionHeaderLine.errors?.[0];
-    const extra =
-      e?.params && "additionalProperty" in e.params
-        ? ` (${String(e.params.additionalProperty)})`
-        : "";
-    report(
-      "header",
-      `expected a valid session header, got: ${e?.instancePath || "/"} ${e?.message ?? "invalid"}${extra}`,
-    );
-    return 0;
-  }
-  return raw.seedLength ?? 0;
 }
 
 /**
@@ -140,15 +126,4 @@ function ruleMessage(message: string): string {
 function describe(text: string): string {
   if (text.trim() === "") return "an empty line";
   return text.length > 60 ? `${JSON.stringify(text.slice(0, 57))}...` : JSON.stringify(text);
-}
-
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }

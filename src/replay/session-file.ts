@@ -1,15 +1,21 @@
 // Reads recorded session files (a header line, then one event per line) and replay override files.
-import { hasCode, InvalidEventError, ReplayError, StorageError, show } from "../errors.js";
+import { InvalidEventError, ReplayError, StorageError, show } from "../errors.js";
 import {
   type ReplayEntry,
-  SESSION_FORMAT_VERSION,
   type SessionEvent,
   type SessionHeader,
   validateReplayEntry,
-  validateSessionHeaderLine,
 } from "../generated.js";
 import { admitEvent, LogState } from "../log/invariants.js";
 import { freezeParsed } from "../log/json-value.js";
+import {
+  checkEventType,
+  type LogLine,
+  missingHeaderLine,
+  parseEventLine,
+  parseHeaderLine,
+  textLines,
+} from "../log/jsonl-codec.js";
 
 /** What replay needs of a header: the session, its creation time, and its seed boundary. */
 export type SessionFileHeader = Pick<SessionHeader, "id" | "createdAt"> & {
@@ -27,14 +33,14 @@ export interface SessionFile extends SessionFileHeader {
 const TEXT = "session log text";
 
 /**
- * The header of a session file: its first non-blank line, as `{id, createdAt, seedLength}` with 0
- * for a missing `seedLength`.
+ * The header of a session file: its first non-blank line, parsed as every reader of the JSONL
+ * format parses it, as `{id, createdAt, seedLength}` with 0 for a missing `seedLength`.
  * @throws StorageError FORMAT_UNSUPPORTED for another format version (checked on the raw line
  *   first); CORRUPT_LOG (with `line`) for a missing header or a line that is not a valid header.
  */
 export function parseSessionHeader(text: string, location = TEXT): SessionFileHeader {
-  for (const [line, content] of lines(text)) return headerOf(content, line, location);
-  throw corrupt(location, undefined, "expected a header line, got an empty file");
+  for (const line of nonBlankLines(text)) return headerOf(line, location);
+  throw missingHeaderLine(location);
 }
 
 /**
@@ -53,34 +59,35 @@ export function parseSessionFile(text: string, location = TEXT): SessionFile {
   let header: SessionFileHeader | undefined;
   const state = new LogState();
   const events: SessionEvent[] = [];
-  for (const [line, content] of lines(text)) {
+  for (const line of nonBlankLines(text)) {
     if (header === undefined) {
-      header = headerOf(content, line, location);
+      header = headerOf(line, location);
       continue;
     }
     const seq = events.length;
-    const raw = parseLine(content, line, location);
+    const raw = parseEventLine(line.text);
+    if (raw === undefined) {
+      const message = `expected event seq ${seq} as a JSON object, got ${show(line.text)}`;
+      throw corrupt(location, line.number, message);
+    }
     try {
+      // A seq out of place is reported first, as admitEvent and the store's reader do.
+      if (!Number.isSafeInteger(raw.seq) || raw.seq === seq) {
+        checkEventType(raw, line.number, location);
+      }
       const event = admitEvent(raw, seq, seq, "parsed");
       state.check(event, seq);
       state.apply(event);
       events.push(event);
     } catch (error) {
       if (error instanceof InvalidEventError) {
-        throw corrupt(location, line, error.message, { seq: error.seq, rule: error.rule }, error);
-      }
-      if (hasCode(error, "FORMAT_UNSUPPORTED")) {
-        throw new StorageError(
-          "FORMAT_UNSUPPORTED",
-          `${location}:${line}: ${error.message}`,
-          { ...error.details, location },
-          { cause: error },
-        );
+        const context = { seq: error.seq, rule: error.rule };
+        throw corrupt(location, line.number, error.message, context, error);
       }
       throw error;
     }
   }
-  if (header === undefined) throw corrupt(location, undefined, "expected a header line, got none");
+  if (header === undefined) throw missingHeaderLine(location);
   if (header.seedLength > events.length) {
     throw corrupt(
       location,
@@ -119,49 +126,14 @@ export function parseReplayOverride(text: string, location = "replay override"):
   return freezeParsed(value as ReplayEntry[]);
 }
 
-/** The non-blank lines of `text` with their 1-based line numbers. */
-function* lines(text: string): Generator<[number, string]> {
-  let line = 0;
-  let start = 0;
-  while (start <= text.length) {
-    const end = text.indexOf("\n", start);
-    const stop = end === -1 ? text.length : end;
-    line++;
-    const content = text.slice(start, stop);
-    if (content.trim() !== "") yield [line, content];
-    start = stop + 1;
-  }
+/** The lines of `text` that hold more than white space, with their 1-based line numbers. */
+function* nonBlankLines(text: string): Generator<LogLine> {
+  for (const line of textLines(text)) if (line.text.trim() !== "") yield line;
 }
 
-function headerOf(content: string, line: number, location: string): SessionFileHeader {
-  const raw = parseLine(content, line, location);
-  const version = (raw as { version?: unknown } | null)?.version;
-  if (typeof raw === "object" && raw !== null && version !== SESSION_FORMAT_VERSION) {
-    if (typeof version === "number" || typeof version === "string") {
-      throw new StorageError(
-        "FORMAT_UNSUPPORTED",
-        `${location}:${line}: expected session format version ${SESSION_FORMAT_VERSION}, got ${show(version)}`,
-        { found: version, supported: SESSION_FORMAT_VERSION, location },
-      );
-    }
-  }
-  if (!validateSessionHeaderLine(raw)) {
-    const e = validateSessionHeaderLine.errors?.[0];
-    throw corrupt(
-      location,
-      line,
-      `expected a session header line, got: ${e?.instancePath || "/"} ${e?.message ?? "invalid"}`,
-    );
-  }
-  return { id: raw.id, createdAt: raw.createdAt, seedLength: raw.seedLength ?? 0 };
-}
-
-function parseLine(content: string, line: number, location: string): unknown {
-  try {
-    return JSON.parse(content);
-  } catch (error) {
-    throw corrupt(location, line, `expected a JSON line, got: ${(error as Error).message}`);
-  }
+function headerOf(line: LogLine, location: string): SessionFileHeader {
+  const header = parseHeaderLine(line.text, location, line.number);
+  return { id: header.id, createdAt: header.createdAt, seedLength: header.seedLength ?? 0 };
 }
 
 function corrupt(

@@ -1,6 +1,6 @@
 // Pages and parts cut to the frame limit: session/read's events and session/export's log text, by bytes.
 import type { SessionEvent, SessionExportResult } from "../generated.js";
-import { formatEventLine, formatHeaderLine } from "../store/jsonl/format.js";
+import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import type { Session } from "../store/session-store.js";
 import {
   countWithin,

@@ -20,12 +20,13 @@ import {
   validateSessionId,
 } from "../generated.js";
 import { lastTurnMarkerAt, resolveForkBoundary } from "../log/fork-rules.js";
+import { checkFormatVersion } from "../log/format-version.js";
+import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
 import type { ListPage, ListQuery, ReleaseLock, SessionBackend, StoredLog } from "./backend.js";
-import { checkFormatVersion } from "./format-version.js";
-import { formatEventLine, formatHeaderLine, parseLogText } from "./jsonl/format.js";
+import { parseLogText } from "./jsonl/log-reader.js";
 import { checkListLimit, DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
 import { SessionWatch, type WatchOptions } from "./session-watch.js";

@@ -17,7 +17,7 @@ import {
   SessionStore,
   SqliteBackend,
 } from "../../src/index.js";
-import { formatEventLine, formatHeaderLine } from "../../src/store/jsonl/format.js";
+import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import { validLogArb } from "../log-arbitrary.js";
 import { makePostgresHarness, POSTGRES_SKIP, type PostgresHarness } from "../postgres-harness.js";
 

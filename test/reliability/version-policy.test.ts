@@ -25,7 +25,7 @@ import {
   SQLITE_DDL,
   StorageError,
 } from "../../src/index.js";
-import { formatEventLine, formatHeaderLine } from "../../src/store/jsonl/format.js";
+import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
 import { balancedLog, testHeader } from "../builders.js";
 

@@ -3,7 +3,7 @@ import { type BigIntStats, fstatSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
 import type { TurnMarker } from "../../log/invariants.js";
-import { formatHeaderLine } from "./format.js";
+import { formatHeaderLine } from "../../log/jsonl-codec.js";
 
 /**
  * What an instance knows of a log file, so that an append or a fork need not read it again and

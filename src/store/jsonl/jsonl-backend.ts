@@ -4,6 +4,7 @@ import { type FileHandle, link, mkdir, open, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
+import { formatEventLine, formatHeaderLine, type LogLine } from "../../log/jsonl-codec.js";
 import { isErrno } from "../../util/errno.js";
 import { KeyedQueue } from "../../util/keyed-queue.js";
 import type {
@@ -42,13 +43,13 @@ import {
   markerAt,
   stillHolds,
 } from "./file-state.js";
-import { formatEventLine, formatHeaderLine, type LogLine, type LogScan } from "./format.js";
 import { LOG_SUFFIX, logFileName } from "./layout.js";
 import { legacyLogToMove, legacyOwnerOf, locateLog } from "./legacy-names.js";
 import { CHUNK_BYTES, scanLogFile } from "./line-reader.js";
 import { ListIndex } from "./list-index.js";
 import { IndexFile } from "./list-index-file.js";
 import { listLogs } from "./listing.js";
+import type { LogScan } from "./log-reader.js";
 import { RETAINED_STATES, StateCache } from "./state-cache.js";
 
 /** How a JSONL backend writes. */

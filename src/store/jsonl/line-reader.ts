@@ -3,14 +3,9 @@ import { closeSync, openSync, readSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { StorageError } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
+import { type LogLine, parseHeaderLine } from "../../log/jsonl-codec.js";
 import { isErrno } from "../../util/errno.js";
-import {
-  type LogLine,
-  LogReader,
-  type LogScan,
-  parseHeaderLine,
-  type ResumePoint,
-} from "./format.js";
+import { LogReader, type LogScan, type ResumePoint } from "./log-reader.js";
 
 /** How much of a file is read at a time. */
 export const CHUNK_BYTES = 1 << 20;

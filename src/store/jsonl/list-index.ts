@@ -4,9 +4,9 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { StorageError } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
+import { parseHeaderLine } from "../../log/jsonl-codec.js";
 import { isErrno } from "../../util/errno.js";
 import type { ListKey } from "../list-cursor.js";
-import { parseHeaderLine } from "./format.js";
 import { LOG_SUFFIX, legacyLogFileName, logFileName } from "./layout.js";
 import { openIfPresentSync, readFirstLineSync } from "./line-reader.js";
 import type {

@@ -3,11 +3,11 @@ import { closeSync, fstatSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import type { SessionHeader } from "../../generated.js";
+import { parseEventLine, parseHeaderLine } from "../../log/jsonl-codec.js";
 import { isErrno } from "../../util/errno.js";
 import type { ListedSession, ListPage, ListQuery } from "../backend.js";
 import { decodeCursor, encodeCursor } from "../list-cursor.js";
 import { checkListLimit } from "../list-limit.js";
-import { parseHeaderLine } from "./format.js";
 import { openIfPresentSync, walkLinesBackwards } from "./line-reader.js";
 import type { ListIndex } from "./list-index.js";
 import type { HeaderEntry } from "./list-index-file.js";
@@ -151,13 +151,7 @@ function readListedSync(
 
 /** `eventCount` and `updatedAt` from a line that parses as an event, else undefined. */
 function eventCountOf(text: string): { eventCount: number; updatedAt?: number } | undefined {
-  let event: unknown;
-  try {
-    event = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const { seq, time } = (event ?? {}) as { seq?: unknown; time?: unknown };
+  const { seq, time } = parseEventLine(text) ?? {};
   if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0) return undefined;
   return { eventCount: seq + 1, ...(typeof time === "number" ? { updatedAt: time } : {}) };
 }

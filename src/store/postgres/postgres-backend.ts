@@ -2,6 +2,7 @@
 import { Client, type ClientConfig, Pool, type PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
+import { checkFormatVersion } from "../../log/format-version.js";
 import type {
   Durability,
   ListedSession,
@@ -15,7 +16,6 @@ import type {
   Unsubscribe,
 } from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
-import { checkFormatVersion } from "../format-version.js";
 import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
 import { checkListLimit } from "../list-limit.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
