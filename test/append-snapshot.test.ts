@@ -152,3 +152,16 @@ for (const [kind, open] of Object.entries(kinds.open)) {
     });
   });
 }
+
+describe("a fork is taken when called", () => {
+  it("stores the cwd checked at the call when the caller changes its options afterwards", async () => {
+    // Seen failing before the fix: the child's header held "relative/path", a cwd never checked.
+    const store = new SessionStore();
+    await store.create("s", { seed: simpleTurn(0, 1), meta: { cwd: "/work/s" } });
+    const options: { cwd?: string } = { cwd: "/work/child" };
+    const forked = store.fork("s", undefined, "child", options);
+    options.cwd = "relative/path";
+    expect((await forked).cwd).toBe("/work/child");
+    expect((await store.load("child")).header.cwd).toBe("/work/child");
+  });
+});

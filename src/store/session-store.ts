@@ -323,10 +323,12 @@ export class SessionStore {
   ): Promise<SessionHeader> {
     const childId = childSessionId ?? this.#newId();
     checkSessionId(childId, "/childSessionId");
-    if (options.cwd !== undefined && !validateAbsolutePath(options.cwd)) {
-      throw invalidParams("/cwd", `expected an absolute cwd, got ${show(options.cwd)}`);
+    // Read once, now: the cwd checked here is the one stored, whatever the caller changes meanwhile.
+    const cwd = options.cwd;
+    if (cwd !== undefined && !validateAbsolutePath(cwd)) {
+      throw invalidParams("/cwd", `expected an absolute cwd, got ${show(cwd)}`);
     }
-    checkText(options.cwd, "/cwd");
+    checkText(cwd, "/cwd");
     const sourceId = typeof source === "string" ? source : source.id;
     checkSessionId(sourceId, "/sessionId");
     if (this.#reserved.has(childId)) throw forkChildTaken(childId);
@@ -384,7 +386,7 @@ export class SessionStore {
         const header = makeHeader({
           id: childId,
           createdAt: this.#now(),
-          cwd: options.cwd ?? sourceHeader.cwd,
+          cwd: cwd ?? sourceHeader.cwd,
           parentSession: sourceId,
           seedLength: at + 1,
         });
