@@ -269,7 +269,8 @@ export class SessionStore {
    * Appends a batch, all or nothing; resolves with the next seq once the batch is durable. A batch
    * that repeats stored events exactly (a retry) is acknowledged and changes nothing. The batch is
    * copied when this is called: what the caller does to its array or events afterwards changes
-   * nothing stored. Takes the writer lock first when this process does not hold it (see {@link openForWriting}).
+   * nothing stored. Takes the writer lock first when this process does not hold it (see
+   * {@link openForWriting}).
    * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND, SESSION_BUSY, FORMAT_UNSUPPORTED,
    *   CORRUPT_LOG; InvalidEventError; SeedlineError SESSION_NOT_LIVE for a stale `Session` object;
    *   StorageUnavailableError STORAGE_UNAVAILABLE when the store cannot be reached, a connection
