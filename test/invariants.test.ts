@@ -633,10 +633,25 @@ describe("append batches", () => {
     expect(log.length).toBe(stored.length);
   });
 
-  it("answers SEQ_CONFLICT for a seed that does not start at seq 0", () => {
-    const error = storageError(() => SessionLog.fromSeed(HEADER, [turnStart(1, 1)]));
-    expect(error.code).toBe("SEQ_CONFLICT");
-    expect(error.details).toEqual({ expectedSeq: 0 });
+  it("refuses a seed that does not start at seq 0: INVALID_EVENT seq-contiguous, not SEQ_CONFLICT", () => {
+    // Seen failing before the fix: SEQ_CONFLICT {expectedSeq: 0}, a code session/create does not declare.
+    const late = invalid(() => SessionLog.fromSeed(HEADER, [turnStart(1, 1)]));
+    expect(late.code).toBe("INVALID_EVENT");
+    expect(late.details).toEqual({
+      seq: 1,
+      index: 0,
+      rule: "seq-contiguous",
+      instancePath: "/seq",
+    });
+    // A negative seq is no seq: the error names the seq the event's place calls for (the wire
+    // schema's seq is at least 0).
+    const negative = invalid(() => SessionLog.fromSeed(HEADER, [turnStart(-1, 1)]));
+    expect(negative.details).toEqual({
+      seq: 0,
+      index: 0,
+      rule: "seq-contiguous",
+      instancePath: "/seq",
+    });
   });
 
   it("acknowledges a batch that repeats stored events exactly, changing nothing", () => {

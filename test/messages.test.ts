@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   type DerivedMessage,
   deriveMessages,
+  InvalidEventError,
   type SessionEvent,
   SessionLog,
   SessionStore,
@@ -359,5 +360,33 @@ describe("incremental derivation", () => {
     await session.append(simpleTurn(7, 2));
     expect(earlier).toEqual(copy);
     expect(session.deriveMessages()).toHaveLength(earlier.length + 2);
+  });
+
+  it("refuses a surface-eligible event without surfaceOp with the marker rule's error, not a TypeError", () => {
+    // Seen failing before the fix: TypeError (reading 'start' of undefined) from the surface.
+    const { surfaceOp: _dropped, ...unmarked } = userMessage(1, "no marker");
+    const events = [turnStart(0, 1), unmarked] as unknown as SessionEvent[];
+    let error: unknown;
+    try {
+      deriveMessages(events);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(InvalidEventError);
+    expect((error as InvalidEventError).code).toBe("INVALID_EVENT");
+    expect((error as InvalidEventError).details).toEqual({
+      seq: 1,
+      index: 1,
+      rule: "surface-marker",
+      instancePath: "",
+    });
+    // The same rule and details a log gives when the event is seeded.
+    let admitted: unknown;
+    try {
+      SessionLog.fromSeed(testHeader(), events);
+    } catch (caught) {
+      admitted = caught;
+    }
+    expect((admitted as InvalidEventError).details).toEqual((error as InvalidEventError).details);
   });
 });

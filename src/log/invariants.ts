@@ -1,12 +1,13 @@
 // The log invariants of log.md as pure "validate, then apply" steps over a small running state.
 
-import { InvalidEventError, type InvariantRule, StorageError, show } from "../errors.js";
+import { type InvariantRule, StorageError, show } from "../errors.js";
 import {
   EVENT_TYPES,
   SESSION_FORMAT_VERSION,
   type SessionEvent,
   validateSessionEvent,
 } from "../generated.js";
+import { invalidEvent, isSeq, missingSurfaceOpMessage } from "./event-errors.js";
 import { copyJsonValue, freezeParsedJsonValue, type JsonValueProblem } from "./json-value.js";
 import { isSurfaceEligibleType, isSurfaceEvent, Surface } from "./surface.js";
 import type { SurfaceEvent } from "./types.js";
@@ -295,10 +296,178 @@ export type Ownership =
   /** Fresh from `JSON.parse`: lossless by construction, checked for depth and frozen in place. */
   | "parsed";
 
+/** Why a value is refused, as far as it is known before the value's place in the log is. */
+type Refusal =
+  | { readonly kind: "unsupported"; readonly type: string }
+  | {
+      readonly kind: "rule";
+      readonly rule: InvariantRule;
+      readonly message: string;
+      readonly instancePath: string;
+    };
+
 /**
- * Admits one raw value as the event at `seq`: seq-contiguous first, then the copy (or the in-place
- * freeze) and the generated validator. A refused value is reported by the first rule it breaks in
- * this order: a known type, the surface marker, json-value, the schema. Returns the frozen event.
+ * A value {@link takeEvent} refused: the `type` and `seq` the caller gave (read when it was taken)
+ * and the reason, turned into the error once the seq it stands at is known.
+ */
+export class RefusedEvent {
+  readonly type: unknown;
+  readonly seq: unknown;
+  readonly refusal: Refusal;
+
+  constructor(type: unknown, seq: unknown, refusal: Refusal) {
+    this.type = type;
+    this.seq = seq;
+    this.refusal = refusal;
+  }
+}
+
+/** An incoming value once taken in: the frozen, schema-valid event, or why it is refused. */
+export type TakenEvent = SessionEvent | RefusedEvent;
+
+/**
+ * A batch taken in at once: every value copied (or, parsed, frozen in place) and checked against
+ * the schema, so that nothing the caller does to its array or values afterwards changes it. Only
+ * {@link TakenBatch.take} makes one; the log checks its events against its state when it is
+ * prepared, without copying them again.
+ */
+export class TakenBatch {
+  readonly #events: readonly TakenEvent[];
+
+  private constructor(events: readonly TakenEvent[]) {
+    this.#events = events;
+  }
+
+  /**
+   * Takes every value of `batch` in (see {@link takeEvent}). Refusals are kept, not thrown: the
+   * log reports them in batch order, among the rules that depend on its state.
+   */
+  static take(batch: readonly unknown[], ownership: Ownership): TakenBatch {
+    const length = batch.length;
+    const events = new Array<TakenEvent>(length);
+    for (let i = 0; i < length; i++) events[i] = takeEvent(batch[i], ownership);
+    return new TakenBatch(events);
+  }
+
+  /** `batch` itself when it was taken already, else {@link take}n now. */
+  static of(batch: readonly unknown[] | TakenBatch, ownership: Ownership): TakenBatch {
+    return TakenBatch.is(batch) ? batch : TakenBatch.take(batch as readonly unknown[], ownership);
+  }
+
+  /** Whether `value` is a batch {@link take} made (not merely one that looks like it). */
+  static is(value: unknown): value is TakenBatch {
+    return typeof value === "object" && value !== null && #events in value;
+  }
+
+  /** The taken values, in batch order. */
+  get events(): readonly TakenEvent[] {
+    return this.#events;
+  }
+}
+
+/**
+ * Takes one raw value in, before its seq is known: copies it (or freezes a parsed value in place)
+ * and runs the generated validator. Returns the frozen event, or a {@link RefusedEvent} naming the
+ * first rule it breaks in this order: a known type, the surface marker, json-value, the schema.
+ * Reads the value only now; never throws for a bad value.
+ */
+export function takeEvent(raw: unknown, ownership: Ownership): TakenEvent {
+  // The common case first: a lossless value the generated validator accepts is admitted as it is.
+  const admitted = ownership === "copy" ? copyJsonValue(raw) : freezeParsedJsonValue(raw);
+  let problem: JsonValueProblem | undefined;
+  if ("problem" in admitted) problem = admitted.problem;
+  else if (validateSessionEvent(admitted.value)) return admitted.value as SessionEvent;
+  const envelope = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+  const type = envelope.type;
+  return new RefusedEvent(type, envelope.seq, refusalOf(envelope, problem));
+}
+
+/** The reason a taken value is refused (the validator's errors are those of the value just checked). */
+function refusalOf(
+  envelope: Record<string, unknown>,
+  problem: JsonValueProblem | undefined,
+): Refusal {
+  const type = envelope.type;
+  if (typeof type === "string" && !KNOWN_TYPES.has(type)) return { kind: "unsupported", type };
+  if (typeof type === "string") {
+    // A marker present as `undefined` is no marker: JSON drops it, so it would be stored without one.
+    const eligible = isSurfaceEligibleType(type);
+    if (eligible && envelope.surfaceOp === undefined) {
+      return {
+        kind: "rule",
+        rule: "surface-marker",
+        message: missingSurfaceOpMessage(type),
+        instancePath: "",
+      };
+    }
+    if (!eligible) {
+      for (const key of SURFACE_MARKERS) {
+        if (envelope[key] !== undefined) {
+          return {
+            kind: "rule",
+            rule: "surface-marker-forbidden",
+            message: `expected no ${key} on ${type}, got one`,
+            instancePath: `/${key}`,
+          };
+        }
+      }
+    }
+  }
+  if (problem !== undefined) {
+    return {
+      kind: "rule",
+      rule: "json-value",
+      message: `expected lossless JSON, got ${problem.found} at ${problem.path || "/"}`,
+      instancePath: problem.path,
+    };
+  }
+  const error = validateSessionEvent.errors?.[0];
+  const path = error?.instancePath ?? "";
+  const extra =
+    error?.params && "additionalProperty" in error.params
+      ? ` (${error.params.additionalProperty})`
+      : "";
+  return {
+    kind: "rule",
+    rule: "schema",
+    message: `expected a valid ${show(type)} event, got: ${path || "/"} ${error?.message ?? "invalid"}${extra}`,
+    instancePath: path,
+  };
+}
+
+/**
+ * Admits a taken value as the event at `seq` (batch index `index`): seq-contiguous first, then the
+ * reason it was refused, if it was. Returns the frozen event.
+ * @throws InvalidEventError for a rule, StorageError FORMAT_UNSUPPORTED for an unknown type.
+ */
+export function settleEvent(taken: TakenEvent, seq: number, index: number): SessionEvent {
+  const own = taken.seq;
+  // The seq the error names: the event's own when it can be one, else the one its place calls for.
+  if (Number.isSafeInteger(own) && own !== seq) {
+    throw invalidEvent(
+      taken.type,
+      index,
+      isSeq(own) ? own : seq,
+      "seq-contiguous",
+      `expected seq ${seq} (the index in the log), got ${own}`,
+      "/seq",
+    );
+  }
+  if (!(taken instanceof RefusedEvent)) return taken;
+  const refusal = taken.refusal;
+  if (refusal.kind === "unsupported") {
+    throw new StorageError(
+      "FORMAT_UNSUPPORTED",
+      `expected an event type of session format version ${SESSION_FORMAT_VERSION}, got ${show(refusal.type)} at seq ${seq}`,
+      { found: refusal.type, supported: SESSION_FORMAT_VERSION },
+    );
+  }
+  throw invalidEvent(taken.type, index, seq, refusal.rule, refusal.message, refusal.instancePath);
+}
+
+/**
+ * Admits one raw value as the event at `seq`: {@link takeEvent}, then {@link settleEvent}.
+ * Returns the frozen event.
  * @throws InvalidEventError for a rule, StorageError FORMAT_UNSUPPORTED for an unknown type.
  */
 export function admitEvent(
@@ -307,86 +476,7 @@ export function admitEvent(
   index: number,
   ownership: Ownership,
 ): SessionEvent {
-  const envelope = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
-  const ownSeq = Number.isSafeInteger(envelope.seq) ? (envelope.seq as number) : seq;
-  if (Number.isSafeInteger(envelope.seq) && envelope.seq !== seq) {
-    throw invalidEvent(
-      raw,
-      index,
-      ownSeq,
-      "seq-contiguous",
-      `expected seq ${seq} (the index in the log), got ${envelope.seq}`,
-      "/seq",
-    );
-  }
-  // The common case first: a lossless value the generated validator accepts is admitted as it is.
-  let event: unknown;
-  let problem: JsonValueProblem | undefined;
-  const admitted = ownership === "copy" ? copyJsonValue(raw) : freezeParsedJsonValue(raw);
-  if ("problem" in admitted) problem = admitted.problem;
-  else event = admitted.value;
-  if (problem === undefined && validateSessionEvent(event)) return event as SessionEvent;
-
-  // Refused: the rules that come before the schema name the reason when one of them applies.
-  const type = envelope.type;
-  if (typeof type === "string" && !KNOWN_TYPES.has(type)) {
-    throw new StorageError(
-      "FORMAT_UNSUPPORTED",
-      `expected an event type of session format version ${SESSION_FORMAT_VERSION}, got ${show(type)} at seq ${ownSeq}`,
-      { found: type, supported: SESSION_FORMAT_VERSION },
-    );
-  }
-  if (typeof type === "string") {
-    // A marker present as `undefined` is no marker: JSON drops it, so it would be stored without one.
-    const eligible = isSurfaceEligibleType(type);
-    if (eligible && envelope.surfaceOp === undefined) {
-      throw invalidEvent(
-        raw,
-        index,
-        ownSeq,
-        "surface-marker",
-        `expected surfaceOp on ${type} (a surface-eligible type), got none`,
-        "",
-      );
-    }
-    if (!eligible) {
-      for (const key of SURFACE_MARKERS) {
-        if (envelope[key] !== undefined)
-          throw invalidEvent(
-            raw,
-            index,
-            ownSeq,
-            "surface-marker-forbidden",
-            `expected no ${key} on ${type}, got one`,
-            `/${key}`,
-          );
-      }
-    }
-  }
-  if (problem !== undefined) {
-    throw invalidEvent(
-      raw,
-      index,
-      ownSeq,
-      "json-value",
-      `expected lossless JSON, got ${problem.found} at ${problem.path || "/"}`,
-      problem.path,
-    );
-  }
-  const error = validateSessionEvent.errors?.[0];
-  const path = error?.instancePath ?? "";
-  const extra =
-    error?.params && "additionalProperty" in error.params
-      ? ` (${error.params.additionalProperty})`
-      : "";
-  throw invalidEvent(
-    raw,
-    index,
-    ownSeq,
-    "schema",
-    `expected a valid ${show(type)} event, got: ${path || "/"} ${error?.message ?? "invalid"}${extra}`,
-    path,
-  );
+  return settleEvent(takeEvent(raw, ownership), seq, index);
 }
 
 /** Throws the InvalidEventError of an event that breaks `rule`. */
@@ -397,22 +487,5 @@ function breaks(
   expected: string,
   got: string,
 ): never {
-  throw invalidEvent(event, index, event.seq, rule, `expected ${expected}, got ${got}`);
-}
-
-function invalidEvent(
-  raw: unknown,
-  index: number,
-  seq: number,
-  rule: InvariantRule,
-  message: string,
-  instancePath?: string,
-): InvalidEventError {
-  const type = (raw as { type?: unknown } | null)?.type;
-  const what = typeof type === "string" ? type : "event";
-  return new InvalidEventError(
-    "INVALID_EVENT",
-    `${what} at seq ${seq} (index ${index}) breaks ${rule}: ${message}`,
-    { seq, index, rule, ...(instancePath === undefined ? {} : { instancePath }) },
-  );
+  throw invalidEvent(event.type, index, event.seq, rule, `expected ${expected}, got ${got}`);
 }

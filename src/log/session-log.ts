@@ -4,8 +4,15 @@ import { isDeepStrictEqual } from "node:util";
 import { InvalidEventError, StorageError, show } from "../errors.js";
 import type { DerivedMessage, SessionEvent, SessionHeader } from "../generated.js";
 import { markAdmitted } from "./admitted-events.js";
-import { admitEvent, LogState, type Ownership, type TurnMarker } from "./invariants.js";
-import { copyJsonValue } from "./json-value.js";
+import {
+  LogState,
+  type Ownership,
+  RefusedEvent,
+  settleEvent,
+  TakenBatch,
+  type TakenEvent,
+  type TurnMarker,
+} from "./invariants.js";
 import { deriveMessages } from "./surface.js";
 
 /** A batch that passed every check against a given log state, ready to commit. */
@@ -35,21 +42,23 @@ export class SessionLog {
   }
 
   /**
-   * A log holding `seed`, checked as one batch from seq 0.
+   * A log holding `seed`, checked as one batch from seq 0: a seed whose seqs do not count up from
+   * 0 breaks seq-contiguous (there is nothing stored for it to repeat or conflict with). A
+   * {@link TakenBatch} is checked as taken, without copying its events again.
    * @throws InvalidEventError or StorageError FORMAT_UNSUPPORTED, as `append` does.
    */
   static fromSeed(
     header: SessionHeader,
-    seed: readonly unknown[],
+    seed: readonly unknown[] | TakenBatch,
     ownership: Ownership = "copy",
   ): SessionLog {
     const log = new SessionLog(header);
-    log.#repeatedPrefix(seed);
+    const taken = TakenBatch.of(seed, ownership).events;
     // A new log has no state to return to when a check fails (it is dropped): each event is
     // checked and applied once, with no trial run to undo.
     const state = log.#state;
-    for (let i = 0; i < seed.length; i++) {
-      const event = admitEvent(seed[i], i, i, ownership);
+    for (let i = 0; i < taken.length; i++) {
+      const event = settleEvent(taken[i] as TakenEvent, i, i);
       state.check(event, i);
       state.apply(event);
       log.#events.push(event);
@@ -112,18 +121,20 @@ export class SessionLog {
    * repeat stored ones exactly (a retry after a lost acknowledgement) skips those.
    * @throws StorageError SEQ_CONFLICT when the first seq is not the next seq and the batch is not
    *   such a retry; InvalidEventError for a broken rule; StorageError FORMAT_UNSUPPORTED for an
-   *   unknown event type.
+   *   unknown event type. A {@link TakenBatch} is checked as taken, without copying its events
+   *   again.
    */
-  prepare(batch: readonly unknown[], ownership: Ownership = "copy"): PreparedBatch {
+  prepare(batch: readonly unknown[] | TakenBatch, ownership: Ownership = "copy"): PreparedBatch {
     const fromSeq = this.length;
-    const skip = this.#repeatedPrefix(batch);
+    const taken = TakenBatch.of(batch, ownership).events;
+    const skip = this.#repeatedPrefix(taken);
     const state = this.#state;
     const events: SessionEvent[] = [];
     // Try the batch on the live state and undo it: the cost is the batch's, not the log's.
     state.begin();
     try {
-      for (let i = skip; i < batch.length; i++) {
-        const event = admitEvent(batch[i], fromSeq + events.length, i, ownership);
+      for (let i = skip; i < taken.length; i++) {
+        const event = settleEvent(taken[i] as TakenEvent, fromSeq + events.length, i);
         state.check(event, i);
         state.apply(event);
         events.push(event);
@@ -155,7 +166,7 @@ export class SessionLog {
   }
 
   /** Checks and commits a batch; returns the next seq. Same errors as `prepare`. */
-  append(batch: readonly unknown[], ownership: Ownership = "copy"): number {
+  append(batch: readonly unknown[] | TakenBatch, ownership: Ownership = "copy"): number {
     const prepared = this.prepare(batch, ownership);
     this.commit(prepared);
     return prepared.nextSeq;
@@ -172,8 +183,8 @@ export class SessionLog {
   }
 
   /** How many leading events of `batch` repeat stored events exactly; throws on a conflicting one. */
-  #repeatedPrefix(batch: readonly unknown[]): number {
-    const first = (batch[0] as { seq?: unknown } | undefined)?.seq;
+  #repeatedPrefix(batch: readonly TakenEvent[]): number {
+    const first = batch[0]?.seq;
     if (batch.length === 0 || !Number.isSafeInteger(first) || first === this.length) return 0;
     const conflict = () =>
       new StorageError(
@@ -184,10 +195,11 @@ export class SessionLog {
     if ((first as number) > this.length || (first as number) < 0) throw conflict();
     let i = 0;
     for (; i < batch.length && (first as number) + i < this.length; i++) {
-      const copied = copyJsonValue(batch[i]);
+      // A refused value is never a stored (valid) event; a taken one is a frozen copy to compare.
+      const taken = batch[i];
       if (
-        !("value" in copied) ||
-        !isDeepStrictEqual(copied.value, this.#events[(first as number) + i])
+        taken instanceof RefusedEvent ||
+        !isDeepStrictEqual(taken, this.#events[(first as number) + i])
       ) {
         throw conflict();
       }

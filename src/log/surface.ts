@@ -7,6 +7,7 @@ import {
   type SurfaceEligibleType,
 } from "../generated.js";
 import { isAdmitted } from "./admitted-events.js";
+import { isSeq, missingSurfaceOp } from "./event-errors.js";
 import { copyJsonValue } from "./json-value.js";
 import type { SurfaceEvent } from "./types.js";
 
@@ -193,13 +194,24 @@ function freezeMessage(
  * keeps the same result incrementally; this is for logs held as plain arrays. The result is
  * frozen throughout and shares content only with frozen events: a caller's unfrozen event is
  * copied first, so that the result cannot alias it and the caller's objects are left unfrozen.
+ * Other rules are not checked again: give it events a log admitted.
+ * @throws InvalidEventError (rule surface-marker) for a surface-eligible event without `surfaceOp`.
  */
 export function deriveMessages(events: readonly SessionEvent[]): readonly DerivedMessage[] {
   const surface = new Surface();
   if (isAdmitted(events)) {
     for (const event of markedSurfaceEvents(events)) surface.advance(event);
   } else {
-    for (const event of events) if (isSurfaceEvent(event)) surface.advance(frozenEvent(event));
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as SessionEvent;
+      if (!isSurfaceEvent(event)) continue;
+      const frozen = frozenEvent(event);
+      // Without its marker the surface cannot place it: the marker rule's error, as admission gives.
+      if ((frozen as { surfaceOp?: unknown }).surfaceOp === undefined) {
+        throw missingSurfaceOp(event.type, i, isSeq(event.seq) ? event.seq : i);
+      }
+      surface.advance(frozen);
+    }
   }
   return surface.messages();
 }

@@ -21,6 +21,7 @@ import {
 } from "../generated.js";
 import { lastTurnMarkerAt, resolveForkBoundary } from "../log/fork-rules.js";
 import { checkFormatVersion } from "../log/format-version.js";
+import { TakenBatch } from "../log/invariants.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
@@ -154,8 +155,10 @@ export class SessionStore {
    * process can list, read, watch and fork it before its first event. This process holds its
    * writer lock afterwards.
    * `meta.seedLength` is taken as given — never computed from the seed — and may not exceed it.
+   * The seed is copied when this is called, like an appended batch; its seqs count up from 0.
    * @throws StorageError INVALID_PARAMS (id, options, cwd not absolute, seedLength), SESSION_ALREADY_EXISTS;
-   *   InvalidEventError for a seed event that breaks a rule; StorageError FORMAT_UNSUPPORTED for an unknown type.
+   *   InvalidEventError for a seed event that breaks a rule (seq-contiguous for a seed that does
+   *   not count up from seq 0); StorageError FORMAT_UNSUPPORTED for an unknown type.
    */
   async create(id?: string, options: CreateSessionOptions = {}): Promise<Session> {
     const sessionId = id ?? this.#newId();
@@ -192,9 +195,11 @@ export class SessionStore {
       parentSession: meta.parentSession,
       seedLength,
     });
+    // Taken now, not when the create's turn comes: changing the caller's seed afterwards changes nothing.
+    const taken = TakenBatch.take(seed ?? [], "copy");
     return this.#serial(sessionId, async () => {
       await this.#assertFree(sessionId);
-      const log = SessionLog.fromSeed(header, seed ?? [], "copy");
+      const log = SessionLog.fromSeed(header, taken);
       const release = await this.backend.lock(sessionId);
       try {
         await this.backend.create(header, log.events);
@@ -263,8 +268,10 @@ export class SessionStore {
 
   /**
    * Appends a batch, all or nothing; resolves with the next seq once the batch is durable. A batch
-   * that repeats stored events exactly (a retry) is acknowledged and changes nothing.
-   * Takes the writer lock first when this process does not hold it (see {@link openForWriting}).
+   * that repeats stored events exactly (a retry) is acknowledged and changes nothing. The batch is
+   * copied when this is called: what the caller does to its array or events afterwards changes
+   * nothing stored. Takes the writer lock first when this process does not hold it (see
+   * {@link openForWriting}).
    * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND, SESSION_BUSY, FORMAT_UNSUPPORTED,
    *   CORRUPT_LOG; InvalidEventError; SeedlineError SESSION_NOT_LIVE for a stale `Session` object;
    *   StorageUnavailableError STORAGE_UNAVAILABLE when the store cannot be reached, a connection
@@ -277,11 +284,15 @@ export class SessionStore {
       throw invalidParams("/events", `expected an array of events, got ${show(events)}`);
     const id = typeof target === "string" ? target : this.#requireLive(target).id;
     checkSessionId(id, "/sessionId");
+    // Copied and checked against the schema now, when called: changing the caller's array or
+    // events afterwards changes nothing. The checks against the log run when the batch's turn
+    // comes (they depend on what is stored then), and report a refused event in batch order.
+    const batch = TakenBatch.take(events, "copy");
     return this.#serial(id, async () => {
       const session = await this.#writable(id);
       if (typeof target !== "string" && session !== target) throw notLive(id);
       const state = this.#requireState(session);
-      const prepared = state.log.prepare(events, "copy");
+      const prepared = state.log.prepare(batch);
       if (prepared.events.length > 0) {
         try {
           await this.backend.append(id, prepared.fromSeq, prepared.events);
@@ -314,10 +325,12 @@ export class SessionStore {
   ): Promise<SessionHeader> {
     const childId = childSessionId ?? this.#newId();
     checkSessionId(childId, "/childSessionId");
-    if (options.cwd !== undefined && !validateAbsolutePath(options.cwd)) {
-      throw invalidParams("/cwd", `expected an absolute cwd, got ${show(options.cwd)}`);
+    // Read once, now: the cwd checked here is the one stored, whatever the caller changes meanwhile.
+    const cwd = options.cwd;
+    if (cwd !== undefined && !validateAbsolutePath(cwd)) {
+      throw invalidParams("/cwd", `expected an absolute cwd, got ${show(cwd)}`);
     }
-    checkText(options.cwd, "/cwd");
+    checkText(cwd, "/cwd");
     const sourceId = typeof source === "string" ? source : source.id;
     checkSessionId(sourceId, "/sessionId");
     if (this.#reserved.has(childId)) throw forkChildTaken(childId);
@@ -375,7 +388,7 @@ export class SessionStore {
         const header = makeHeader({
           id: childId,
           createdAt: this.#now(),
-          cwd: options.cwd ?? sourceHeader.cwd,
+          cwd: cwd ?? sourceHeader.cwd,
           parentSession: sourceId,
           seedLength: at + 1,
         });
