@@ -60,10 +60,10 @@ for (const [kind, open] of Object.entries(kinds.open)) {
       const appended = store.append("s", batch);
       batch.length = 0;
       expect(await appended).toBe(expected.length);
-      expect((await store.load("s")).events).toEqual(expected);
+      expect(await (await store.load("s")).readEvents()).toEqual(expected);
       await store.close();
       const other = await reopen();
-      expect((await other.load("s")).events).toEqual(expected);
+      expect(await (await other.load("s")).readEvents()).toEqual(expected);
       await other.close();
     });
 
@@ -77,10 +77,10 @@ for (const [kind, open] of Object.entries(kinds.open)) {
       (batch[0]?.data.content[0] as { text: string }).text = "after";
       batch[1] = mutable(1, "replacement");
       expect(await appended).toBe(2);
-      expect((await store.load("s")).events).toEqual(expected);
+      expect(await (await store.load("s")).readEvents()).toEqual(expected);
       await store.close();
       const other = await reopen();
-      expect((await other.load("s")).events).toEqual(expected);
+      expect(await (await other.load("s")).readEvents()).toEqual(expected);
       await other.close();
     });
 
@@ -94,10 +94,10 @@ for (const [kind, open] of Object.entries(kinds.open)) {
       (batch[0]?.data.content[0] as { text: string }).text = "after";
       batch.length = 0;
       expect(await appended).toBe(1);
-      expect(session.events).toEqual([userMessage(0, "before")]);
+      expect(await session.readEvents()).toEqual([userMessage(0, "before")]);
       await store.close();
       const other = await reopen();
-      expect((await other.load("s")).events).toEqual([userMessage(0, "before")]);
+      expect(await (await other.load("s")).readEvents()).toEqual([userMessage(0, "before")]);
       await other.close();
     });
 
@@ -116,7 +116,7 @@ for (const [kind, open] of Object.entries(kinds.open)) {
         rule: "schema",
         instancePath: "/data/content",
       });
-      expect(session.events).toEqual([]);
+      expect(await session.readEvents()).toEqual([]);
       // Refusals keep batch order: the state rule broken at index 0 is reported before the
       // schema error at index 1, both found only when the batch's turn comes.
       const ordered = store.append("s", [turnEnd(0, 1), { ...userMessage(1, "y"), time: -1 }]);
@@ -144,10 +144,10 @@ for (const [kind, open] of Object.entries(kinds.open)) {
       const created = store.create("s", { seed });
       (first.data.content[0] as { text: string }).text = "after";
       seed.length = 0;
-      expect((await created).events).toEqual(expected);
+      expect(await (await created).readEvents()).toEqual(expected);
       await store.close();
       const other = await reopen();
-      expect((await other.load("s")).events).toEqual(expected);
+      expect(await (await other.load("s")).readEvents()).toEqual(expected);
       await other.close();
     });
   });

@@ -53,14 +53,14 @@ async function roundTrip(
   for (let from = split; from < events.length; from += batch) {
     await session.append(events.slice(from, from + batch));
   }
-  const boundary = lastCompletedTurnBoundary(session.events);
+  const boundary = lastCompletedTurnBoundary(await session.readEvents());
   if (boundary !== undefined) await writer.fork("s", boundary, "child");
   await writer.close();
   const reader = new SessionStore({ backend: await open(dir), now: () => 2000 });
   try {
     const loaded = await reader.load("s");
     return {
-      events: loaded.events,
+      events: await loaded.readEvents(),
       exported: await reader.exportLog("s"),
       listed: (await reader.list()).sessions,
       messages: loaded.deriveMessages(),

@@ -252,7 +252,7 @@ describe("fork parameters and races", () => {
     expectForkError((results[1] as PromiseRejectedResult).reason, "SESSION_ALREADY_EXISTS", {
       sessionId: "same",
     });
-    expect((await store.load("same")).events).toHaveLength(7);
+    expect(await (await store.load("same")).readEvents()).toHaveLength(7);
   });
 });
 
@@ -349,9 +349,9 @@ describe("fork at a boundary", () => {
       });
       const child = await store.load("child");
       expect(child.header).toEqual(header);
-      expect(child.events).toEqual(events.slice(0, boundary + 1));
+      expect(await child.readEvents()).toEqual(events.slice(0, boundary + 1));
       expect(child.seedLength).toBe(boundary + 1);
-      expect(child.ownEvents()).toEqual([]);
+      expect(await child.ownEvents()).toEqual([]);
       expect(live.header.createdAt).toBe(1_000);
       // Durable before fork resolved: the backend holds the child and its seed.
       const stored = await backend.load("child");
@@ -404,7 +404,7 @@ describe("fork at a boundary", () => {
     const { store, source } = await sourceOf(kind, events);
     const header = await store.fork(source, undefined, "child");
     expect(header.seedLength).toBe(events.length);
-    expect((await store.load("child")).events).toEqual(events);
+    expect(await (await store.load("child")).readEvents()).toEqual(events);
   });
 
   it.each(KINDS)(
@@ -415,7 +415,7 @@ describe("fork at a boundary", () => {
       expect(header).not.toHaveProperty("seedLength");
       expect(header.parentSession).toBe("empty");
       const child = await store.load("child");
-      expect(child.events).toEqual([]);
+      expect(await child.readEvents()).toEqual([]);
       expect(child.seedLength).toBe(0);
     },
   );
@@ -438,7 +438,7 @@ describe("fork at a boundary", () => {
       const { store, source } = await sourceOf(kind, events);
       const atTodo = await store.fork(source, 14, "at-todo");
       expect(atTodo.seedLength).toBe(15);
-      expect((await store.load("at-todo")).events.at(-1)).toEqual(events[14]);
+      expect((await (await store.load("at-todo")).readEvents()).at(-1)).toEqual(events[14]);
       const atPrompt = await store.fork(source, 15, "at-prompt");
       expect(atPrompt.seedLength).toBe(16);
     },
@@ -452,7 +452,7 @@ describe("fork at a boundary", () => {
       await expect(store.fork(source, OPEN_START - 1, "child")).resolves.toMatchObject({
         seedLength: OPEN_START,
       });
-      expect((await store.load("child")).events).toEqual(events.slice(0, OPEN_START));
+      expect(await (await store.load("child")).readEvents()).toEqual(events.slice(0, OPEN_START));
     },
   );
 
@@ -481,7 +481,7 @@ describe("lastCompletedTurnBoundary", () => {
       expect(boundary).toBe(13);
       const header = await store.fork(source, boundary, "sub");
       expect(header.seedLength).toBe(14);
-      expect((await store.load("sub")).events).toEqual(events.slice(0, 14));
+      expect(await (await store.load("sub")).readEvents()).toEqual(events.slice(0, 14));
     },
   );
 });
@@ -490,40 +490,43 @@ describe("fork copies", () => {
   it("keeps the parent unchanged when the child is appended to, and the child when the parent is", async () => {
     const store = new SessionStore();
     const parent = await store.create("src", { seed: closedLog() });
-    const parentEvents = JSON.stringify(parent.events);
+    const parentEvents = JSON.stringify(await parent.readEvents());
     const parentMessages = JSON.stringify(parent.deriveMessages());
     const parentLength = parent.nextSeq;
     await store.fork(parent, 6, "child");
     const child = await store.load("child");
     await expect(child.append(simpleTurn(7, 2, { prompt: "child only" }))).resolves.toBe(14);
-    expect(JSON.stringify(parent.events)).toBe(parentEvents);
+    expect(JSON.stringify(await parent.readEvents())).toBe(parentEvents);
     expect(JSON.stringify(parent.deriveMessages())).toBe(parentMessages);
     expect(parent.nextSeq).toBe(parentLength);
-    expect(child.ownEvents()).toHaveLength(7);
-    expect(child.deriveMessages()).toEqual(deriveMessages(child.events));
+    expect(await child.ownEvents()).toHaveLength(7);
+    expect(child.deriveMessages()).toEqual(deriveMessages(await child.readEvents()));
 
-    const childEvents = JSON.stringify(child.events);
+    const childEvents = JSON.stringify(await child.readEvents());
     await parent.append(simpleTurn(parent.nextSeq, 3));
-    expect(JSON.stringify(child.events)).toBe(childEvents);
+    expect(JSON.stringify(await child.readEvents())).toBe(childEvents);
     // The stored parent is unchanged by the child's appends too.
     const reread = await storeOver(store.backend as MemoryBackend).load("src");
-    expect(reread.events).toEqual(parent.events);
+    expect(await reread.readEvents()).toEqual(await parent.readEvents());
   });
 
   it("gives the child frozen events: nothing done through the child reaches the parent", async () => {
     const store = new SessionStore();
     const parent = await store.create("src", { seed: closedLog() });
-    const before = JSON.stringify(parent.events);
+    const before = JSON.stringify(await parent.readEvents());
     await store.fork(parent, 13, "child");
     const child = await store.load("child");
-    expect(child.events).toEqual(parent.events.slice(0, 14));
-    const prompt = child.events[1] as unknown as { data: { content: { text: string }[] } };
+    expect(await child.readEvents()).toEqual((await parent.readEvents()).slice(0, 14));
+    const prompt = (await child.readEvents())[1] as unknown as {
+      data: { content: { text: string }[] };
+    };
     expect(() => {
       (prompt.data.content[0] as { text: string }).text = "changed";
     }).toThrow(TypeError);
-    expect(() => (child.events as SessionEvent[]).pop()).toThrow(TypeError);
-    expect(JSON.stringify(parent.events)).toBe(before);
-    expect(child.events).toHaveLength(14);
+    const childEvents = await child.readEvents();
+    expect(() => (childEvents as SessionEvent[]).pop()).toThrow(TypeError);
+    expect(JSON.stringify(await parent.readEvents())).toBe(before);
+    expect(await child.readEvents()).toHaveLength(14);
   });
 
   it.each(KINDS)("continues the parent's turn numbering in the child (%s)", async (kind) => {
@@ -549,7 +552,7 @@ describe("fork of a stored source that is not loaded", () => {
     const header = await store.fork("src", 13, "child");
     expect(header).toMatchObject({ parentSession: "src", seedLength: 14, cwd: "/work/src" });
     expect(store.liveIds()).not.toContain("src");
-    expect((await store.load("child")).events).toEqual(closedLog().slice(0, 14));
+    expect(await (await store.load("child")).readEvents()).toEqual(closedLog().slice(0, 14));
   });
 
   it("forks a source whose tail is an open turn at an earlier completed boundary, writing no repair", async () => {
@@ -566,7 +569,7 @@ describe("fork of a stored source that is not loaded", () => {
     const after = await backend.load("crashed");
     expect(after).toEqual(before);
     expect(after?.events).toHaveLength(events.length);
-    expect((await store.load("child")).events).toEqual(events.slice(0, 14));
+    expect(await (await store.load("child")).readEvents()).toEqual(events.slice(0, 14));
   });
 
   it("rejects the default boundary of such a source with OPEN_TURN, still writing no repair", async () => {
@@ -602,7 +605,7 @@ describe("fork lineage", () => {
       parentSession: "src",
       seedLength: 14,
     });
-    expect(child.events).toEqual(closedLog().slice(0, 14));
+    expect(await child.readEvents()).toEqual(closedLog().slice(0, 14));
     const listed = await storeOver(backend).list({ parentSession: "src" });
     expect(listed.sessions.map((s) => s.header)).toEqual([header]);
   });
@@ -617,6 +620,6 @@ describe("fork lineage", () => {
     const header = await store.fork("child", 13, "grandchild");
     expect(header).toMatchObject({ parentSession: "child", seedLength: 14 });
     const grandchild = await storeOver(backend).load("grandchild");
-    expect(grandchild.events).toEqual(child.events);
+    expect(await grandchild.readEvents()).toEqual(await child.readEvents());
   });
 });

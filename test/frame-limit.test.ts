@@ -149,28 +149,32 @@ describe("pages and parts", () => {
     const created = await store.create("paged", { seed: events });
     const session = await store.load(created.id);
     const whole = await store.exportLog("paged");
-    expect(wholeExport(session)).toEqual({ log: whole, nextSeq: events.length, done: true });
-
-    const page = firstPage(session.events, 3000);
-    expect(page.length).toBeGreaterThan(1);
-    expect(JSON.stringify(page).length).toBeLessThanOrEqual(3000 + 1100);
-    // At least one event, however small the budget.
-    expect(firstPage(session.events.slice(1), 1)).toHaveLength(1);
-
-    // The rest of a small log fits in one message: all of it, with a smaller part to cut to.
-    expect(exportFrom(session, 0, 2500)).toEqual({
+    expect(await wholeExport(store, "paged")).toEqual({
       log: whole,
       nextSeq: events.length,
       done: true,
     });
-    const cutTo = (fromSeq: number): ExportAnswer => {
-      const rest = exportFrom(session, fromSeq, 2500);
+
+    const page = firstPage(await session.readEvents(), 3000);
+    expect(page.length).toBeGreaterThan(1);
+    expect(JSON.stringify(page).length).toBeLessThanOrEqual(3000 + 1100);
+    // At least one event, however small the budget.
+    expect(firstPage((await session.readEvents()).slice(1), 1)).toHaveLength(1);
+
+    // The rest of a small log fits in one message: all of it, with a smaller part to cut to.
+    expect(await exportFrom(store, "paged", 0, 2500)).toEqual({
+      log: whole,
+      nextSeq: events.length,
+      done: true,
+    });
+    const cutTo = async (fromSeq: number): Promise<ExportAnswer> => {
+      const rest = await exportFrom(store, "paged", fromSeq, 2500);
       return (smallerAnswerOf(rest)?.() ?? rest) as ExportAnswer;
     };
     const parts: string[] = [];
     let fromSeq = 0;
     for (;;) {
-      const part = cutTo(fromSeq);
+      const part = await cutTo(fromSeq);
       parts.push(part.log);
       expect(part.nextSeq).toBeGreaterThan(fromSeq);
       fromSeq = part.nextSeq;
@@ -178,7 +182,7 @@ describe("pages and parts", () => {
     }
     expect(parts.length).toBeGreaterThan(5);
     expect(parts.join("")).toBe(whole);
-    expect(exportFrom(session, events.length + 3)).toEqual({
+    expect(await exportFrom(store, "paged", events.length + 3)).toEqual({
       log: "",
       nextSeq: events.length + 3,
       done: true,

@@ -121,13 +121,13 @@ describe.each(Object.keys(BACKENDS))(
       const header = await using(open, async (store) => {
         const session = await store.create("s", { meta: { createdAt: TIME } });
         expect(await session.append(wireEvents())).toBe(LINES.length);
-        expectOwnProtoMember(metaOf(session.events));
+        expectOwnProtoMember(metaOf(await session.readEvents()));
         return session.header;
       });
       await using(open, async (store) => {
         const loaded = await store.load("s");
-        expectOwnProtoMember(metaOf(loaded.events));
-        expect(loaded.events.map((event) => JSON.stringify(event))).toEqual(LINES);
+        expectOwnProtoMember(metaOf(await loaded.readEvents()));
+        expect((await loaded.readEvents()).map((event) => JSON.stringify(event))).toEqual(LINES);
         expect(await store.exportLog("s")).toBe(
           formatHeaderLine(header) + LINES.map((line) => `${line}\n`).join(""),
         );
@@ -143,7 +143,7 @@ describe.each(Object.keys(BACKENDS))(
         await store.importLog(text);
       });
       await using(open, async (store) => {
-        expectOwnProtoMember(metaOf((await store.load("i")).events));
+        expectOwnProtoMember(metaOf(await (await store.load("i")).readEvents()));
         expect(await store.exportLog("i")).toBe(text);
       });
     });
@@ -164,7 +164,7 @@ describe.each(Object.keys(BACKENDS))(
         expect(seeded).toMatchObject({ code: "INVALID_EVENT", rule: "schema" });
       });
       await using(open, async (store) => {
-        expect((await store.load("h")).events).toEqual([]);
+        expect(await (await store.load("h")).readEvents()).toEqual([]);
         expect(await store.get("h2")).toBeUndefined();
       });
     });

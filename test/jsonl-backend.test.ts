@@ -653,13 +653,16 @@ describe("repairing", () => {
     appendFileSync(path, '{"type":"assistant/ch');
     const store = new SessionStore({ backend: open(root) });
     // A reader sees the log as stored; only a writer repairs it (readers.md).
-    expect((await store.load("s")).events.length).toBe(n + 3);
+    expect((await (await store.load("s")).readEvents()).length).toBe(n + 3);
     expect(readFileSync(path, "utf8")).toBe(`${intact}{"type":"assistant/ch`);
     const session = await store.openForWriting("s");
-    expect(session.events.slice(n + 3).map((e) => e.type)).toEqual(["step/end", "turn/end"]);
+    expect((await session.readEvents()).slice(n + 3).map((e) => e.type)).toEqual([
+      "step/end",
+      "turn/end",
+    ]);
     expect(readFileSync(path, "utf8")).toBe(
       intact +
-        session.events
+        (await session.readEvents())
           .slice(n + 3)
           .map(formatEventLine)
           .join(""),

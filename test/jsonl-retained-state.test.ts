@@ -57,13 +57,13 @@ describe("per-session memory of the JSONL backend", () => {
     const reader = new SessionStore({ backend: readerBackend });
     for (let i = 0; i < SESSIONS; i++) {
       const id = `s-${i}`;
-      expect((await reader.load(id)).events.length).toBe(2 * turn.length);
+      expect((await (await reader.load(id)).readEvents()).length).toBe(2 * turn.length);
       expect((await readerBackend.forkPoint(id, 0))?.length).toBe(2 * turn.length);
       await reader.unload(id);
     }
     expect(readerBackend.retainedSessions).toBeLessThanOrEqual(RETAINED_STATES);
     // Reading a session again after its state was dropped reads it from its file.
-    expect((await reader.load("s-0")).events.length).toBe(2 * turn.length);
+    expect((await (await reader.load("s-0")).readEvents()).length).toBe(2 * turn.length);
     expect(readerBackend.retainedSessions).toBeLessThanOrEqual(RETAINED_STATES);
   }, 120_000);
 

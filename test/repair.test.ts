@@ -5,7 +5,6 @@ import {
   INTERRUPTED_RESULT_TEXT,
   interruptedTurnClosers,
   type SessionEvent,
-  SessionLog,
   validateSessionHeaderLine,
 } from "../src/index.js";
 import {
@@ -23,6 +22,7 @@ import {
   userMessage,
 } from "./builders.js";
 import { corpusLogs } from "./corpus.js";
+import { KeptLog } from "./kept-log.js";
 
 const HEADER = testHeader();
 const LAST_TIME = 1_700_000_009_999;
@@ -145,11 +145,11 @@ describe("interruptedTurnClosers", () => {
 
   it("gives closers that make the log valid and leave no open turn", () => {
     const events = crashedInStep();
-    const before = SessionLog.fromSeed(HEADER, events);
+    const before = new KeptLog(HEADER, events);
     expect(before.openTurn).toBe(2);
 
     const closers = interruptedTurnClosers(events);
-    const seeded = SessionLog.fromSeed(HEADER, [...events, ...closers]);
+    const seeded = new KeptLog(HEADER, [...events, ...closers]);
     expect(seeded.openTurn).toBeUndefined();
     expect(interruptedTurnClosers(seeded.events)).toEqual([]);
 
@@ -179,7 +179,7 @@ describe("interruptedTurnClosers", () => {
         data: { turn: 1, reason: { kind: "interrupted" } },
       },
     ]);
-    expect(SessionLog.fromSeed(HEADER, [...events, ...closers]).openTurn).toBeUndefined();
+    expect(new KeptLog(HEADER, [...events, ...closers]).openTurn).toBeUndefined();
   });
 
   it("gives an open step without calls step/end and turn/end", () => {
@@ -214,7 +214,7 @@ describe("interruptedTurnClosers", () => {
         return expect.unreachable(`expected a header line in ${corpus.name}`);
       }
       const { type: _type, ...header } = corpus.header;
-      const log = SessionLog.fromSeed(header, corpus.events);
+      const log = new KeptLog(header, corpus.events);
       expect(interruptedTurnClosers(log.events)).toEqual([]);
     },
   );

@@ -107,10 +107,10 @@ async function record(session: Session, turn: number, prompt: string, steps: Pla
 }
 
 /** The contents of the recorded assistant/message events after `seedLength`. */
-function recordedMessages(session: Session): ContentBlock[][] {
-  return session
-    .ownEvents()
-    .flatMap((e) => (e.type === "assistant/message" ? [[...e.data.content]] : []));
+async function recordedMessages(session: Session): Promise<ContentBlock[][]> {
+  return (await session.ownEvents()).flatMap((e) =>
+    e.type === "assistant/message" ? [[...e.data.content]] : [],
+  );
 }
 
 /**
@@ -151,7 +151,7 @@ describe("the seed boundary of a fork child", () => {
     await record(child, 2, "what was the codeword?", [{ blocks: [text("child says MARMALADE")] }]);
 
     // The child's stored log begins with the parent's events, chunks included.
-    const inherited = child.events
+    const inherited = (await child.readEvents())
       .slice(0, header.seedLength)
       .filter((e) => e.type === "assistant/chunk");
     expect(inherited.length).toBeGreaterThan(0);
@@ -282,9 +282,9 @@ describe("replaying a recorded parent and its fork child end to end", () => {
     const parentMessages = runAgent(model, "live-parent", 2);
     const childMessages = runAgent(model, "live-child", 1);
 
-    expect(parentMessages).toEqual(recordedMessages(parent));
+    expect(parentMessages).toEqual(await recordedMessages(parent));
     expect(parentMessages).toHaveLength(3);
-    expect(childMessages).toEqual(recordedMessages(child));
+    expect(childMessages).toEqual(await recordedMessages(child));
     expect(childMessages).toEqual([[text("a.txt and b.txt have five characters each.")]]);
     expect(model.unserved()).toEqual([]);
     expect(() => model.next("live-child")).toThrow(

@@ -48,7 +48,7 @@ describe("create: the header", () => {
     const store = new SessionStore({ now: () => 1234 });
     const session = await store.create("s");
     expect(session.header).toEqual({ version: 0, id: "s", createdAt: 1234 });
-    expect(session.events).toEqual([]);
+    expect(await session.readEvents()).toEqual([]);
     expect(session.nextSeq).toBe(0);
   });
 
@@ -69,10 +69,10 @@ describe("create: the header", () => {
   it("never computes seedLength from the seed: ten seed events and no seedLength give none", async () => {
     const store = new SessionStore();
     const session = await store.create("s", { seed: tenEvents() });
-    expect(session.events).toHaveLength(10);
+    expect(await session.readEvents()).toHaveLength(10);
     expect(session.header).not.toHaveProperty("seedLength");
     expect(session.seedLength).toBe(0);
-    expect(session.ownEvents()).toEqual(tenEvents());
+    expect(await session.ownEvents()).toEqual(tenEvents());
     expect((await store.backend.load("s"))?.header).not.toHaveProperty("seedLength");
   });
 
@@ -81,9 +81,9 @@ describe("create: the header", () => {
     const session = await store.create("s", { seed: tenEvents(), meta: { seedLength: 7 } });
     expect(session.header.seedLength).toBe(7);
     expect(session.seedLength).toBe(7);
-    expect(session.ownEvents()).toEqual(tenEvents().slice(7));
+    expect(await session.ownEvents()).toEqual(tenEvents().slice(7));
     const full = await store.create("full", { seed: tenEvents(), meta: { seedLength: 10 } });
-    expect(full.ownEvents()).toEqual([]);
+    expect(await full.ownEvents()).toEqual([]);
   });
 
   it("writes no seedLength when it is 0", async () => {
@@ -246,11 +246,11 @@ describe("create: stored at once", () => {
     expect(listed.map((s) => [s.header, s.eventCount])).toEqual([[session.header, 0]]);
     const other = await storeOver(backend).load("fresh");
     expect(other.header).toEqual(session.header);
-    expect(other.events).toEqual([]);
+    expect(await other.readEvents()).toEqual([]);
     expect(await store.get("fresh")).toBe(session);
 
     await expect(session.append(simpleTurn(0, 1))).resolves.toBe(7);
-    expect((await storeOver(backend).load("fresh")).events).toEqual(simpleTurn(0, 1));
+    expect(await (await storeOver(backend).load("fresh")).readEvents()).toEqual(simpleTurn(0, 1));
   });
 
   it("stores a session with a seed at once, even an empty seed", async () => {
@@ -263,7 +263,7 @@ describe("create: stored at once", () => {
       ["empty-seed", 0],
       ["seeded", 10],
     ]);
-    expect((await storeOver(backend).load("empty-seed")).events).toEqual([]);
+    expect(await (await storeOver(backend).load("empty-seed")).readEvents()).toEqual([]);
   });
 
   it("keeps a created session stored and empty when its first append is rejected", async () => {
@@ -272,7 +272,7 @@ describe("create: stored at once", () => {
     const session = await store.create("fresh");
     const error = await rejectionOf(session.append([stepStart(0, 1, 1)]));
     expect((error as { code: string }).code).toBe("INVALID_EVENT");
-    expect((await storeOver(backend).load("fresh")).events).toEqual([]);
+    expect(await (await storeOver(backend).load("fresh")).readEvents()).toEqual([]);
     expect(session.nextSeq).toBe(0);
   });
 
@@ -283,7 +283,7 @@ describe("create: stored at once", () => {
     const child = await storeOver(backend).fork("empty", undefined, "child");
     expect(child).toMatchObject({ parentSession: "empty" });
     expect(child.seedLength).toBeUndefined();
-    expect((await storeOver(backend).load("child")).events).toEqual([]);
+    expect(await (await storeOver(backend).load("child")).readEvents()).toEqual([]);
   });
 });
 
@@ -312,10 +312,10 @@ describe("create: the recorded corpus as seeds", () => {
       });
       const { type: _line, ...expected } = { ...header, ...metaOf(header) };
       expect(session.header).toEqual(expected);
-      expect(session.events).toEqual(events);
+      expect(await session.readEvents()).toEqual(events);
       const reloaded = await storeOver(backend).load(header.id);
       expect(reloaded.header).toEqual(expected);
-      expect(reloaded.events).toEqual(events);
+      expect(await reloaded.readEvents()).toEqual(events);
     },
   );
 
@@ -331,11 +331,11 @@ describe("create: the recorded corpus as seeds", () => {
     });
     expect(session.header.seedLength).toBe(38);
     expect(session.seedLength).toBe(38);
-    expect(session.ownEvents()).toEqual(events.slice(38));
+    expect(await session.ownEvents()).toEqual(events.slice(38));
     expect(session.header.parentSession).toBe("f2358dc0-75f8-4649-8440-ab94b8e10dc3");
     const reloaded = await storeOver(backend).load(header.id);
     expect(reloaded.header.seedLength).toBe(38);
-    expect(reloaded.ownEvents()).toHaveLength(50);
+    expect(await reloaded.ownEvents()).toHaveLength(50);
   });
 });
 
@@ -352,7 +352,7 @@ describe("openForWriting: crash repair", () => {
     const backend = new MemoryBackend();
     await backend.create(header, crashedEvents());
     const session = await storeOver(backend).load("crashed");
-    expect(session.events).toEqual(crashedEvents());
+    expect(await session.readEvents()).toEqual(crashedEvents());
     expect(session.openTurn).toBe(2);
     expect((await backend.load("crashed"))?.events).toEqual(crashedEvents());
   });
@@ -373,8 +373,8 @@ describe("openForWriting: crash repair", () => {
     const backend = new MemoryBackend();
     await backend.create(header, crashedEvents());
     const session = await storeOver(backend).openForWriting("crashed");
-    expect(session.events.slice(0, 14)).toEqual(crashedEvents());
-    expect(session.events.slice(14)).toEqual([
+    expect((await session.readEvents()).slice(0, 14)).toEqual(crashedEvents());
+    expect((await session.readEvents()).slice(14)).toEqual([
       {
         type: "tool/result",
         seq: 14,
@@ -398,7 +398,7 @@ describe("openForWriting: crash repair", () => {
         data: { turn: 2, reason: { kind: "interrupted" } },
       },
     ]);
-    const result = session.events[14] as SessionEvent;
+    const result = (await session.readEvents())[14] as SessionEvent;
     expect(Object.keys(result)).toEqual([
       "type",
       "seq",
@@ -415,7 +415,7 @@ describe("openForWriting: crash repair", () => {
       "isError",
       "error",
     ]);
-    expect((await backend.load("crashed"))?.events).toEqual(session.events);
+    expect((await backend.load("crashed"))?.events).toEqual(await session.readEvents());
     expect(session.header).toEqual(header);
   });
 
@@ -425,7 +425,7 @@ describe("openForWriting: crash repair", () => {
     await storeOver(backend).openForWriting("crashed");
     const once = await backend.load("crashed");
     const again = await storeOver(backend).openForWriting("crashed");
-    expect(again.events).toHaveLength(17);
+    expect(await again.readEvents()).toHaveLength(17);
     expect(await backend.load("crashed")).toEqual(once);
   });
 
@@ -436,7 +436,9 @@ describe("openForWriting: crash repair", () => {
     const session = await store.openForWriting("crashed");
     expect(session.nextSeq).toBe(17);
     await expect(session.append(simpleTurn(17, 3))).resolves.toBe(24);
-    expect((await storeOver(backend).openForWriting("crashed")).events).toHaveLength(24);
+    expect(await (await storeOver(backend).openForWriting("crashed")).readEvents()).toHaveLength(
+      24,
+    );
     const stale = await rejectionOf(store.append("crashed", simpleTurn(14, 3)));
     expect(storageDetails(stale, "SEQ_CONFLICT")).toEqual({ expectedSeq: 24 });
   });
@@ -445,7 +447,7 @@ describe("openForWriting: crash repair", () => {
     const backend = new MemoryBackend();
     await backend.create(header, [turnStart(0, 1), userMessage(1, "hi", { time: 7 })]);
     const session = await storeOver(backend).openForWriting("crashed");
-    expect(session.events.slice(2)).toEqual([
+    expect((await session.readEvents()).slice(2)).toEqual([
       { type: "turn/end", seq: 2, time: 7, data: { turn: 1, reason: { kind: "interrupted" } } },
     ]);
   });
@@ -459,16 +461,15 @@ describe("openForWriting: crash repair", () => {
       toolCall(3, 1, 1, "y"),
     ]);
     const session = await storeOver(backend).openForWriting("crashed");
-    expect(session.events.slice(4).map((e) => [e.type, e.seq])).toEqual([
+    expect((await session.readEvents()).slice(4).map((e) => [e.type, e.seq])).toEqual([
       ["tool/result", 4],
       ["tool/result", 5],
       ["step/end", 6],
       ["turn/end", 7],
     ]);
-    expect(session.events.slice(4, 6).map((e) => (e.data as { callId: string }).callId)).toEqual([
-      "x",
-      "y",
-    ]);
+    expect(
+      (await session.readEvents()).slice(4, 6).map((e) => (e.data as { callId: string }).callId),
+    ).toEqual(["x", "y"]);
   });
 
   it("leaves a balanced stored log as it is", async () => {
@@ -476,7 +477,7 @@ describe("openForWriting: crash repair", () => {
     await backend.create(header, balancedLog(2));
     const before = await backend.load("crashed");
     const session = await storeOver(backend).openForWriting("crashed");
-    expect(session.events).toEqual(balancedLog(2));
+    expect(await session.readEvents()).toEqual(balancedLog(2));
     expect(await backend.load("crashed")).toEqual(before);
   });
 });
@@ -555,7 +556,7 @@ describe("delete", () => {
     expect(await backend.has("parent")).toBe(false);
     expect((await store.list()).sessions.map((s) => s.header.id)).toEqual(["child"]);
     const child = await storeOver(backend).load("child");
-    expect(child.events).toEqual(balancedLog(2).slice(0, 7));
+    expect(await child.readEvents()).toEqual(balancedLog(2).slice(0, 7));
     expect(child.header.parentSession).toBe("parent");
   });
 
@@ -608,8 +609,8 @@ describe("append", () => {
     const session = await store.create("busy");
     const pending = batches.map((batch) => session.append(batch));
     await expect(Promise.all(pending)).resolves.toEqual(batches.map((_, i) => (i + 1) * 7));
-    expect(session.events).toEqual(batches.flat());
-    expect((await storeOver(backend).load("busy")).events).toEqual(batches.flat());
+    expect(await session.readEvents()).toEqual(batches.flat());
+    expect(await (await storeOver(backend).load("busy")).readEvents()).toEqual(batches.flat());
   });
 
   it("runs concurrent appends by id in call order", async () => {
@@ -617,7 +618,7 @@ describe("append", () => {
     await store.create("busy", { seed: [] });
     const pending = batches.map((batch) => store.append("busy", batch));
     await expect(Promise.all(pending)).resolves.toEqual(batches.map((_, i) => (i + 1) * 7));
-    expect((await store.load("busy")).events).toEqual(batches.flat());
+    expect(await (await store.load("busy")).readEvents()).toEqual(batches.flat());
   });
 
   it("rejects an append with a stale seq: SEQ_CONFLICT with the expected seq", async () => {
@@ -649,7 +650,7 @@ describe("append", () => {
     const session = await store.create("s", { seed: [] });
     await session.append(simpleTurn(0, 1));
     await expect(session.append(simpleTurn(0, 1))).resolves.toBe(7);
-    expect(session.events).toHaveLength(7);
+    expect(await session.readEvents()).toHaveLength(7);
     expect((await backend.load("s"))?.events).toHaveLength(7);
   });
 

@@ -303,10 +303,10 @@ describe("SQLite backend", () => {
     );
     const store = new SessionStore({ backend });
     // Readers see the log as stored; crash repair is the writer's job (readers.md).
-    expect((await store.load("r")).events).toEqual(log);
+    expect(await (await store.load("r")).readEvents()).toEqual(log);
     const session = await store.openForWriting("r");
-    expect(session.events.slice(0, TURN + 2)).toEqual(log);
-    expect(session.events.slice(TURN + 2).map((e) => e.type)).toEqual(["turn/end"]);
+    expect((await session.readEvents()).slice(0, TURN + 2)).toEqual(log);
+    expect((await session.readEvents()).slice(TURN + 2).map((e) => e.type)).toEqual(["turn/end"]);
     expect(rowsOf(path, "r").map((row) => row.seq)).toEqual(
       Array.from({ length: TURN + 3 }, (_, i) => i),
     );

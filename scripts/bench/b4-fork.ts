@@ -91,7 +91,7 @@ export function storeForks(
     const ms = await timed(async () => {
       const source = await store.load(sourceId);
       await store.create(child, {
-        seed: source.events.slice(0, boundary + 1),
+        seed: (await source.readEvents()).slice(0, boundary + 1),
         meta: {
           ...(source.header.cwd === undefined ? {} : { cwd: source.header.cwd }),
           parentSession: sourceId,

@@ -40,7 +40,10 @@ export function b6RpcRead(sizes: Sizes): Benchmark {
           let bytes = 0;
           const ms = await timed(async () => {
             const session = await store.load(`local-${round}`);
-            bytes = JSON.stringify({ header: session.header, events: session.events }).length;
+            bytes = JSON.stringify({
+              header: session.header,
+              events: await session.readEvents(),
+            }).length;
           });
           if (bytes === 0) throw new Error("B6: nothing serialized");
           await store.unload(`local-${round}`);

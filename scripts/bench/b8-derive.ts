@@ -31,7 +31,7 @@ export function b8Derive(sizes: Sizes): Benchmark {
     async run(ctx) {
       const log = syntheticLog(SEED, sizes.deriveEvents, "b8");
       // Events as a loaded session holds them: validated and frozen.
-      const events = SessionLog.fromSeed(log.header, log.events, "copy").events;
+      const events = new SessionLog(log.header).admit(log.events, "copy");
       const cases: { name: string; derive: (events: readonly SessionEvent[]) => number }[] = [
         { name: "deriveReplayScript", derive: (e) => deriveReplayScript(e, "b8").length },
         { name: "deriveMessages", derive: (e) => deriveMessages(e).length },

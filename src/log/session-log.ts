@@ -1,9 +1,8 @@
-// A session's log in memory: validated on the way in (all-or-nothing per batch), immutable on the way out.
+// A session's running state, not its events: validated on the way in (all-or-nothing per batch).
 
 import { isDeepStrictEqual } from "node:util";
 import { InvalidEventError, StorageError, show } from "../errors.js";
 import type { DerivedMessage, SessionEvent, SessionHeader } from "../generated.js";
-import { markAdmitted } from "./admitted-events.js";
 import {
   LogState,
   type Ownership,
@@ -13,7 +12,6 @@ import {
   type TakenEvent,
   type TurnMarker,
 } from "./invariants.js";
-import { deriveMessages } from "./surface.js";
 
 /** A batch that passed every check against a given log state, ready to commit. */
 export interface PreparedBatch {
@@ -27,25 +25,31 @@ export interface PreparedBatch {
   readonly log: SessionLog;
 }
 
+/** Stored events a retried batch repeats: `count` of them from seq `from`, to compare against. */
+export interface RepeatedSpan {
+  readonly from: number;
+  readonly count: number;
+}
+
 /**
- * The ordered events of one session, with the running state the invariants need. Every event is
- * checked where it enters (seed or append); stored events are frozen and never change.
+ * What a writer needs of one session: its header, its length, the running state the invariants
+ * check against (open turn and step, unanswered tool calls) and the surface, from which the
+ * model-facing messages are derived incrementally. The events themselves stay in the store: a
+ * log of any length costs the memory of its surface, not of its chunks.
  */
 export class SessionLog {
   readonly header: SessionHeader;
-  #events: SessionEvent[] = [];
   #state = new LogState();
-  #snapshot: readonly SessionEvent[] | undefined;
+  #lastTime: number | undefined;
 
-  private constructor(header: SessionHeader) {
+  constructor(header: SessionHeader) {
     this.header = Object.freeze({ ...header });
   }
 
   /**
-   * A log holding `seed`, checked as one batch from seq 0: a seed whose seqs do not count up from
-   * 0 breaks seq-contiguous (there is nothing stored for it to repeat or conflict with). A
-   * {@link TakenBatch} is checked as taken, without copying its events again.
-   * @throws InvalidEventError or StorageError FORMAT_UNSUPPORTED, as `append` does.
+   * A log holding `seed`, checked as one batch from seq 0 (see {@link admit}): a seed whose seqs do
+   * not count up from 0 breaks seq-contiguous.
+   * @throws InvalidEventError or StorageError FORMAT_UNSUPPORTED, as `prepare` does.
    */
   static fromSeed(
     header: SessionHeader,
@@ -53,52 +57,40 @@ export class SessionLog {
     ownership: Ownership = "copy",
   ): SessionLog {
     const log = new SessionLog(header);
-    const taken = TakenBatch.of(seed, ownership).events;
-    // A new log has no state to return to when a check fails (it is dropped): each event is
-    // checked and applied once, with no trial run to undo.
-    const state = log.#state;
-    for (let i = 0; i < taken.length; i++) {
-      const event = settleEvent(taken[i] as TakenEvent, i, i);
-      state.check(event, i);
-      state.apply(event);
-      log.#events.push(event);
-    }
+    log.admit(seed, ownership);
     return log;
   }
 
   /**
-   * A log holding events already checked as a valid log (a prefix of another `SessionLog`): the
-   * running state is rebuilt without checking them again.
+   * Checks and applies events in order at the end of a log being built (a seed, an import, a
+   * stored log read page by page), with no trial run to undo: when a check fails the log must be
+   * dropped. A {@link TakenBatch} is checked as taken, without copying its events again.
+   * @returns the checked events, frozen.
+   * @throws InvalidEventError or StorageError FORMAT_UNSUPPORTED, as `prepare` does.
    */
-  static fromValidEvents(header: SessionHeader, events: readonly SessionEvent[]): SessionLog {
-    const log = new SessionLog(header);
-    for (const event of events) {
-      log.#state.apply(event);
-      log.#events.push(event);
+  admit(batch: readonly unknown[] | TakenBatch, ownership: Ownership = "copy"): SessionEvent[] {
+    const taken = TakenBatch.of(batch, ownership).events;
+    const state = this.#state;
+    const from = state.length;
+    const events = new Array<SessionEvent>(taken.length);
+    for (let i = 0; i < taken.length; i++) {
+      const event = settleEvent(taken[i] as TakenEvent, from + i, i);
+      state.check(event, i);
+      state.apply(event);
+      events[i] = event;
     }
-    return log;
+    if (taken.length > 0) this.#lastTime = (events[taken.length - 1] as SessionEvent).time;
+    return events;
   }
 
   /** The number of events, which is also the next seq. */
   get length(): number {
-    return this.#events.length;
+    return this.#state.length;
   }
 
-  /** The events, frozen; the same array until the log changes. */
-  get events(): readonly SessionEvent[] {
-    this.#snapshot ??= markAdmitted(this.#events.slice());
-    return this.#snapshot;
-  }
-
-  /** The events from `from` (inclusive) to `to` (exclusive, default the end), frozen. */
-  range(from: number, to?: number): readonly SessionEvent[] {
-    if (from === 0 && (to === undefined || to >= this.#events.length)) return this.events;
-    return markAdmitted(this.#events.slice(from, to));
-  }
-
-  /** The event at `seq`, or undefined. */
-  at(seq: number): SessionEvent | undefined {
-    return this.#events[seq];
+  /** The `time` of the last event, if any. */
+  get lastTime(): number | undefined {
+    return this.#lastTime;
   }
 
   /** The last `turn/start` or `turn/end`. */
@@ -117,24 +109,48 @@ export class SessionLog {
   }
 
   /**
+   * The stored events a batch would repeat when it is a retry (its first seq before the end), to
+   * be read and handed to `prepare`; undefined when it starts at the end (or has no usable seq,
+   * left to `prepare` to refuse).
+   * @throws StorageError SEQ_CONFLICT when its first seq is past the end or negative.
+   */
+  repeatedSpan(batch: TakenBatch): RepeatedSpan | undefined {
+    const first = batch.events[0]?.seq;
+    if (batch.events.length === 0 || !Number.isSafeInteger(first) || first === this.length) {
+      return undefined;
+    }
+    if ((first as number) > this.length || (first as number) < 0) {
+      throw this.#conflict(first);
+    }
+    const from = first as number;
+    return { from, count: Math.min(batch.events.length, this.length - from) };
+  }
+
+  /**
    * Checks a batch against the current log without changing it. A batch whose first events
-   * repeat stored ones exactly (a retry after a lost acknowledgement) skips those.
+   * repeat stored ones exactly (a retry after a lost acknowledgement) skips those: `stored` holds
+   * the stored events of its {@link repeatedSpan}, read by the caller.
    * @throws StorageError SEQ_CONFLICT when the first seq is not the next seq and the batch is not
    *   such a retry; InvalidEventError for a broken rule; StorageError FORMAT_UNSUPPORTED for an
    *   unknown event type. A {@link TakenBatch} is checked as taken, without copying its events
    *   again.
    */
-  prepare(batch: readonly unknown[] | TakenBatch, ownership: Ownership = "copy"): PreparedBatch {
+  prepare(
+    batch: readonly unknown[] | TakenBatch,
+    ownership: Ownership = "copy",
+    stored: readonly unknown[] = [],
+  ): PreparedBatch {
     const fromSeq = this.length;
-    const taken = TakenBatch.of(batch, ownership).events;
-    const skip = this.#repeatedPrefix(taken);
+    const taken = TakenBatch.of(batch, ownership);
+    const skip = this.#repeatedPrefix(taken, stored);
     const state = this.#state;
     const events: SessionEvent[] = [];
+    const list = taken.events;
     // Try the batch on the live state and undo it: the cost is the batch's, not the log's.
     state.begin();
     try {
-      for (let i = skip; i < taken.length; i++) {
-        const event = settleEvent(taken[i] as TakenEvent, fromSeq + events.length, i);
+      for (let i = skip; i < list.length; i++) {
+        const event = settleEvent(list[i] as TakenEvent, fromSeq + events.length, i);
         state.check(event, i);
         state.apply(event);
         events.push(event);
@@ -157,54 +173,46 @@ export class SessionLog {
         { expectedSeq: this.length },
       );
     }
-    if (batch.events.length === 0) return;
-    for (const event of batch.events) {
-      this.#state.apply(event);
-      this.#events.push(event);
-    }
-    this.#snapshot = undefined;
+    const events = batch.events;
+    if (events.length === 0) return;
+    const state = this.#state;
+    for (let i = 0; i < events.length; i++) state.apply(events[i] as SessionEvent);
+    this.#lastTime = (events[events.length - 1] as SessionEvent).time;
   }
 
-  /** Checks and commits a batch; returns the next seq. Same errors as `prepare`. */
+  /** Checks and commits a batch that starts at the end; returns the next seq. Same errors as `prepare`. */
   append(batch: readonly unknown[] | TakenBatch, ownership: Ownership = "copy"): number {
     const prepared = this.prepare(batch, ownership);
     this.commit(prepared);
     return prepared.nextSeq;
   }
 
-  /**
-   * The messages derived from the surface, frozen: of the whole log (maintained incrementally),
-   * or of the log as it stood at `throughSeq`.
-   */
-  deriveMessages(throughSeq?: number): readonly DerivedMessage[] {
-    if (throughSeq === undefined || throughSeq >= this.length - 1)
-      return this.#state.surface.messages();
-    return deriveMessages(markAdmitted(this.#events.slice(0, throughSeq + 1)));
+  /** The messages derived from the surface of the whole log, frozen (maintained incrementally). */
+  deriveMessages(): readonly DerivedMessage[] {
+    return this.#state.surface.messages();
   }
 
-  /** How many leading events of `batch` repeat stored events exactly; throws on a conflicting one. */
-  #repeatedPrefix(batch: readonly TakenEvent[]): number {
-    const first = batch[0]?.seq;
-    if (batch.length === 0 || !Number.isSafeInteger(first) || first === this.length) return 0;
-    const conflict = () =>
-      new StorageError(
-        "SEQ_CONFLICT",
-        `expected the batch to start at seq ${this.length} of session ${show(this.header.id)}, got ${first}`,
-        { expectedSeq: this.length },
-      );
-    if ((first as number) > this.length || (first as number) < 0) throw conflict();
-    let i = 0;
-    for (; i < batch.length && (first as number) + i < this.length; i++) {
+  /** How many leading events of `batch` repeat `stored` exactly; throws on a conflicting one. */
+  #repeatedPrefix(batch: TakenBatch, stored: readonly unknown[]): number {
+    const span = this.repeatedSpan(batch);
+    if (span === undefined) return 0;
+    const list = batch.events;
+    for (let i = 0; i < span.count; i++) {
       // A refused value is never a stored (valid) event; a taken one is a frozen copy to compare.
-      const taken = batch[i];
-      if (
-        taken instanceof RefusedEvent ||
-        !isDeepStrictEqual(taken, this.#events[(first as number) + i])
-      ) {
-        throw conflict();
+      const taken = list[i];
+      if (taken instanceof RefusedEvent || !isDeepStrictEqual(taken, stored[i])) {
+        throw this.#conflict(span.from);
       }
     }
-    return i;
+    return span.count;
+  }
+
+  #conflict(first: unknown): StorageError<"SEQ_CONFLICT"> {
+    return new StorageError(
+      "SEQ_CONFLICT",
+      `expected the batch to start at seq ${this.length} of session ${show(this.header.id)}, got ${first}`,
+      { expectedSeq: this.length },
+    );
   }
 }
 

@@ -7,6 +7,7 @@ import type {
   SessionHeader,
   SessionScript,
 } from "../generated.js";
+import { MAX_READ_LIMIT } from "../store/event-pages.js";
 import type { SessionStore } from "../store/session-store.js";
 import { orderScripts, type SessionScriptOptions, sessionScript } from "./session-script.js";
 
@@ -27,8 +28,8 @@ export async function storedSessionScript(
   sessionId: string,
   override?: readonly ReplayEntry[],
 ): Promise<SessionScript> {
-  const session = await store.load(sessionId);
-  return scriptOf(session.header, session.events, { primary: true, override });
+  const { header, events } = await storedLog(store, sessionId);
+  return scriptOf(header, events, { primary: true, override });
 }
 
 /**
@@ -45,7 +46,7 @@ export async function storedSessionScripts(
   options: StoredScriptsOptions = {},
 ): Promise<SessionScript[]> {
   const overrides = options.overrides ?? {};
-  const root = await store.load(sessionId);
+  const root = await storedLog(store, sessionId);
   const descendants = await descendantHeaders(store, sessionId);
   const treeIds = new Set([sessionId, ...descendants.map((h) => h.id)]);
   for (const key of Object.keys(overrides)) {
@@ -65,10 +66,24 @@ export async function storedSessionScripts(
   for (const header of descendants) {
     const override = overrideOf(header.id);
     // An overridden session is not derived, so its log is not even loaded.
-    const events = override === undefined ? (await store.load(header.id)).events : [];
+    const events = override === undefined ? await store.readEvents(header.id) : [];
     others.push(scriptOf(header, events, { primary: false, override }));
   }
   return orderScripts(primary, others);
+}
+
+/** A stored session's header and every event, read page by page (and checked as a whole). */
+async function storedLog(
+  store: SessionStore,
+  id: string,
+): Promise<{ header: SessionHeader; events: SessionEvent[] }> {
+  const events: SessionEvent[] = [];
+  let header: SessionHeader | undefined;
+  for await (const page of store.pages(id, { limit: MAX_READ_LIMIT })) {
+    header = page.header;
+    for (const event of page.events) events.push(event);
+  }
+  return { header: header as SessionHeader, events };
 }
 
 function scriptOf(

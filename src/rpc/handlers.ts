@@ -17,7 +17,7 @@ import type { SessionStore } from "../store/session-store.js";
 import type { ImportUploads } from "./import-uploads.js";
 import type { OpenReplays } from "./open-replays.js";
 import { packageInfo } from "./package-info.js";
-import { exportFrom, pagedAnswer, wholeExport } from "./pages.js";
+import { exportFrom, readAnswer, wholeExport } from "./pages.js";
 import type { ConnectionWatches } from "./watches.js";
 
 /** Runs one method: `params` already passed the method's params validator. */
@@ -105,21 +105,8 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       return { sessionId: header.id, header };
     },
 
-    [RPC_METHOD.sessionRead]: async (params) => {
-      const session = await store.load(params.sessionId);
-      const from = params.fromSeq ?? 0;
-      const end = params.limit === undefined ? undefined : from + params.limit;
-      const events = from >= session.nextSeq ? [] : session.eventsBetween(from, end);
-      const openTurn = session.openTurn;
-      // Every event asked for when the answer fits in one message, else a first page by bytes.
-      return pagedAnswer(events, (page) => ({
-        header: session.header,
-        events: page,
-        nextSeq: from + page.length,
-        ...(openTurn === undefined ? {} : { openTurn }),
-        done: from + page.length >= session.nextSeq,
-      }));
-    },
+    [RPC_METHOD.sessionRead]: async (params) =>
+      readAnswer(store, params.sessionId, params.fromSeq ?? 0, params.limit),
 
     [RPC_METHOD.sessionList]: async (params) => {
       const page = await store.list(pick(params, ["cwd", "parentSession", "cursor", "limit"]));
@@ -146,15 +133,15 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
           errors: [{ instancePath: "/throughSeq", message }],
         });
       }
-      return { messages: session.deriveMessages(through) };
+      const messages =
+        through === undefined ? session.deriveMessages() : await session.deriveMessages(through);
+      return { messages };
     },
 
-    [RPC_METHOD.sessionExport]: async (params) => {
-      const session = await store.load(params.sessionId);
-      return params.fromSeq === undefined
-        ? wholeExport(session)
-        : exportFrom(session, params.fromSeq);
-    },
+    [RPC_METHOD.sessionExport]: async (params) =>
+      params.fromSeq === undefined
+        ? wholeExport(store, params.sessionId)
+        : exportFrom(store, params.sessionId, params.fromSeq),
 
     [RPC_METHOD.sessionImport]: async (params) => {
       const { importId } = params;

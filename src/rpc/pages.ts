@@ -1,7 +1,8 @@
 // Pages and parts cut to the frame limit: session/read's events and session/export's log text, by bytes.
-import type { SessionEvent, SessionExportResult } from "../generated.js";
+import type { SessionEvent, SessionExportResult, SessionReadResult } from "../generated.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
-import type { Session } from "../store/session-store.js";
+import { type EventPage, MAX_READ_LIMIT } from "../store/event-pages.js";
+import type { SessionStore } from "../store/session-store.js";
 import {
   countWithin,
   cuttable,
@@ -41,60 +42,117 @@ export function pagedAnswer<T extends object>(
 export type ExportAnswer = SessionExportResult;
 
 /**
- * The whole export of `session`: its header line then one line per event (the text
- * `SessionStore.exportLog` returns), in one answer.
- * @throws SeedlineError RESPONSE_TOO_LARGE when the text alone is over the frame limit.
+ * The whole export of session `id`: its header line then one line per event (the text
+ * `SessionStore.exportLog` returns), in one answer, read page by page.
+ * @throws SeedlineError RESPONSE_TOO_LARGE as soon as the text read is over the frame limit.
  */
-export function wholeExport(session: Session): ExportAnswer {
-  const log = formatHeaderLine(session.header) + session.events.map(formatEventLine).join("");
+export async function wholeExport(store: SessionStore, id: string): Promise<ExportAnswer> {
+  const parts: string[] = [];
+  let units = 0;
+  let nextSeq = 0;
+  for await (const page of store.pages(id, { limit: MAX_READ_LIMIT })) {
+    if (parts.length === 0) parts.push(formatHeaderLine(page.header));
+    for (const event of page.events) {
+      const line = formatEventLine(event);
+      parts.push(line);
+      // Text past the frame limit in code units is past it in bytes.
+      units += line.length;
+    }
+    nextSeq = page.nextSeq;
+    if (units > MAX_MESSAGE_BYTES) break;
+  }
+  const log = parts.join("");
   const size = Buffer.byteLength(log, "utf8");
   if (size > MAX_MESSAGE_BYTES) {
     throw responseTooLarge(size, "a log text (export it in parts: session/export with fromSeq)");
   }
-  return { log, nextSeq: session.nextSeq, done: true };
+  return { log, nextSeq, done: true };
 }
 
 /**
- * The export of `session` from `fromSeq` (the header line first from 0): the rest of the log when
- * it fits in one message, else a part of whole lines within `budget` bytes of JSON-escaped text
- * (at least one line when any remain). The parts from 0, each from the previous `nextSeq`,
- * concatenate to {@link wholeExport}'s text.
+ * The export of session `id` from `fromSeq` (the header line first from 0): the rest of the log
+ * when it fits in one message, else a part of whole lines within `budget` bytes of JSON-escaped
+ * text (at least one line when any remain). The parts from 0, each from the previous `nextSeq`,
+ * concatenate to {@link wholeExport}'s text. Reads no more of the log than one message holds.
  */
-export function exportFrom(session: Session, fromSeq: number, budget = PAGE_BYTES): ExportAnswer {
-  const head = fromSeq === 0 ? formatHeaderLine(session.header) : "";
-  if (fromSeq >= session.nextSeq) {
-    return { log: head, nextSeq: Math.max(fromSeq, session.nextSeq), done: true };
-  }
+export async function exportFrom(
+  store: SessionStore,
+  id: string,
+  fromSeq: number,
+  budget = PAGE_BYTES,
+): Promise<ExportAnswer> {
+  let head = "";
   const lines: string[] = [];
   // Text past the frame limit in code units is past it in bytes: stop there, and cut a part.
-  let units = head.length;
-  for (const event of session.eventsBetween(fromSeq)) {
-    const line = formatEventLine(event);
-    lines.push(line);
-    units += line.length;
-    if (units > MAX_MESSAGE_BYTES) return exportPart(head, lines, fromSeq, session, budget);
+  let units = 0;
+  let nextSeq = fromSeq;
+  for await (const page of store.pages(id, { fromSeq, limit: MAX_READ_LIMIT })) {
+    if (fromSeq === 0 && head === "") {
+      head = formatHeaderLine(page.header);
+      units += head.length;
+    }
+    for (const event of page.events) {
+      const line = formatEventLine(event);
+      lines.push(line);
+      units += line.length;
+      if (units > MAX_MESSAGE_BYTES) return exportPart(head, lines, fromSeq, budget, false);
+    }
+    nextSeq = page.pastEnd ? fromSeq : page.nextSeq;
   }
-  const rest = { log: head + lines.join(""), nextSeq: session.nextSeq, done: true };
-  return lines.length > 1
-    ? cuttable(rest, () => exportPart(head, lines, fromSeq, session, budget))
-    : rest;
+  const rest = { log: head + lines.join(""), nextSeq, done: true };
+  return lines.length > 1 ? cuttable(rest, () => exportPart(head, lines, fromSeq, budget, true)) : rest;
 }
 
-/** `head` and the first of `lines` (from `fromSeq`) within `budget` escaped bytes, at least one line. */
+/**
+ * `head` and the first of `lines` (from `fromSeq`) within `budget` escaped bytes, at least one
+ * line; the last part when `rest` (the lines are the rest of the log) and all of them fit.
+ */
 function exportPart(
   head: string,
   lines: readonly string[],
   fromSeq: number,
-  session: Session,
   budget: number,
+  rest: boolean,
 ): ExportAnswer {
   // A line's cost is its text as a JSON string member (escapes included, quotes left out).
   const headCost = head === "" ? 0 : jsonBytes(head) - 2;
   const count = countWithin(lines, Math.max(0, budget - headCost), (line) => jsonBytes(line) - 2);
-  const nextSeq = fromSeq + count;
-  return {
-    log: head + lines.slice(0, count).join(""),
-    nextSeq,
-    done: nextSeq >= session.nextSeq,
-  };
+  const done = rest && count === lines.length;
+  return { log: head + lines.slice(0, count).join(""), nextSeq: fromSeq + count, done };
+}
+
+/**
+ * A session/read answer: the events from `fromSeq` (at most `limit`, all to the end when absent),
+ * read page by page until about {@link PAGE_BYTES} of JSON, so that no answer holds more than a
+ * message's worth of a long log; `done` once the end is reached.
+ * @throws StorageError SESSION_NOT_FOUND and the store's read errors.
+ */
+export async function readAnswer(
+  store: SessionStore,
+  id: string,
+  fromSeq: number,
+  limit: number | undefined,
+): Promise<SessionReadResult> {
+  const end = limit === undefined ? Number.POSITIVE_INFINITY : fromSeq + limit;
+  const events: SessionEvent[] = [];
+  let units = 0;
+  let next = fromSeq;
+  let last: EventPage | undefined;
+  while (next < end) {
+    last = await store.read(id, { fromSeq: next, limit: Math.min(MAX_READ_LIMIT, end - next) });
+    for (const event of last.events) events.push(event);
+    next = last.nextSeq;
+    units += JSON.stringify(last.events).length;
+    if (last.done || units >= PAGE_BYTES) break;
+  }
+  const header = last?.header ?? (await store.read(id, { fromSeq, limit: 1 })).header;
+  const done = last?.done ?? false;
+  const openTurn = await store.openTurn(id);
+  return pagedAnswer(events, (page) => ({
+    header,
+    events: page,
+    nextSeq: fromSeq + page.length,
+    ...(openTurn === undefined ? {} : { openTurn }),
+    done: page.length === events.length ? done : false,
+  }));
 }

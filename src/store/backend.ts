@@ -110,10 +110,13 @@ export interface SessionBackend {
    * takes or waits for the writer lock, and always answers from what is durable in the store now,
    * whichever process wrote it. When the stored log has fewer than `fromSeq` intact events (it was
    * deleted and created again), the answer is the whole log, with `from` 0.
+   * With `limit` (a positive integer) at most `limit` events are returned, a page: fewer than
+   * `limit` means the page reaches the end of the intact log (`tornTail` is only reported then).
+   * The events after the page are neither parsed nor held.
    * Returns undefined when there is no such session.
    * @throws StorageError as `load` does.
    */
-  loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined>;
+  loadFrom(id: string, fromSeq: number, limit?: number): Promise<StoredSuffix | undefined>;
 
   /**
    * Calls `onChange` soon after session `id` may have changed in the store (an append, a repair,

@@ -63,13 +63,14 @@ export class MemoryBackend implements SessionBackend {
     };
   }
 
-  async loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined> {
+  async loadFrom(id: string, fromSeq: number, limit?: number): Promise<StoredSuffix | undefined> {
     const entry = this.#sessions.get(id);
     if (entry === undefined) return undefined;
     const from = fromSeq <= entry.events.length ? fromSeq : 0;
+    const to = limit === undefined ? undefined : from + limit;
     return {
       header: JSON.parse(entry.header),
-      events: entry.events.slice(from).map((line) => JSON.parse(line)),
+      events: entry.events.slice(from, to).map((line) => JSON.parse(line)),
       tornTail: false,
       from,
     };

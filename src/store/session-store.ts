@@ -1,13 +1,7 @@
 // SessionStore: sessions over a backend — create, load (with crash repair), append, fork, list, delete.
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import {
-  InvalidEventError,
-  SeedlineError,
-  SessionForkError,
-  StorageError,
-  show,
-} from "../errors.js";
+import { SeedlineError, SessionForkError, StorageError, show } from "../errors.js";
 import {
   type CreateSessionOptions,
   type DerivedMessage,
@@ -16,17 +10,23 @@ import {
   type SessionHeader,
   validateAbsolutePath,
   validateCreateSessionOptions,
-  validateSessionHeader,
   validateSessionId,
 } from "../generated.js";
-import { lastTurnMarkerAt, resolveForkBoundary } from "../log/fork-rules.js";
-import { checkFormatVersion } from "../log/format-version.js";
-import { TakenBatch } from "../log/invariants.js";
+import { resolveForkBoundary } from "../log/fork-rules.js";
+import { LogState, TakenBatch } from "../log/invariants.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
-import type { ListPage, ListQuery, ReleaseLock, SessionBackend, StoredLog } from "./backend.js";
+import type { ListPage, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
+import {
+  admitStored,
+  checkReadOptions,
+  checkSeedLength,
+  checkStoredHeader,
+  type EventPage,
+  type ReadOptions,
+} from "./event-pages.js";
 import { parseLogText } from "./jsonl/log-reader.js";
 import { checkListLimit, DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
@@ -58,10 +58,21 @@ interface LiveState {
   release: ReleaseLock | undefined;
 }
 
+/** How many events the store reads at a time when it streams a log (opening, rebuilding state). */
+const STREAM_PAGE = 4096;
+
+/** Which events {@link SessionStore.readEvents} returns: seqs `fromSeq` (inclusive) to `toSeq` (exclusive). */
+export interface EventRange {
+  readonly fromSeq?: number;
+  readonly toSeq?: number;
+}
+
 /**
- * A session as the store holds it. Its events are frozen; it changes only through `append`.
- * A `Session` stays the store's current instance for its id until the session is deleted or
- * unloaded; after that, store operations given this object fail with `SESSION_NOT_LIVE`.
+ * A session as the store holds it: its header and running state (length, open turn, the derived
+ * messages), not its events — those stay in the store and are read when asked for
+ * ({@link read}, {@link pages}, {@link readEvents}). A `Session` stays the store's current instance
+ * for its id until the session is deleted or unloaded; after that, store operations given this
+ * object fail with `SESSION_NOT_LIVE`.
  */
 export class Session {
   readonly store: SessionStore;
@@ -79,11 +90,6 @@ export class Session {
 
   get header(): SessionHeader {
     return this.#log.header;
-  }
-
-  /** Every event, frozen, inherited ones included. */
-  get events(): readonly SessionEvent[] {
-    return this.#log.events;
   }
 
   /** The number of events: the seq the next append must start at. */
@@ -104,19 +110,38 @@ export class Session {
     return this.#log.openTurn;
   }
 
-  /** The events with seqs `from` (inclusive) to `to` (exclusive), frozen; a copy of just that range. */
-  eventsBetween(from: number, to?: number): readonly SessionEvent[] {
-    return this.#log.range(from, to);
+  /** One page of stored events; see {@link SessionStore.read}. */
+  read(options: ReadOptions = {}): Promise<EventPage> {
+    return this.store.read(this.id, options);
   }
 
-  /** The session's own events: those after the inherited prefix. */
-  ownEvents(): readonly SessionEvent[] {
-    return this.#log.events.slice(this.seedLength);
+  /** The stored events page by page; see {@link SessionStore.pages}. */
+  pages(options: ReadOptions = {}): AsyncGenerator<EventPage, void, undefined> {
+    return this.store.pages(this.id, options);
   }
 
-  /** The model-facing messages derived from the surface (of the whole log, or through `throughSeq`). */
-  deriveMessages(throughSeq?: number): readonly DerivedMessage[] {
-    return this.#log.deriveMessages(throughSeq);
+  /** The stored events of a range, in one array; see {@link SessionStore.readEvents}. */
+  readEvents(range: EventRange = {}): Promise<readonly SessionEvent[]> {
+    return this.store.readEvents(this.id, range);
+  }
+
+  /** The session's own events (after the inherited prefix), read from the store. */
+  ownEvents(): Promise<readonly SessionEvent[]> {
+    return this.store.readEvents(this.id, { fromSeq: this.seedLength });
+  }
+
+  /**
+   * The model-facing messages derived from the surface: of the whole log at once (kept up to date
+   * with every append), or — given `throughSeq` — of the log as it stood then, read from the store.
+   */
+  deriveMessages(): readonly DerivedMessage[];
+  deriveMessages(throughSeq: number): Promise<readonly DerivedMessage[]>;
+  deriveMessages(
+    throughSeq?: number,
+  ): readonly DerivedMessage[] | Promise<readonly DerivedMessage[]> {
+    if (throughSeq === undefined) return this.#log.deriveMessages();
+    if (throughSeq >= this.#log.length - 1) return Promise.resolve(this.#log.deriveMessages());
+    return this.store.messagesThrough(this.id, throughSeq);
   }
 
   /** Appends a batch through the store; see {@link SessionStore.append}. */
@@ -199,10 +224,11 @@ export class SessionStore {
     const taken = TakenBatch.take(seed ?? [], "copy");
     return this.#serial(sessionId, async () => {
       await this.#assertFree(sessionId);
-      const log = SessionLog.fromSeed(header, taken);
+      const log = new SessionLog(header);
+      const events = log.admit(taken);
       const release = await this.backend.lock(sessionId);
       try {
-        await this.backend.create(header, log.events);
+        await this.backend.create(header, events);
       } catch (error) {
         await release();
         throw error;
@@ -292,7 +318,13 @@ export class SessionStore {
       const session = await this.#writable(id);
       if (typeof target !== "string" && session !== target) throw notLive(id);
       const state = this.#requireState(session);
-      const prepared = state.log.prepare(batch);
+      // A retry (a batch starting before the end) is compared with the stored events it repeats.
+      const span = state.log.repeatedSpan(batch);
+      const stored =
+        span === undefined
+          ? undefined
+          : ((await this.backend.loadFrom(id, span.from, span.count))?.events ?? []);
+      const prepared = state.log.prepare(batch, "copy", stored);
       if (prepared.events.length > 0) {
         try {
           await this.backend.append(id, prepared.fromSeq, prepared.events);
@@ -357,34 +389,23 @@ export class SessionStore {
             { sessionId: sourceId },
           );
         }
-        // Only a session this process writes is current in memory; any other is asked of the store.
-        const liveState = live === undefined ? undefined : this.#requireState(live);
-        const liveLog = liveState?.release === undefined ? undefined : liveState.log;
-        let at: number;
-        let sourceHeader: SessionHeader;
-        if (liveLog) {
-          at = resolveForkBoundary(liveLog.length, boundary, (b) =>
-            lastTurnMarkerAt(liveLog.events, b),
+        // Asked of the store, the writer's own sessions too: it holds their state, not their events.
+        const asked =
+          typeof boundary === "number" && Number.isSafeInteger(boundary) && boundary >= 0
+            ? boundary
+            : undefined;
+        const point = await this.backend.forkPoint(sourceId, asked);
+        if (point === undefined) {
+          throw new SessionForkError(
+            "SESSION_NOT_FOUND",
+            `expected a session ${show(sourceId)} to fork, found none`,
+            {
+              sessionId: sourceId,
+            },
           );
-          sourceHeader = liveLog.header;
-        } else {
-          const asked =
-            typeof boundary === "number" && Number.isSafeInteger(boundary) && boundary >= 0
-              ? boundary
-              : undefined;
-          const point = await this.backend.forkPoint(sourceId, asked);
-          if (point === undefined) {
-            throw new SessionForkError(
-              "SESSION_NOT_FOUND",
-              `expected a session ${show(sourceId)} to fork, found none`,
-              {
-                sessionId: sourceId,
-              },
-            );
-          }
-          at = resolveForkBoundary(point.length, boundary, () => point.marker);
-          sourceHeader = point.header;
         }
+        const at = resolveForkBoundary(point.length, boundary, () => point.marker);
+        const sourceHeader = point.header;
         const header = makeHeader({
           id: childId,
           createdAt: this.#now(),
@@ -395,16 +416,7 @@ export class SessionStore {
         const release = await this.backend.lock(childId);
         try {
           await this.backend.fork(sourceId, at, header);
-        } catch (error) {
-          await release();
-          throw error;
-        }
-        if (liveLog) {
-          this.#register(
-            SessionLog.fromValidEvents(header, liveLog.events.slice(0, at + 1)),
-            release,
-          );
-        } else {
+        } finally {
           await release();
         }
         return header;
@@ -420,8 +432,80 @@ export class SessionStore {
    * @throws StorageError SESSION_NOT_FOUND, FORMAT_UNSUPPORTED, CORRUPT_LOG.
    */
   async exportLog(id: string): Promise<string> {
-    const session = await this.load(id);
-    return formatHeaderLine(session.header) + session.events.map(formatEventLine).join("");
+    const parts: string[] = [];
+    for await (const page of this.pages(id, { limit: STREAM_PAGE })) {
+      if (parts.length === 0) parts.push(formatHeaderLine(page.header));
+      for (const event of page.events) parts.push(formatEventLine(event));
+    }
+    return parts.join("");
+  }
+
+  /**
+   * One page of a session's events as stored now, read from the store (never from memory, never
+   * waiting for the writer lock): at most `limit` events from `fromSeq`, each checked against the
+   * schema. A `fromSeq` at or past the end gives no events and `done`.
+   * @throws StorageError INVALID_PARAMS (id, fromSeq, limit), SESSION_NOT_FOUND,
+   *   FORMAT_UNSUPPORTED, CORRUPT_LOG.
+   */
+  async read(id: string, options: ReadOptions = {}): Promise<EventPage> {
+    checkSessionId(id, "/sessionId");
+    const { fromSeq, limit } = checkReadOptions(options);
+    return this.#readPage(id, fromSeq, limit);
+  }
+
+  /**
+   * A session's events page by page (`limit` events a page, {@link DEFAULT_READ_LIMIT} when
+   * absent), from `fromSeq` to the end as it is when the last page is read: memory holds one page
+   * at a time. Read from seq 0, the pages are also checked against the log's invariants as a
+   * whole (a broken rule is CORRUPT_LOG).
+   * @throws StorageError as {@link read} does, from the first `next()`.
+   */
+  async *pages(id: string, options: ReadOptions = {}): AsyncGenerator<EventPage, void, undefined> {
+    checkSessionId(id, "/sessionId");
+    const { fromSeq, limit } = checkReadOptions(options);
+    // From seq 0 the pages go through a log of their own: the invariants span pages.
+    const checked: { log?: SessionLog | undefined } = {};
+    let next = fromSeq;
+    for (;;) {
+      const page = await this.#readPage(id, next, limit, fromSeq === 0 ? checked : undefined);
+      yield page;
+      if (page.done) return;
+      next = page.nextSeq;
+    }
+  }
+
+  /**
+   * The events of a range (`fromSeq` to `toSeq`, default the whole log) in one array, read page by
+   * page: a convenience whose memory grows with the range.
+   * @throws StorageError as {@link pages} does.
+   */
+  async readEvents(id: string, range: EventRange = {}): Promise<readonly SessionEvent[]> {
+    const events: SessionEvent[] = [];
+    const toSeq = range.toSeq ?? Number.POSITIVE_INFINITY;
+    const fromSeq = range.fromSeq ?? 0;
+    if (toSeq <= fromSeq) return Object.freeze(events);
+    for await (const page of this.pages(id, { fromSeq, limit: STREAM_PAGE })) {
+      for (const event of page.events) {
+        if (event.seq >= toSeq) return Object.freeze(events);
+        events.push(event);
+      }
+    }
+    return Object.freeze(events);
+  }
+
+  /**
+   * The messages derived from a session's events 0…`throughSeq`, read from the store page by page.
+   * @throws StorageError SESSION_NOT_FOUND, FORMAT_UNSUPPORTED, CORRUPT_LOG.
+   */
+  async messagesThrough(id: string, throughSeq: number): Promise<readonly DerivedMessage[]> {
+    const state = new LogState();
+    for await (const page of this.pages(id, { limit: STREAM_PAGE })) {
+      for (const event of page.events) {
+        if (event.seq > throughSeq) return state.surface.messages();
+        state.apply(event);
+      }
+    }
+    return state.surface.messages();
   }
 
   /**
@@ -460,10 +544,11 @@ export class SessionStore {
     }
     return this.#serial(header.id, async () => {
       await this.#assertFree(header.id);
-      const log = SessionLog.fromSeed(header, parsed.events, "parsed");
+      const log = new SessionLog(header);
+      const events = log.admit(parsed.events, "parsed");
       const release = await this.backend.lock(header.id);
       try {
-        await this.backend.create(log.header, log.events);
+        await this.backend.create(log.header, events);
       } finally {
         await release();
       }
@@ -521,6 +606,64 @@ export class SessionStore {
   }
 
   /**
+   * The turn left open at the end of a session as stored now: a writer's from memory, any other
+   * from the store's last turn marker. Undefined when no turn is open or there is no such session.
+   */
+  async openTurn(id: string): Promise<number | undefined> {
+    checkSessionId(id, "/sessionId");
+    const live = this.#live.get(id);
+    const state = live === undefined ? undefined : this.#state.get(live);
+    if (state?.release !== undefined && !this.#lost(id)) return state.log.openTurn;
+    const marker = (await this.backend.forkPoint(id, undefined))?.marker;
+    return marker?.type === "turn/start" ? marker.turn : undefined;
+  }
+
+  /**
+   * One page read from the store: `limit` events from `fromSeq` (one more is asked for, to tell
+   * whether the page ends the log). With `checked`, the events also go through `checked.log`
+   * (made at seq 0), which checks the invariants across pages.
+   */
+  async #readPage(
+    id: string,
+    fromSeq: number,
+    limit: number,
+    checked?: { log?: SessionLog | undefined },
+  ): Promise<EventPage> {
+    const stored = await this.backend.loadFrom(id, fromSeq, limit + 1);
+    if (stored === undefined) throw sessionNotFound(id);
+    const location = this.#location(id);
+    const header = stored.header;
+    checkStoredHeader(header, location);
+    if (stored.from !== fromSeq) {
+      return { header, events: [], nextSeq: fromSeq, done: true, pastEnd: true, tornTail: false };
+    }
+    const more = stored.events.length > limit;
+    if (more) stored.events.length = limit;
+    if (checked !== undefined) {
+      checked.log ??= fromSeq === 0 ? new SessionLog(header) : undefined;
+      // Deleted and created again between two pages: not the log the first pages came from.
+      if (checked.log !== undefined && !isDeepStrictEqual(checked.log.header, header)) {
+        throw sessionNotFound(id);
+      }
+    }
+    const log = checked?.log;
+    const events = Object.freeze(admitStored(stored.events, fromSeq, location, log));
+    if (!more && log !== undefined) checkSeedLength(header, log.length, location);
+    return {
+      header,
+      events,
+      nextSeq: fromSeq + events.length,
+      done: !more,
+      pastEnd: false,
+      tornTail: !more && stored.tornTail,
+    };
+  }
+
+  #location(id: string): string {
+    return `session ${show(id)} (${this.backend.kind})`;
+  }
+
+  /**
    * The session as stored now, brought up to date from the store (a cached view reads only what
    * is new), with whether a torn tail follows its intact events. Undefined when it is not stored;
    * a session deleted elsewhere is dropped from the cache.
@@ -528,33 +671,42 @@ export class SessionStore {
   async #current(id: string): Promise<{ session: Session; tornTail: boolean } | undefined> {
     const live = this.#live.get(id);
     const state = live === undefined ? undefined : this.#state.get(live);
-    const known = state?.log.length ?? 0;
-    const stored = await this.backend.loadFrom(id, known);
-    if (stored === undefined) {
-      if (live !== undefined) await this.#unregister(id);
-      return undefined;
+    const location = this.#location(id);
+    // The cached state goes on from its end while the stored log extends it; any sign that the
+    // log was replaced (deleted and created again) starts a new state from seq 0.
+    let log = state?.log;
+    let fresh = false;
+    for (;;) {
+      const from = log?.length ?? 0;
+      const stored = await this.backend.loadFrom(id, from, STREAM_PAGE);
+      if (stored === undefined) {
+        if (live !== undefined) await this.#unregister(id);
+        return undefined;
+      }
+      if (
+        log === undefined ||
+        stored.from !== from ||
+        !isDeepStrictEqual(stored.header, log.header)
+      ) {
+        // The same seq of another log (another header): read that log again from 0.
+        if (log !== undefined && stored.from === from) {
+          log = undefined;
+          continue;
+        }
+        // Otherwise `stored` is a first page (from 0): of a new log, or of a shorter one.
+        checkStoredHeader(stored.header, location);
+        log = new SessionLog(stored.header);
+        fresh = true;
+      }
+      admitStored(stored.events, stored.from, location, log);
+      if (stored.events.length < STREAM_PAGE) {
+        checkSeedLength(log.header, log.length, location);
+        if (!fresh && live !== undefined) return { session: live, tornTail: stored.tornTail };
+        const release = state?.release;
+        if (live !== undefined) this.#live.delete(id);
+        return { session: this.#register(log, release), tornTail: stored.tornTail };
+      }
     }
-    const location = `session ${show(id)} (${this.backend.kind})`;
-    if (
-      live !== undefined &&
-      state !== undefined &&
-      stored.from === known &&
-      isDeepStrictEqual(stored.header, state.log.header)
-    ) {
-      if (stored.events.length > 0) extendStored(state.log, stored.events, location);
-      return { session: live, tornTail: stored.tornTail };
-    }
-    // Not cached, or the stored log no longer extends the cached one (deleted and created again):
-    // build it afresh from the whole log; an old `Session` object becomes stale.
-    const whole = stored.from === 0 ? stored : await this.backend.loadFrom(id, 0);
-    if (whole === undefined) {
-      if (live !== undefined) await this.#unregister(id);
-      return undefined;
-    }
-    const log = logFromStored(whole, location);
-    const release = state?.release;
-    if (live !== undefined) this.#live.delete(id);
-    return { session: this.#register(log, release), tornTail: whole.tornTail };
   }
 
   /**
@@ -577,7 +729,7 @@ export class SessionStore {
       if (current === undefined) throw sessionNotFound(id);
       const state = this.#requireState(current.session);
       const log = state.log;
-      const closers = closersFor(log.stateCopy(), log.at(log.length - 1)?.time ?? 0);
+      const closers = closersFor(log.stateCopy(), log.lastTime ?? 0);
       if (closers.length > 0 || current.tornTail) {
         await this.backend.repair(id, log.length, closers);
         log.append(closers, "parsed");
@@ -722,46 +874,4 @@ function notLive(id: string): SeedlineError<"SESSION_NOT_LIVE"> {
     `expected the store's current Session for ${show(id)}, got a stale or detached one`,
     { sessionId: id },
   );
-}
-
-/** A log from a whole stored log, checked: anything the invariants refuse is damage (CORRUPT_LOG). */
-function logFromStored(stored: StoredLog, location: string): SessionLog {
-  checkFormatVersion(stored.header, location);
-  if (!validateSessionHeader(stored.header)) {
-    throw new StorageError(
-      "CORRUPT_LOG",
-      `expected a valid header in ${location}, got ${show(stored.header)}`,
-      { location },
-    );
-  }
-  if ((stored.header.seedLength ?? 0) > stored.events.length) {
-    throw new StorageError(
-      "CORRUPT_LOG",
-      `expected at least seedLength ${stored.header.seedLength} events in ${location}, got ${stored.events.length}`,
-      { location },
-    );
-  }
-  return asCorruption(location, () => SessionLog.fromSeed(stored.header, stored.events, "parsed"));
-}
-
-/** Extends a log with events another process stored after it, checked like any stored event. */
-function extendStored(log: SessionLog, events: unknown[], location: string): void {
-  asCorruption(location, () => log.append(events, "parsed"));
-}
-
-/** Runs `read`, turning a broken rule in stored events into CORRUPT_LOG. */
-function asCorruption<T>(location: string, read: () => T): T {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof InvalidEventError) {
-      throw new StorageError(
-        "CORRUPT_LOG",
-        `expected a valid stored log in ${location}: ${error.message}`,
-        { location, seq: error.seq, rule: error.rule },
-        { cause: error },
-      );
-    }
-    throw error;
-  }
 }

@@ -1,20 +1,22 @@
 // SessionWatch: a session's new events as an async iterator of batches, exactly once and in order, from any writer.
 import { isDeepStrictEqual } from "node:util";
+import { StorageError } from "../errors.js";
 import type { SessionEvent, SessionHeader } from "../generated.js";
 import type { SessionBackend, Unsubscribe } from "./backend.js";
+import { type EventPage, MAX_READ_LIMIT, type ReadOptions } from "./event-pages.js";
 import { sessionNotFound } from "./storage-errors.js";
 
 /** What a watch reads: the session as stored now (a `SessionStore`), and the backend's change feed. */
 export interface WatchSource {
   readonly backend: Pick<SessionBackend, "subscribe">;
   get(id: string): Promise<WatchedSession | undefined>;
+  read(id: string, options: ReadOptions): Promise<EventPage>;
 }
 
-/** What a watch needs of a session as read. */
+/** What a watch needs of a session when it starts. */
 export interface WatchedSession {
   readonly header: SessionHeader;
   readonly nextSeq: number;
-  eventsBetween(from: number, to?: number): readonly SessionEvent[];
 }
 
 /** How a watch starts and stops. */
@@ -76,7 +78,10 @@ export class SessionWatch implements AsyncIterableIterator<WatchBatch> {
     this.#store = store;
     this.sessionId = sessionId;
     this.#signal = options.signal;
-    this.#maxBatch = Math.max(1, options.maxBatchEvents ?? DEFAULT_WATCH_BATCH);
+    this.#maxBatch = Math.min(
+      MAX_READ_LIMIT,
+      Math.max(1, options.maxBatchEvents ?? DEFAULT_WATCH_BATCH),
+    );
     this.#unsubscribe = store.backend.subscribe(sessionId, () => this.#poke());
     this.#signal?.addEventListener("abort", this.#onAbort);
     this.ready = (async () => {
@@ -136,33 +141,35 @@ export class SessionWatch implements AsyncIterableIterator<WatchBatch> {
         continue;
       }
       this.#dirty = false;
-      let session: WatchedSession | undefined;
+      let page: EventPage | undefined;
       try {
-        session = await this.#store.get(this.sessionId);
+        page = await this.#store.read(this.sessionId, {
+          fromSeq: this.#next,
+          limit: this.#maxBatch,
+        });
       } catch (error) {
-        this.#finish();
-        throw error;
+        if (!(error instanceof StorageError && error.code === "SESSION_NOT_FOUND")) {
+          this.#finish();
+          throw error;
+        }
       }
       if (this.#done) return { done: true, value: undefined };
-      if (
-        session === undefined ||
-        !isDeepStrictEqual(session.header, this.#header) ||
-        session.nextSeq < this.#seen
-      ) {
+      // Gone, or deleted and created anew (another header, or shorter than what was delivered).
+      const shorter = page?.pastEnd === true && this.#next <= this.#seen;
+      if (page === undefined || shorter || !isDeepStrictEqual(page.header, this.#header)) {
         this.#finish();
         return {
           done: false,
           value: { sessionId: this.sessionId, events: [], nextSeq: this.#next, deleted: true },
         };
       }
-      this.#seen = session.nextSeq;
-      if (session.nextSeq > this.#next) {
-        const end = Math.min(session.nextSeq, this.#next + this.#maxBatch);
-        const events = session.eventsBetween(this.#next, end);
-        this.#next = end;
+      if (page.events.length > 0) {
+        this.#next = page.nextSeq;
+        this.#seen = Math.max(this.#seen, page.nextSeq);
         // More is waiting: the next call reads again without waiting for a notification.
-        if (end < session.nextSeq) this.#dirty = true;
-        return { done: false, value: { sessionId: this.sessionId, events, nextSeq: end } };
+        if (!page.done) this.#dirty = true;
+        const batch = { sessionId: this.sessionId, events: page.events, nextSeq: page.nextSeq };
+        return { done: false, value: batch };
       }
     }
   }

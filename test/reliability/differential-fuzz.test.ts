@@ -120,12 +120,12 @@ async function writeAndRead(
     await reader.importLog(exported, { sessionId: "copy" });
     let script: unknown;
     try {
-      script = deriveReplayScript(loaded.events, "s");
+      script = deriveReplayScript(await loaded.readEvents(), "s");
     } catch (error) {
       script = (error as { code?: unknown }).code;
     }
     return {
-      events: loaded.events,
+      events: await loaded.readEvents(),
       exported,
       listed: (await reader.list()).sessions.map((s) => s.header.id),
       messages: loaded.deriveMessages(),

@@ -68,7 +68,8 @@ async function writer(): Promise<void> {
   const store = new SessionStore({ backend });
   const session = (await store.get(id as string)) ?? (await store.create(id as string));
   let lastTurn = 0;
-  for (const event of session.events) if (event.type === "turn/start") lastTurn = event.data.turn;
+  for (const event of await session.readEvents())
+    if (event.type === "turn/start") lastTurn = event.data.turn;
   printLine(`ready ${session.nextSeq}`);
   const rng = new Prng(seed ^ 0x5eed);
   for (const turn of syntheticTurns(seed, SHAPE, session.nextSeq, lastTurn + 1)) {
@@ -218,10 +219,10 @@ if (process.env[CHILD_FLAG] === "1") {
         await store.close();
         continue;
       }
-      const asRead = read.events;
+      const asRead = await read.readEvents();
       // Then the next writer: the log opens, repaired.
       const session = await store.openForWriting(id);
-      const events = session.events;
+      const events = await session.readEvents();
       expect(events.slice(0, asRead.length)).toEqual(asRead);
       for (const [seq, event] of events.entries()) expect(event.seq).toBe(seq);
       for (const ack of acked) {
@@ -250,7 +251,7 @@ if (process.env[CHILD_FLAG] === "1") {
       }
       // A second reopen sees the same log: the repair was stored.
       const again = new SessionStore({ backend: await openBackend(kind, location, "fsync") });
-      expect((await again.load(id)).events).toEqual(events);
+      expect(await (await again.load(id)).readEvents()).toEqual(events);
       await again.close();
     }
     const final = new SessionStore({ backend: await openBackend(kind, location, "fsync") });

@@ -66,7 +66,7 @@ function lastTurnEnd(events: readonly SessionEvent[]): number {
 async function load(open: () => Promise<SessionStore>): Promise<SessionEvent[] | string> {
   const store = await open();
   try {
-    return [...(await store.openForWriting(ID)).events];
+    return [...(await (await store.openForWriting(ID)).readEvents())];
   } catch (error) {
     if (error instanceof StorageError) return error.code;
     throw error;

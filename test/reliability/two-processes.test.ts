@@ -122,7 +122,8 @@ async function child(): Promise<void> {
     process.stdout.write(`ready ${role}\n`);
     await go();
     let lastTurn = 0;
-    for (const event of session.events) if (event.type === "turn/start") lastTurn = event.data.turn;
+    for (const event of await session.readEvents())
+      if (event.type === "turn/start") lastTurn = event.data.turn;
     // Computed from what this process saw before "go": stale for the loser once the winner wrote.
     const planned = turnsFor(name, session.nextSeq, lastTurn + 1, 2).flatMap(batches);
     const deadline = Date.now() + 20_000;
@@ -286,7 +287,7 @@ if (process.env[CHILD_FLAG] === "1") {
         await second.close();
         await first.close();
         const reopened = new SessionStore({ backend: await openBackend(kind, location) });
-        const stored = (await reopened.load("interleaved")).events;
+        const stored = await (await reopened.load("interleaved")).readEvents();
         await reopened.close();
         console.log(
           `R5 ${kind} interleaved: the writer acknowledged ${acknowledged} events; the reader's read returned ${seen.nextSeq} and the store now holds ${stored.length}`,
@@ -312,7 +313,7 @@ if (process.env[CHILD_FLAG] === "1") {
             const id = `${name}-${k}`;
             const expected = turnsFor(id, 0, 1, TURNS_PER_SESSION).flat();
             const session = await store.load(id);
-            expect(session.events).toEqual(expected);
+            expect(await session.readEvents()).toEqual(expected);
             expect(storedSeqs(kind, location, id)).toEqual(expected.map((e) => e.seq));
             events += expected.length;
           }
@@ -347,7 +348,7 @@ if (process.env[CHILD_FLAG] === "1") {
           ...turnsFor(winner.name, seed.length, 2, 2).flatMap(batches).slice(0, winner.ok).flat(),
         ];
         const store = new SessionStore({ backend: await openBackend(kind, location) });
-        expect((await store.load(SHARED)).events).toEqual(expected);
+        expect(await (await store.load(SHARED)).readEvents()).toEqual(expected);
         await store.close();
         expect(storedSeqs(kind, location, SHARED)).toEqual(expected.map((e) => e.seq));
         console.log(

@@ -1,4 +1,6 @@
 // `seedline show ID [--follow]`: a stored session as a readable timeline, the seed boundary marked; followed, what lands next.
+import type { SessionHeader } from "../../generated.js";
+import type { Session } from "../../store/session-store.js";
 import { type CommandSpec, EXIT_OK } from "../command.js";
 import { followSession, interruption } from "../follow.js";
 import type { Output } from "../output.js";
@@ -46,7 +48,13 @@ lands on a line of its own (NDJSON; streamed text as {kind: "chunk", stream, tex
     if (!storeExists(url)) throw noStore(id, url);
     const json = args.values.json === true;
     if (args.values.follow !== true) {
-      const timeline = await withStore(url, async (store) => buildTimeline(await store.load(id)));
+      const timeline = await withStore(url, async (store) => {
+        const session = await store.load(id);
+        return buildTimeline({
+          ...sourceOf(session),
+          events: await session.readEvents({ toSeq: session.nextSeq }),
+        });
+      });
       if (json) out.out(`${JSON.stringify(timeline, null, 2)}\n`);
       else out.out(new TimelineRenderer(timeline, out.paint).timeline());
       return EXIT_OK;
@@ -57,7 +65,11 @@ lands on a line of its own (NDJSON; streamed text as {kind: "chunk", stream, tex
       await withStore(url, async (store) => {
         const session = await store.load(id);
         const builder = new TimelineBuilder();
-        const printer = printerFor(builder.timeline(session), out, json);
+        const source = {
+          ...sourceOf(session),
+          events: await session.readEvents({ toSeq: session.nextSeq }),
+        };
+        const printer = printerFor(builder.timeline(source), out, json);
         try {
           const end = await followSession(store, id, {
             fromSeq: session.nextSeq,
@@ -107,4 +119,9 @@ function printerFor(timeline: Timeline, out: Output, json: boolean): TimelinePri
     deleted: (sessionId) => out.out(renderer.deleted(sessionId)),
     end: () => out.out(renderer.end()),
   };
+}
+
+/** What a timeline needs of a session besides its events. */
+function sourceOf(session: Session): { header: SessionHeader; openTurn: number | undefined } {
+  return { header: session.header, openTurn: session.openTurn };
 }

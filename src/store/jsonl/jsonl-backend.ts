@@ -49,7 +49,7 @@ import { CHUNK_BYTES, scanLogFile } from "./line-reader.js";
 import { ListIndex } from "./list-index.js";
 import { IndexFile } from "./list-index-file.js";
 import { listLogs } from "./listing.js";
-import type { LogScan } from "./log-reader.js";
+import type { LogScan, ResumePoint } from "./log-reader.js";
 import { RETAINED_STATES, StateCache } from "./state-cache.js";
 
 /** How a JSONL backend writes. */
@@ -124,6 +124,11 @@ export class JsonlBackend implements SessionBackend {
   readonly #files: DurableFiles;
   readonly #locks: LockFiles;
   readonly #chunkBytes: number;
+  /**
+   * Where the last page read of each log ended (keyed by its remembered header, which a log read
+   * anew replaces), so that reading page after page costs each page only.
+   */
+  readonly #pageEnds = new WeakMap<SessionHeader, PageEnd>();
   readonly #copyBytes: number;
   /** What reads and writes left known of logs, a bounded number of them (readers never say they are done). */
   readonly #states: StateCache;
@@ -301,8 +306,9 @@ export class JsonlBackend implements SessionBackend {
    * of a batch, or a dead one) is a torn tail.
    * @throws StorageError FORMAT_UNSUPPORTED, CORRUPT_LOG (location: the file; line; seq).
    */
-  async loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined> {
+  async loadFrom(id: string, fromSeq: number, limit?: number): Promise<StoredSuffix | undefined> {
     this.#assertOpen();
+    if (limit !== undefined) return this.#page(id, fromSeq, limit);
     try {
       // Never the state trusted under the writer lock without a stat: a reader always checks.
       const known = this.#states.get(id);
@@ -790,6 +796,90 @@ export class JsonlBackend implements SessionBackend {
     return { header: whole.header, events: all, tornTail: whole.tornTail, from: 0 };
   }
 
+  /**
+   * One page of `limit` events from `fromSeq` (from 0 when the log is shorter): the file's state
+   * is brought up to date (reading only what grew), then reading starts at the turn marker or the
+   * end of the previous page closest before `fromSeq` and stops after the page's last event.
+   */
+  async #page(id: string, fromSeq: number, limit: number): Promise<StoredSuffix | undefined> {
+    try {
+      const handle = await this.#openFile(id, "r");
+      if (handle === undefined) return undefined;
+      try {
+        const state = await this.#grownState(id, handle);
+        const from = fromSeq <= state.length ? fromSeq : 0;
+        // Only what the state judged intact: lines appended since are read by the next page.
+        const end = Math.min(state.length, from + limit);
+        const events: unknown[] = [];
+        if (from < end) {
+          const start = seekPoint(state, from, this.#pageEnds.get(state.header));
+          await scanLogFile(
+            handle,
+            this.#path(id),
+            (event, line) => {
+              const seq = event.seq as number;
+              if (seq >= from) events.push(event);
+              if (seq + 1 < end) return undefined;
+              this.#pageEnds.set(state.header, { seq: end, end: line.end });
+              return "stop";
+            },
+            this.#chunkBytes,
+            start,
+          );
+        }
+        const tornTail = end === state.length && state.size > state.intactEnd;
+        return { header: state.header, events, tornTail, from };
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      throw refused(error, this.#ownPath(id));
+    }
+  }
+
+  /**
+   * The state of an open log, current: remembered when unchanged, extended by reading only the
+   * bytes after the remembered intact lines when the file grew (and still holds them), else
+   * recovered by reading it whole.
+   */
+  async #grownState(id: string, handle: FileHandle): Promise<FileState> {
+    const trusted = this.#held.get(id)?.state;
+    if (trusted !== undefined) return trusted;
+    const now = fileKey(handle);
+    const known = this.#states.get(id);
+    if (
+      known !== undefined &&
+      known.key === now.key &&
+      now.size > known.size &&
+      (await stillHolds(handle, known))
+    ) {
+      const markers: IndexedMarker[] = [];
+      let lastLine: LogLine | undefined;
+      const scan = await scanLogFile(
+        handle,
+        this.#path(id),
+        (event, line) => {
+          collectMarker(markers, event, line.end);
+          lastLine = line;
+          return undefined;
+        },
+        this.#chunkBytes,
+        known,
+      );
+      const grown: FileState = {
+        ...known,
+        size: scan.end,
+        length: scan.length,
+        intactEnd: scan.intactEnd,
+        markers: markers.length === 0 ? known.markers : known.markers.concat(markers),
+        last: lastLine === undefined ? known.last : lineCheck(lastLine.start, lastLine.text),
+      };
+      if (this.#states.get(id) === known && scan.end === now.size) this.#states.set(id, grown);
+      return grown;
+    }
+    return this.#stateOf(id, handle);
+  }
+
   /** The state of an open log: remembered when the file is unchanged, else recovered by reading it. */
   async #stateOf(id: string, handle: FileHandle): Promise<FileState> {
     const trusted = this.#held.get(id)?.state;
@@ -927,4 +1017,25 @@ function refused(error: unknown, fallback: string): unknown {
   const path = (error as { path?: unknown } | undefined)?.path;
   const named = typeof path === "string" && !path.endsWith(".tmp") ? path : fallback;
   return refusedOr(error, named);
+}
+
+/** The seq of the line after a page and where that line starts. */
+interface PageEnd {
+  readonly seq: number;
+  readonly end: number;
+}
+
+/**
+ * Where to start reading a log to reach `seq`: just past the last turn marker or page end before
+ * it (the line after holds a known seq at a known offset), else just past the header.
+ */
+function seekPoint(state: FileState, seq: number, pageEnd: PageEnd | undefined): ResumePoint {
+  const marker = seq === 0 ? undefined : markerAt(state.markers, seq - 1);
+  let length = marker === undefined ? 0 : marker.seq + 1;
+  let intactEnd = marker === undefined ? state.headerEnd : marker.end;
+  if (pageEnd !== undefined && pageEnd.seq <= seq && pageEnd.seq > length) {
+    length = pageEnd.seq;
+    intactEnd = pageEnd.end;
+  }
+  return { header: state.header, headerEnd: state.headerEnd, length, intactEnd };
 }

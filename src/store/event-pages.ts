@@ -1,0 +1,125 @@
+// Pages of stored events as the store hands them out: read options, checks, and stored logs judged as damage.
+import { InvalidEventError, StorageError, show } from "../errors.js";
+import { type SessionEvent, type SessionHeader, validateSessionHeader } from "../generated.js";
+import { checkFormatVersion } from "../log/format-version.js";
+import { admitEvent } from "../log/invariants.js";
+import type { SessionLog } from "../log/session-log.js";
+
+/** The page size of `read` when none is given. */
+export const DEFAULT_READ_LIMIT = 1000;
+
+/** The largest page `read` returns; longer reads go page by page (`pages`). */
+export const MAX_READ_LIMIT = 10_000;
+
+/** Which events `read` returns. */
+export interface ReadOptions {
+  /** The seq of the first event; 0 when absent. */
+  readonly fromSeq?: number;
+  /** The most events to return: {@link DEFAULT_READ_LIMIT} when absent, at most {@link MAX_READ_LIMIT}. */
+  readonly limit?: number;
+}
+
+/** One page of a session's stored events. */
+export interface EventPage {
+  readonly header: SessionHeader;
+  /** The events from `fromSeq` on, frozen and checked against the schema, at most `limit`. */
+  readonly events: readonly SessionEvent[];
+  /** The seq after the last event returned: where the next page starts. */
+  readonly nextSeq: number;
+  /** Whether the page reaches the end of the stored log (a `fromSeq` at or past the end too). */
+  readonly done: boolean;
+  /** Whether `fromSeq` was past the end of the stored log (then `events` is empty). */
+  readonly pastEnd: boolean;
+  /** Whether a torn tail follows the intact events (only told on the page that reaches the end). */
+  readonly tornTail: boolean;
+}
+
+/**
+ * Checks `read`'s options, the same in the SDK as over the wire.
+ * @throws StorageError INVALID_PARAMS naming `/fromSeq` or `/limit`.
+ */
+export function checkReadOptions(options: ReadOptions): { fromSeq: number; limit: number } {
+  const fromSeq = options.fromSeq ?? 0;
+  if (!Number.isSafeInteger(fromSeq) || fromSeq < 0) {
+    throw invalidParams("/fromSeq", `expected a seq (an integer >= 0), got ${show(fromSeq)}`);
+  }
+  const limit = options.limit ?? DEFAULT_READ_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_READ_LIMIT) {
+    throw invalidParams(
+      "/limit",
+      `expected a limit from 1 to ${MAX_READ_LIMIT}, got ${show(limit)}`,
+    );
+  }
+  return { fromSeq, limit };
+}
+
+/**
+ * Checks the header of a stored log: its format version, then its shape.
+ * @throws StorageError FORMAT_UNSUPPORTED, CORRUPT_LOG naming `location`.
+ */
+export function checkStoredHeader(
+  header: unknown,
+  location: string,
+): asserts header is SessionHeader {
+  checkFormatVersion(header, location);
+  if (!validateSessionHeader(header)) {
+    throw new StorageError(
+      "CORRUPT_LOG",
+      `expected a valid header in ${location}, got ${show(header)}`,
+      { location },
+    );
+  }
+}
+
+/**
+ * Stored events from seq `from`, checked against the schema and frozen in place; with `log`
+ * (which must end at `from`), also checked against the invariants and applied to it.
+ * @throws StorageError CORRUPT_LOG (a broken rule: damage), FORMAT_UNSUPPORTED.
+ */
+export function admitStored(
+  raw: unknown[],
+  from: number,
+  location: string,
+  log?: SessionLog,
+): SessionEvent[] {
+  return asCorruption(location, () => {
+    if (log !== undefined) return log.admit(raw, "parsed");
+    const events = raw as SessionEvent[];
+    for (let i = 0; i < raw.length; i++) events[i] = admitEvent(raw[i], from + i, i, "parsed");
+    return events;
+  });
+}
+
+/**
+ * Checks that a stored log holds at least its header's `seedLength` events.
+ * @throws StorageError CORRUPT_LOG naming `location`.
+ */
+export function checkSeedLength(header: SessionHeader, length: number, location: string): void {
+  if ((header.seedLength ?? 0) <= length) return;
+  throw new StorageError(
+    "CORRUPT_LOG",
+    `expected at least seedLength ${header.seedLength} events in ${location}, got ${length}`,
+    { location },
+  );
+}
+
+/** Runs `read`, turning a broken rule in stored events into CORRUPT_LOG. */
+export function asCorruption<T>(location: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof InvalidEventError) {
+      throw new StorageError(
+        "CORRUPT_LOG",
+        `expected a valid stored log in ${location}: ${error.message}`,
+        { location, seq: error.seq, rule: error.rule },
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+function invalidParams(instancePath: string, message: string): StorageError<"INVALID_PARAMS"> {
+  return new StorageError("INVALID_PARAMS", message, { errors: [{ instancePath, message }] });
+}
