@@ -66,7 +66,7 @@ export function resumeThroughStore(
 }
 
 /** The SQLite floor's statement: only the rows with a surface_op, in seq order. */
-export const SELECT_MESSAGE_ROWS =
+const SELECT_MESSAGE_ROWS =
   "SELECT type, seq, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? AND surface_op IS NOT NULL ORDER BY seq";
 
 /** Selects the session's message-producing rows and builds each event with JSON.parse of its JSON columns. */

@@ -20,7 +20,7 @@ const IN_FLIGHT = 16;
  * Exactly `count` generated events as turn-sized batches: whole turns, the last one cut at
  * `count` (a session still in its turn, as an agent's is while it works).
  */
-export function turnBatches(seed: number, count: number): SessionEvent[][] {
+function turnBatches(seed: number, count: number): SessionEvent[][] {
   const log = syntheticLog(seed, count, "m2");
   const batches: SessionEvent[][] = [];
   let taken = 0;
@@ -34,7 +34,7 @@ export function turnBatches(seed: number, count: number): SessionEvent[][] {
 }
 
 /** Runs `work` on every item, at most `limit` at a time. */
-export async function inPool<T>(
+async function inPool<T>(
   items: readonly T[],
   limit: number,
   work: (item: T) => Promise<void>,
