@@ -22,7 +22,7 @@ export interface Sizes {
   readonly rounds: number;
   /** Events appended by B1 and B2. */
   readonly appendEvents: number;
-  /** Events of the session B3 loads and B4 forks. */
+  /** Events of the session B3 loads, B4 forks and B9 resumes. */
   readonly logEvents: number;
   /** B5: sessions and requests in flight. */
   readonly rpcSessions: number;
@@ -40,6 +40,12 @@ export interface Sizes {
   readonly memoryLogBytes: number;
   /** M1: fresh child processes measured. */
   readonly memoryRuns: number;
+  /** M2: sessions one server has just appended to. */
+  readonly serverSessions: number;
+  /** M2: events appended to each of them, in turn-sized batches. */
+  readonly serverSessionEvents: number;
+  /** M3: events of the session paged through with session/read. */
+  readonly pagedReadEvents: number;
   /** W1, W2: alternating rounds (each a window of `watchWindowMs` / `idleWindowMs`). */
   readonly watchRounds: number;
   /** W1: how long each load shape is driven per measurement, in ms. */
@@ -64,6 +70,9 @@ export const FULL_SIZES: Sizes = {
   deriveEvents: 100_000,
   memoryLogBytes: 100 * 1024 * 1024,
   memoryRuns: 3,
+  serverSessions: 1_000,
+  serverSessionEvents: 2_000,
+  pagedReadEvents: 1_000_000,
   watchRounds: 3,
   watchWindowMs: 6000,
   watchSessions: 500,
@@ -83,6 +92,9 @@ export const QUICK_SIZES: Sizes = {
   deriveEvents: 3_000,
   memoryLogBytes: 4 * 1024 * 1024,
   memoryRuns: 1,
+  serverSessions: 20,
+  serverSessionEvents: 500,
+  pagedReadEvents: 20_000,
   watchRounds: 1,
   watchWindowMs: 1000,
   watchSessions: 20,

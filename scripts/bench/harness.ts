@@ -24,7 +24,7 @@ export interface Spread {
 
 /** One line of the results table: a subject measured against its floor, round by round. */
 export interface BenchRow {
-  /** The quality.md id (B1…B8, M1). */
+  /** The quality.md id (B1…B9, M1…M3, W1, W2). */
   readonly id: string;
   /** What the subject is. */
   readonly what: string;

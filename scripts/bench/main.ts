@@ -16,6 +16,8 @@ import { b7List } from "./b7-list.js";
 import { b7ListScale } from "./b7-list-scale.js";
 import { b7PostgresList } from "./b7-postgres-list.js";
 import { b8Derive } from "./b8-derive.js";
+import { b9PostgresResume } from "./b9-postgres-resume.js";
+import { b9Resume } from "./b9-resume.js";
 import { FULL_SIZES, QUICK_SIZES, type Sizes } from "./fixtures.js";
 import {
   type BenchContext,
@@ -25,6 +27,8 @@ import {
   type SkippedRow,
 } from "./harness.js";
 import { m1Memory } from "./m1-memory.js";
+import { m2ServerRss } from "./m2-server-rss.js";
+import { m3PagedRead } from "./m3-paged-read.js";
 import {
   builtPath,
   REPO_ROOT,
@@ -55,7 +59,11 @@ export function benchmarks(sizes: Sizes): Benchmark[] {
     b7ListScale(sizes),
     b7PostgresList(sizes),
     b8Derive(sizes),
+    b9Resume(sizes),
+    b9PostgresResume(sizes),
     m1Memory(sizes),
+    m2ServerRss(sizes),
+    m3PagedRead(sizes),
     ...WATCH_KINDS.map((kind) => w1WatchLatency(sizes, kind)),
     ...WATCH_KINDS.map((kind) => w2IdleWatches(sizes, kind)),
   ];

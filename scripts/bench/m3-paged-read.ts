@@ -1,0 +1,148 @@
+// M3: the peak resident memory of a spawned server (SQLite store) while a client pages through a very large session with session/read.
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { type SessionHeader, SQLITE_QUERIES } from "../../src/index.js";
+import { rawEventRow, rawSessionRow, rawSqlite, SEED, type Sizes } from "./fixtures.js";
+import { type Benchmark, fmt, row, tempDir } from "./harness.js";
+import { mib, SERVER_RSS_TARGET } from "./m2-server-rss.js";
+import { type ProcMemory, procMemory, procMemoryUnavailable, sampleMemory } from "./proc-memory.js";
+import { spawnSeedline } from "./rpc-clients.js";
+import { SYNTHETIC_EPOCH, syntheticTurns } from "./synthetic-log.js";
+
+const MIB = 1024 * 1024;
+
+/** Events per transaction while filling: keeps the WAL file small. */
+const FILL_COMMIT_EVENTS = 100_000;
+
+/**
+ * Writes one session of whole generated turns, at least `minEvents` events, straight into a new
+ * SQLite store with the backend's own insert statements (no validation, no fsync per commit),
+ * generating turn by turn so that the whole log is never in memory. Returns its event count.
+ */
+function fillLargeSession(path: string, header: SessionHeader, minEvents: number): number {
+  const db = rawSqlite(path, "process");
+  try {
+    const insertSession = db.prepare(SQLITE_QUERIES.insertSession);
+    const insertEvent = db.prepare(SQLITE_QUERIES.insertEvent);
+    const begin = db.prepare("BEGIN IMMEDIATE");
+    const commit = db.prepare("COMMIT");
+    let events = 0;
+    let pending = 0;
+    begin.run();
+    insertSession.run(rawSessionRow(header));
+    for (const turn of syntheticTurns(SEED + 3)) {
+      if (events >= minEvents) break;
+      for (const event of turn) insertEvent.run(rawEventRow(header.id, event));
+      events += turn.length;
+      pending += turn.length;
+      if (pending >= FILL_COMMIT_EVENTS) {
+        commit.run();
+        begin.run();
+        pending = 0;
+      }
+    }
+    commit.run();
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    return events;
+  } finally {
+    db.close();
+  }
+}
+
+export function m3PagedRead(sizes: Sizes): Benchmark {
+  return {
+    id: "M3",
+    title: "server RSS while session/read pages through a very large session",
+    async run(ctx) {
+      const header: SessionHeader = {
+        version: 0,
+        id: "m3",
+        createdAt: SYNTHETIC_EPOCH,
+        cwd: "/work/bench",
+      };
+      const unavailable = procMemoryUnavailable();
+      if (unavailable !== undefined) {
+        const what = `server peak RSS paging through ${sizes.pagedReadEvents} events (sqlite)`;
+        ctx.skip("M3", what, unavailable);
+        return [];
+      }
+      const temp = tempDir("m3");
+      try {
+        const path = join(temp.dir, "store.db");
+        const fillStart = performance.now();
+        const events = fillLargeSession(path, header, sizes.pagedReadEvents);
+        const fileBytes = statSync(path).size;
+        ctx.progress(
+          `M3: ${events} events written (${fmt(fileBytes / MIB)} MiB) in ${fmt((performance.now() - fillStart) / 1000)} s`,
+        );
+        const what = `server peak RSS while session/read pages through ${events} events (sqlite)`;
+        const server = spawnSeedline(`sqlite:${path}`);
+        try {
+          const pid = server.process?.pid;
+          if (pid === undefined)
+            throw new Error("M3: expected a spawned server with a pid, got none");
+          // The server is up and has served a request before anything is read.
+          await server.sessionList({ limit: 1 });
+          const started = procMemory(pid);
+          ctx.progress(`M3: server started at ${mib(started)}; reading every page`);
+          const sampler = sampleMemory(pid);
+          const start = performance.now();
+          let read = 0;
+          let pages = 0;
+          let largestPage = 0;
+          let fromSeq = 0;
+          let peak: ProcMemory;
+          try {
+            // Pages as the server sizes them (no limit: as many events as fit its page).
+            for (;;) {
+              const page = await server.sessionRead({ sessionId: header.id, fromSeq });
+              pages++;
+              read += page.events.length;
+              largestPage = Math.max(largestPage, page.events.length);
+              if (page.done) break;
+              if (page.nextSeq <= fromSeq) {
+                throw new Error(
+                  `M3: expected a page to move past seq ${fromSeq}, got nextSeq ${page.nextSeq}`,
+                );
+              }
+              fromSeq = page.nextSeq;
+            }
+          } finally {
+            peak = sampler.stop();
+          }
+          const readMs = performance.now() - start;
+          if (read !== events) throw new Error(`M3: read ${read} of ${events} events`);
+          ctx.progress(`M3: ${pages} pages read in ${fmt(readMs / 1000)} s; greatest ${mib(peak)}`);
+          return [
+            row({
+              id: "M3",
+              what,
+              floor: "context: the server's VmRSS after starting, before the first page",
+              unit: "MiB",
+              ratioOf: "absolute",
+              subject: [peak.hwm / MIB],
+              baseline: [started.rss / MIB],
+              target: SERVER_RSS_TARGET,
+              facts: {
+                store: "sqlite",
+                events,
+                fileBytes,
+                pages,
+                largestPageEvents: largestPage,
+                pageLimit: "none (the server's own page size)",
+                peakSampledRssMiB: Number(fmt(peak.rss / MIB)),
+                startedRssMiB: Number(fmt(started.rss / MIB)),
+                ratioToTarget: Number(fmt(peak.hwm / MIB / SERVER_RSS_TARGET.value)),
+                readSeconds: Number(fmt(readMs / 1000)),
+              },
+            }),
+          ];
+        } finally {
+          await server.close().catch(() => {});
+        }
+      } finally {
+        temp.remove();
+      }
+    },
+  };
+}
