@@ -46,7 +46,7 @@ const say = (message) => process.stdout.write(JSON.stringify({ pid: process.pid,
 try {
   const session = await sessions.openForWriting(id);
   const seq = session.nextSeq;
-  const turn = session.events.filter((event) => event.type === "turn/start").length + 1;
+  const turn = (await session.readEvents()).filter((event) => event.type === "turn/start").length + 1;
   await session.append([
     { type: "turn/start", seq, time: 1, data: { turn, trigger: { kind: "message", source: { kind: "user" } } } },
     { type: "user/message", seq: seq + 1, time: 1, data: { content: [{ type: "text", text: "by " + process.pid }], source: { kind: "user" } }, surfaceOp: "append" },

@@ -50,7 +50,7 @@ if (mode === "store") {
   const [how, sessionId, batches] = args;
   const store = new SessionStore({ backend });
   const session = how === "create" ? await store.create(sessionId) : await store.load(sessionId);
-  let turn = session.events.filter((e) => e.type === "turn/start").length;
+  let turn = (await session.readEvents()).filter((e) => e.type === "turn/start").length;
   send({ ready: true });
   await commands.next();
   try {

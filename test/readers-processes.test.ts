@@ -810,6 +810,12 @@ function readersSuite(kind: Kind): void {
     const rawWatch = (await raw.call("session/watch", { sessionId: id })) as { watchId: string };
     const end = (await a.client.sessionAppend({ sessionId: id, events: simpleTurn(7, 2) })).nextSeq;
     await watch.reach(end);
+    // Both watches have everything before the delete (under load the raw one could lag, read after
+    // the delete, and end with nextSeq 7).
+    await waitFor(
+      () => raw.notifications(rawWatch.watchId).some((n) => n.params.nextSeq === end),
+      "the raw watch to reach the end",
+    );
     expect(await a.client.sessionDelete({ sessionId: id })).toEqual({});
     await watch.finished;
     expect(watch.error).toBeUndefined();
