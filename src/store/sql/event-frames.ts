@@ -60,9 +60,9 @@ export function scanEventRows(rows: Iterable<EventRow>, first: number): ScannedR
 
 /**
  * The seq from which a page read with `LIMIT take` must look up the next `turn/end` before its bad
- * row can be judged: undefined when its own rows settle it (no bad row, a `turn/end` after it, or
- * fewer rows than asked: the end of the log was read), and always for a whole read (`take`
- * undefined). One indexed lookup, only when a page holds a bad row.
+ * row can be judged; undefined when its own rows settle it (no bad row, a `turn/end` after it, or
+ * fewer rows than asked: the end of the log was read), as they always do for a whole read (`take`
+ * undefined). So the one indexed lookup is made only for a full page that holds a bad row.
  */
 export function turnEndLookup(scanned: ScannedRows, take: number | undefined): number | undefined {
   const { bad, lastTurnEnd, count, lastSeq } = scanned;
