@@ -55,20 +55,30 @@ export const POSTGRES_QUERIES = {
    */
   lastTurnMarker: "SELECT seq, type, data\nFROM events\nWHERE session_id = $1 AND seq <= $2 AND type IN ('turn/start', 'turn/end')\nORDER BY seq DESC\nLIMIT 1;",
   /**
-   * Every event row of a session in seq order, each rebuilt as its JSONL line in envelope member
-   * order (type, seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one
+   * The event rows of a session from seq `@fromSeq` on (0 for the whole log) in seq order, at most
+   * `@limit` of them (NULL: no bound), each rebuilt as its JSONL line in envelope member order
+   * (type, seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one
    * JSON.parse per row gives the event with the key order an export must write. A line that does
-   * not parse is a damaged row.
+   * not parse is a damaged row. A range of the primary key: the rows after a page are never read.
    */
-  eventLines: "SELECT\n  seq,\n  type,\n  (\n    '{\"type\":' || to_json(type)::text\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}'\n  )::text AS line\nFROM events\nWHERE session_id = $1\nORDER BY seq;",
+  eventLines: "SELECT\n  seq,\n  type,\n  (\n    '{\"type\":' || to_json(type)::text\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}'\n  )::text AS line\nFROM events\nWHERE session_id = $1 AND seq >= $2\nORDER BY seq\nLIMIT $3::bigint;",
   /**
-   * loadFrom in one statement (one snapshot, one round trip, no lock): the header, with every event
-   * row from seq `@fromSeq` - 1 on rebuilt as its JSONL line as in eventLines. The row before the
-   * first new one proves that the stored log still extends the prefix the reader has. A session
-   * with no such rows gives one row whose event columns are NULL; no session gives no row. Walks
-   * the primary key from `@fromSeq` - 1, so that a reader with nothing new costs an index probe.
+   * The seq of the first turn/end at or after `@fromSeq`: asked only when a page of eventLines
+   * found a damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a
+   * torn tail. Walks the primary key forwards from `@fromSeq` and stops at the first turn/end.
    */
-  sessionFrom: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  e.seq,\n  e.type,\n  (\n    '{\"type\":' || to_json(e.type)::text\n    || ',\"seq\":' || e.seq\n    || ',\"time\":' || e.time\n    || ',\"data\":' || e.data\n    || coalesce(',\"sourceEventSeqs\":' || e.source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || e.surface_op, '')\n    || '}'\n  )::text AS line\nFROM sessions AS s\nLEFT JOIN events AS e ON e.session_id = s.id AND e.seq >= $1::bigint - 1\nWHERE s.id = $2\nORDER BY e.seq;",
+  nextTurnEnd: "SELECT seq\nFROM events\nWHERE session_id = $1 AND seq >= $2 AND type = 'turn/end'\nORDER BY seq\nLIMIT 1;",
+  /**
+   * loadFrom in one statement (one snapshot, one round trip, no lock): the header, with the event
+   * rows from seq `@fromSeq` - 1 on rebuilt as their JSONL lines as in eventLines, at most `@limit`
+   * of them (NULL: no bound). The row before the first new one proves that the stored log still
+   * extends the prefix the reader has. A session with no such rows gives one row whose event
+   * columns are NULL; no session gives no row. The event rows come from a walk of the primary key
+   * from `@fromSeq` - 1 that stops at the limit (in a subquery: a LIMIT over the join would read
+   * and sort every row after it), so that a reader with nothing new costs an index probe and the
+   * rows after a page are never read.
+   */
+  sessionFrom: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  e.seq,\n  e.type,\n  e.line::text AS line\nFROM sessions AS s\nLEFT JOIN (\n  SELECT\n    seq,\n    type,\n    (\n      '{\"type\":' || to_json(type)::text\n      || ',\"seq\":' || seq\n      || ',\"time\":' || time\n      || ',\"data\":' || data\n      || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n      || coalesce(',\"surfaceOp\":' || surface_op, '')\n      || '}'\n    )::text AS line\n  FROM events\n  WHERE session_id = $1 AND seq >= $2::bigint - 1\n  ORDER BY seq\n  LIMIT $3::bigint\n) AS e ON true\nWHERE s.id = $1\nORDER BY e.seq;",
   /**
    * Tells every backend LISTENing on the schema's change channel (`@channel`) that session
    * `@sessionId` may have changed. Run inside each write transaction: PostgreSQL delivers it at
@@ -168,8 +178,9 @@ export const POSTGRES_QUERY_PARAMS = {
   appendPointNotify: ["channel", "sessionId"],
   appendPointNotifyHeld: ["channel", "sessionId", "pid", "key"],
   lastTurnMarker: ["sessionId", "boundary"],
-  eventLines: ["sessionId"],
-  sessionFrom: ["fromSeq", "sessionId"],
+  eventLines: ["sessionId", "fromSeq", "limit"],
+  nextTurnEnd: ["sessionId", "fromSeq"],
+  sessionFrom: ["sessionId", "fromSeq", "limit"],
   notifyChange: ["channel", "sessionId"],
   listenChanges: [],
   insertSession: ["id", "version", "createdAt", "cwd", "parentSession", "seedLength"],
@@ -258,6 +269,9 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "seq", type: "number" },
     { name: "type", type: "string" },
     { name: "line", type: "string | null" },
+  ],
+  nextTurnEnd: [
+    { name: "seq", type: "number" },
   ],
   sessionFrom: [
     { name: "version", type: "number | null" },
@@ -369,6 +383,7 @@ export interface PostgresQueryRows {
     readonly type: string;
     readonly line: string | null;
   };
+  readonly nextTurnEnd: { readonly seq: number };
   readonly sessionFrom: {
     readonly version: number | null;
     readonly id: string | null;

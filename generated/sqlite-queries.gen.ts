@@ -29,13 +29,20 @@ export const SQLITE_QUERIES = {
    */
   lastTurnMarker: "SELECT\n  seq,\n  type,\n  CASE WHEN json_valid(data) THEN json_extract(data, '$.turn') END AS turn\nFROM events\nWHERE session_id = @sessionId AND seq <= @boundary AND type IN ('turn/start', 'turn/end')\nORDER BY seq DESC\nLIMIT 1;",
   /**
-   * The event rows of a session from seq `@fromSeq` on (0 for the whole log) in seq order, each
-   * rebuilt as its JSONL line in envelope member order (type, seq, time, data, then sourceEventSeqs
-   * and surfaceOp when not NULL), so that one JSON.parse per row gives the event with the key order
-   * an export must write. A line that does not parse is a damaged row. A range of the primary key:
-   * reading from the end of the log costs one index probe.
+   * The event rows of a session from seq `@fromSeq` on (0 for the whole log) in seq order, at most
+   * `@limit` of them (-1: no bound), each rebuilt as its JSONL line in envelope member order (type,
+   * seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one JSON.parse per
+   * row gives the event with the key order an export must write. A line that does not parse is a
+   * damaged row. A range of the primary key: reading from the end of the log costs one index probe,
+   * and the rows after a page are never read.
    */
-  eventLines: "SELECT\n  seq,\n  type,\n  '{\"type\":' || json_quote(type)\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}' AS line\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq\nORDER BY seq;",
+  eventLines: "SELECT\n  seq,\n  type,\n  '{\"type\":' || json_quote(type)\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}' AS line\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq\nORDER BY seq\nLIMIT @limit;",
+  /**
+   * The seq of the first turn/end at or after `@fromSeq`: asked only when a page of eventLines
+   * found a damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a
+   * torn tail. Walks the primary key forwards from `@fromSeq` and stops at the first turn/end.
+   */
+  nextTurnEnd: "SELECT seq\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq AND type = 'turn/end'\nORDER BY seq\nLIMIT 1;",
   insertSession: "INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)\nVALUES (@id, @version, @createdAt, @cwd, @parentSession, @seedLength);",
   /** data, sourceEventSeqs and surfaceOp are bound as JSON text ("append" is the JSON string). */
   insertEvent: "INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)\nVALUES (@sessionId, @seq, @type, @time, @data, @sourceEventSeqs, @surfaceOp);",
@@ -110,7 +117,8 @@ export const SQLITE_QUERY_PARAMS = {
   appendPoint: ["sessionId"],
   lastEvent: ["sessionId"],
   lastTurnMarker: ["sessionId", "boundary"],
-  eventLines: ["sessionId", "fromSeq"],
+  eventLines: ["sessionId", "fromSeq", "limit"],
+  nextTurnEnd: ["sessionId", "fromSeq"],
   insertSession: ["id", "version", "createdAt", "cwd", "parentSession", "seedLength"],
   insertEvent: ["sessionId", "seq", "type", "time", "data", "sourceEventSeqs", "surfaceOp"],
   copyEventPrefix: ["childId", "sourceId", "boundary"],
@@ -158,6 +166,7 @@ export interface SqliteQueryRows {
     readonly turn: SqliteScalar;
   };
   readonly eventLines: { readonly seq: number; readonly type: string; readonly line: SqliteScalar };
+  readonly nextTurnEnd: { readonly seq: number };
   readonly listSessions: {
     readonly version: number;
     readonly id: string;

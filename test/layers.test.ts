@@ -93,6 +93,16 @@ describe("src/ layers", () => {
     expect(direct).toEqual([]);
   });
 
+  // Seen failing with `import type { PoolClient } from "pg"` planted in src/store/sql/core.ts.
+  it("keeps the SQL core shared by the SQL backends free of database drivers", () => {
+    const core = sourceFiles(join(SRC, "store", "sql"));
+    expect(core.length).toBeGreaterThan(3);
+    const drivers = core
+      .filter((path) => /from\s+["'](?:better-sqlite3|pg)["']/.test(readFileSync(path, "utf8")))
+      .map((path) => relative(SRC, path));
+    expect(drivers).toEqual([]);
+  });
+
   it("has no import cycle", () => {
     expect(cyclesOf(graph)).toEqual([]);
   });

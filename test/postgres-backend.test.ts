@@ -13,6 +13,7 @@ import {
 import { PostgresBackend } from "../src/store/postgres/postgres-backend.js";
 import { SessionStore } from "../src/store/session-store.js";
 import { balancedLog, simpleTurn, TIME } from "./builders.js";
+import { runLoadFromPages } from "./contract/loadfrom-pages.js";
 import { corpusLogs } from "./corpus.js";
 import {
   describePostgres,
@@ -779,5 +780,11 @@ describePostgres("PostgreSQL backend", () => {
       const rows = await sql("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [second]);
       return rows.length === 0 ? true : undefined;
     }, 20_000);
+  });
+
+  // Pages of loadFrom read with a LIMIT: the cases shared with the SQLite backend.
+  runLoadFromPages(async () => {
+    const h = await harness();
+    return { backend: await h.open(), garble: h.tamper.garble, tearTail: h.tamper.tearTail };
   });
 });

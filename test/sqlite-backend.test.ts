@@ -12,6 +12,7 @@ import type { StoredSuffix } from "../src/store/backend.js";
 import { SessionStore } from "../src/store/session-store.js";
 import { SqliteBackend } from "../src/store/sqlite/sqlite-backend.js";
 import { balancedLog, simpleTurn, TIME, turnEnd, turnStart, userMessage } from "./builders.js";
+import { runLoadFromPages } from "./contract/loadfrom-pages.js";
 import { corpusLogs } from "./corpus.js";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -648,6 +649,30 @@ describe("reading what is new and watching, two backends on one file", () => {
     expect(await memory.delete("p")).toBe(false);
     expect([parent.calls, child.calls]).toEqual([5, 1]);
   });
+});
+
+// Pages of loadFrom read with a LIMIT: the cases shared with the PostgreSQL backend.
+runLoadFromPages(async () => {
+  const { path, backend } = await fresh();
+  /** Runs one raw statement on the database file, as another program damaging it would. */
+  const edit = async (sql: string, ...params: unknown[]) => {
+    raw(path, (db) => db.prepare(sql).run(...params));
+  };
+  return {
+    backend,
+    garble: (id, seq) =>
+      edit(
+        "UPDATE events SET data = '#' || substr(data, 2) WHERE session_id = ? AND seq = ?",
+        id,
+        seq,
+      ),
+    tearTail: (id) =>
+      edit(
+        `INSERT INTO events SELECT session_id, seq + 1, 'turn/start', time, '{"turn":', NULL, NULL
+         FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1`,
+        id,
+      ),
+  };
 });
 
 /** A child process running the store over the SQLite backend, driven line by line over stdio. */

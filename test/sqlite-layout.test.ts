@@ -178,7 +178,13 @@ describe("generated SQLite layout", () => {
     // loadFrom with nothing new reads one row (the one before fromSeq): a range of the key. With
     // the queries as they were (eventLines without @fromSeq) this failed: the plan was
     // "(session_id=?)", a read of the whole log.
-    expect(plan(SQLITE_QUERIES.eventLines, { sessionId: "s", fromSeq: 5 })).toMatch(
+    for (const limit of [-1, 10]) {
+      expect(plan(SQLITE_QUERIES.eventLines, { sessionId: "s", fromSeq: 5, limit })).toMatch(
+        /^SEARCH events USING INDEX \S+ \(session_id=\? AND seq>\?\)$/,
+      );
+    }
+    // The lookup a page with a bad row makes walks the same key forwards, no sort.
+    expect(plan(SQLITE_QUERIES.nextTurnEnd, { sessionId: "s", fromSeq: 5 })).toMatch(
       /^SEARCH events USING INDEX \S+ \(session_id=\? AND seq>\?\)$/,
     );
     const heads = plan(SQLITE_QUERIES.watchedHeads, { ids: '["a","b"]' });

@@ -84,10 +84,11 @@ ORDER BY seq DESC
 LIMIT 1;
 
 -- name: eventLines
--- Every event row of a session in seq order, each rebuilt as its JSONL line in envelope member
--- order (type, seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one
--- JSON.parse per row gives the event with the key order an export must write. A line that does
--- not parse is a damaged row.
+-- The event rows of a session from seq @fromSeq on (0 for the whole log) in seq order, at most
+-- @limit of them (NULL: no bound), each rebuilt as its JSONL line in envelope member order (type,
+-- seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one JSON.parse per
+-- row gives the event with the key order an export must write. A line that does not parse is a
+-- damaged row. A range of the primary key: the rows after a page are never read.
 SELECT
   seq,
   type,
@@ -101,15 +102,29 @@ SELECT
     || '}'
   )::text AS line
 FROM events
-WHERE session_id = @sessionId
-ORDER BY seq;
+WHERE session_id = @sessionId AND seq >= @fromSeq
+ORDER BY seq
+LIMIT @limit::bigint;
+
+-- name: nextTurnEnd
+-- The seq of the first turn/end at or after @fromSeq: asked only when a page of eventLines found a
+-- damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail.
+-- Walks the primary key forwards from @fromSeq and stops at the first turn/end.
+SELECT seq
+FROM events
+WHERE session_id = @sessionId AND seq >= @fromSeq AND type = 'turn/end'
+ORDER BY seq
+LIMIT 1;
 
 -- name: sessionFrom
--- loadFrom in one statement (one snapshot, one round trip, no lock): the header, with every event
--- row from seq @fromSeq - 1 on rebuilt as its JSONL line as in eventLines. The row before the first
--- new one proves that the stored log still extends the prefix the reader has. A session with no
--- such rows gives one row whose event columns are NULL; no session gives no row. Walks the primary
--- key from @fromSeq - 1, so that a reader with nothing new costs an index probe.
+-- loadFrom in one statement (one snapshot, one round trip, no lock): the header, with the event
+-- rows from seq @fromSeq - 1 on rebuilt as their JSONL lines as in eventLines, at most @limit of
+-- them (NULL: no bound). The row before the first new one proves that the stored log still extends
+-- the prefix the reader has. A session with no such rows gives one row whose event columns are
+-- NULL; no session gives no row. The event rows come from a walk of the primary key from
+-- @fromSeq - 1 that stops at the limit (in a subquery: a LIMIT over the join would read and sort
+-- every row after it), so that a reader with nothing new costs an index probe and the rows after a
+-- page are never read.
 SELECT
   s.version,
   s.id,
@@ -119,17 +134,26 @@ SELECT
   s.seed_length AS "seedLength",
   e.seq,
   e.type,
-  (
-    '{"type":' || to_json(e.type)::text
-    || ',"seq":' || e.seq
-    || ',"time":' || e.time
-    || ',"data":' || e.data
-    || coalesce(',"sourceEventSeqs":' || e.source_event_seqs, '')
-    || coalesce(',"surfaceOp":' || e.surface_op, '')
-    || '}'
-  )::text AS line
+  e.line::text AS line
 FROM sessions AS s
-LEFT JOIN events AS e ON e.session_id = s.id AND e.seq >= @fromSeq::bigint - 1
+LEFT JOIN (
+  SELECT
+    seq,
+    type,
+    (
+      '{"type":' || to_json(type)::text
+      || ',"seq":' || seq
+      || ',"time":' || time
+      || ',"data":' || data
+      || coalesce(',"sourceEventSeqs":' || source_event_seqs, '')
+      || coalesce(',"surfaceOp":' || surface_op, '')
+      || '}'
+    )::text AS line
+  FROM events
+  WHERE session_id = @sessionId AND seq >= @fromSeq::bigint - 1
+  ORDER BY seq
+  LIMIT @limit::bigint
+) AS e ON true
 WHERE s.id = @sessionId
 ORDER BY e.seq;
 

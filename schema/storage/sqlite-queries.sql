@@ -45,11 +45,12 @@ ORDER BY seq DESC
 LIMIT 1;
 
 -- name: eventLines
--- The event rows of a session from seq @fromSeq on (0 for the whole log) in seq order, each
--- rebuilt as its JSONL line in envelope member order (type, seq, time, data, then sourceEventSeqs
--- and surfaceOp when not NULL), so that one JSON.parse per row gives the event with the key order
--- an export must write. A line that does not parse is a damaged row. A range of the primary key:
--- reading from the end of the log costs one index probe.
+-- The event rows of a session from seq @fromSeq on (0 for the whole log) in seq order, at most
+-- @limit of them (-1: no bound), each rebuilt as its JSONL line in envelope member order (type,
+-- seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one JSON.parse per
+-- row gives the event with the key order an export must write. A line that does not parse is a
+-- damaged row. A range of the primary key: reading from the end of the log costs one index probe,
+-- and the rows after a page are never read.
 SELECT
   seq,
   type,
@@ -62,7 +63,18 @@ SELECT
     || '}' AS line
 FROM events
 WHERE session_id = @sessionId AND seq >= @fromSeq
-ORDER BY seq;
+ORDER BY seq
+LIMIT @limit;
+
+-- name: nextTurnEnd
+-- The seq of the first turn/end at or after @fromSeq: asked only when a page of eventLines found a
+-- damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail.
+-- Walks the primary key forwards from @fromSeq and stops at the first turn/end.
+SELECT seq
+FROM events
+WHERE session_id = @sessionId AND seq >= @fromSeq AND type = 'turn/end'
+ORDER BY seq
+LIMIT 1;
 
 -- name: insertSession
 INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)

@@ -110,11 +110,18 @@ export interface SessionBackend {
    * takes or waits for the writer lock, and always answers from what is durable in the store now,
    * whichever process wrote it. When the stored log has fewer than `fromSeq` intact events (it was
    * deleted and created again), the answer is the whole log, with `from` 0.
-   * With `limit` (a positive integer) at most `limit` events are returned, a page: fewer than
-   * `limit` means the page reaches the end of the intact log (`tornTail` is only reported then).
-   * The events after the page are neither parsed nor held.
+   *
+   * With `limit` (a positive integer) the answer is one page: at most `limit` intact events from
+   * `from` on, read without reading (or holding in memory) the rows after the page, so that a log
+   * of any length is read page by page, each page asking from the seq after the last. A page of
+   * fewer than `limit` events reaches the end of the intact log; `tornTail` is reported only then
+   * (a full page says false: the next page tells). A page never misses corruption that reading the
+   * whole log would report for a bad row it reaches: a bad row inside the page with a `turn/end`
+   * after it, in the page or later, is CORRUPT_LOG; damage after the page is the next page's to
+   * report. Without `limit` the answer holds every event from `from` on.
    * Returns undefined when there is no such session.
-   * @throws StorageError as `load` does.
+   * @throws StorageError as `load` does; INVALID_PARAMS for a `limit` that is not a positive
+   *   integer (the SQL backends).
    */
   loadFrom(id: string, fromSeq: number, limit?: number): Promise<StoredSuffix | undefined>;
 

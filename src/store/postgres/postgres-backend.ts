@@ -2,22 +2,9 @@
 import { Client, type ClientConfig, Pool, type PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
-import { checkFormatVersion } from "../../log/format-version.js";
-import type {
-  Durability,
-  ListedSession,
-  ListPage,
-  ListQuery,
-  ReleaseLock,
-  SessionBackend,
-  StoredForkPoint,
-  StoredLog,
-  StoredSuffix,
-  Unsubscribe,
-} from "../backend.js";
+import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
-import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
-import { checkListLimit } from "../list-limit.js";
+import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { ChangeListener } from "./change-listener.js";
 import { clientConfig, destroyClient, type PostgresTarget, resolveTarget } from "./connection.js";
@@ -34,20 +21,14 @@ import {
   UNIQUE_VIOLATION,
   unreachable,
 } from "./pg-errors.js";
-import {
-  eventArrays,
-  frameEventRows,
-  headerFromRow,
-  splitSessionFrom,
-  turnMarkerOf,
-} from "./rows.js";
+import { eventArrays, markerOfRow, splitSessionFrom } from "./rows.js";
 import { POSTGRES_TABLES, type PostgresQueryRows, paramsFrom, Queries } from "./statements.js";
 import type { PostgresTimeouts } from "./timeouts.js";
 import { lockLost, WriterLocks } from "./writer-locks.js";
 
 /** How a PostgreSQL backend is opened. */
 export interface PostgresBackendOptions {
-  readonly durability?: Durability;
+  readonly durability?: backend.Durability;
   /** The PostgreSQL schema of the store (default: the URL's `?schema=`, else `seedline`). */
   readonly schema?: string;
   /**
@@ -67,8 +48,6 @@ export interface PostgresBackendOptions {
   readonly timeouts?: Partial<PostgresTimeouts>;
 }
 
-/** Lists start strictly after this key: above every stored session (createdAt is a safe integer). */
-const FIRST_PAGE: ListKey = { createdAt: Number.MAX_SAFE_INTEGER + 1, id: "" };
 /** How often a transaction that ran into a serialization failure or deadlock is tried. */
 const ATTEMPTS = 5;
 const RETRY_MS = 20;
@@ -105,13 +84,13 @@ class ListenedClient extends Client {
  * other process's through one LISTEN connection, open while any session has subscribers (see
  * {@link ChangeListener}).
  */
-export class PostgresBackend implements SessionBackend {
+export class PostgresBackend implements backend.SessionBackend {
   readonly kind = "postgres";
   /** The store, for messages: URL without password, and schema. */
   readonly location: string;
   readonly schema: string;
   /** The durability mode this backend commits in (synchronous_commit on or off). */
-  readonly durability: Durability;
+  readonly durability: backend.Durability;
   /** The bounds on every wait for the server this backend runs with. */
   readonly timeouts: PostgresTimeouts;
   readonly #pool: Pool;
@@ -124,7 +103,7 @@ export class PostgresBackend implements SessionBackend {
 
   private constructor(
     target: PostgresTarget,
-    durability: Durability,
+    durability: backend.Durability,
     pool: Pool,
     locks: WriterLocks,
     listener: (hub: ChangeHub) => ChangeListener,
@@ -245,51 +224,58 @@ export class PostgresBackend implements SessionBackend {
     );
   }
 
-  async load(id: string): Promise<StoredLog | undefined> {
+  async load(id: string): Promise<backend.StoredLog | undefined> {
     return this.#read(`load session ${show(id)}`, async (c) => {
       const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
-      checkFormatVersion(row, this.#where(id));
-      const rows = await this.#queries.rows(c, "eventLines", { sessionId: id });
-      const framed = frameEventRows(rows, `table events of ${this.#where(id)}`);
-      return { header: headerFromRow(row), events: framed.events, tornTail: framed.tornTail };
+      const header = sql.readHeader(row, id, this.location);
+      return { header, ...(await this.#frame(c, id, 0, undefined)) };
     });
   }
 
   /**
-   * Reads a session from `fromSeq` on in one statement (sessionFrom: one snapshot, no lock, the
-   * header and the event rows from `fromSeq - 1` on). The row at `fromSeq - 1`, framed with the
-   * rest, proves that the stored log still extends the caller's prefix; when it is missing (the
-   * session was deleted and created again, shorter) the whole log is read, with `from` 0.
+   * Reads a session from `fromSeq` on (at most `limit` events) in one statement when it can
+   * (sessionFrom: one snapshot, no lock, the header and the event rows from `fromSeq - 1` on). The
+   * row at `fromSeq - 1`, framed with the rest, proves that the stored log still extends the
+   * caller's prefix. When it does not (the session was deleted and created again, shorter), when
+   * `fromSeq` is 0, or when a page ends in a bad row that only a later turn/end would make
+   * corruption, the rows are read again in one read transaction, with that lookup.
    * @throws StorageError as `load` does.
    */
-  async loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined> {
-    // A whole log: the load statements send the header once, not once per row.
-    if (fromSeq === 0) {
-      const whole = await this.load(id);
-      return whole === undefined ? undefined : { ...whole, from: 0 };
+  async loadFrom(
+    id: string,
+    fromSeq: number,
+    limit?: number,
+  ): Promise<backend.StoredSuffix | undefined> {
+    const what = `load session ${show(id)} from seq ${fromSeq}`;
+    const { first, take } = sql.pageRead(fromSeq, limit);
+    // From 0 the transaction's statements send the header once, not once per row.
+    if (fromSeq > 0) {
+      const found = await this.#withClient(what, (c) =>
+        this.#queries.rows(c, "sessionFrom", { fromSeq, sessionId: id, limit: take ?? null }),
+      );
+      const split = splitSessionFrom(found);
+      if (split === undefined) return undefined;
+      const header = sql.readHeader(split.header, id, this.location);
+      const scanned = sql.scanEventRows(split.events, first);
+      if (sql.turnEndLookup(scanned, take) === undefined) {
+        const suffix = sql.suffixOf(
+          sql.judgeEventRows(scanned, sql.eventsOf(id, this.location)),
+          fromSeq,
+        );
+        if (suffix !== undefined) return { header, ...suffix };
+      }
     }
-    const first = Math.max(fromSeq - 1, 0);
-    const found = await this.#withClient(`load session ${show(id)} from seq ${fromSeq}`, (c) =>
-      this.#queries.rows(c, "sessionFrom", { fromSeq, sessionId: id }),
-    );
-    const split = splitSessionFrom(found);
-    if (split === undefined) return undefined;
-    checkFormatVersion(split.header, this.#where(id));
-    const framed = frameEventRows(split.events, `table events of ${this.#where(id)}`, first);
-    if (fromSeq > 0 && framed.events.length === 0) {
-      const whole = await this.load(id);
-      return whole === undefined ? undefined : { ...whole, from: 0 };
-    }
-    return {
-      header: headerFromRow(split.header),
-      events: fromSeq > 0 ? framed.events.slice(1) : framed.events,
-      tornTail: framed.tornTail,
-      from: fromSeq,
-    };
+    return this.#read(what, async (c) => {
+      const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
+      if (row === undefined) return undefined;
+      const header = sql.readHeader(row, id, this.location);
+      const suffix = sql.suffixOf(await this.#frame(c, id, first, take), fromSeq);
+      return { header, ...(suffix ?? { ...(await this.#frame(c, id, 0, limit)), from: 0 }) };
+    });
   }
 
-  subscribe(id: string, onChange: () => void): Unsubscribe {
+  subscribe(id: string, onChange: () => void): backend.Unsubscribe {
     this.#assertOpen();
     return this.#changes.subscribe(id, onChange);
   }
@@ -301,22 +287,22 @@ export class PostgresBackend implements SessionBackend {
     return row !== undefined;
   }
 
-  async forkPoint(id: string, boundary: number | undefined): Promise<StoredForkPoint | undefined> {
+  async forkPoint(
+    id: string,
+    boundary: number | undefined,
+  ): Promise<backend.StoredForkPoint | undefined> {
     return this.#read(`read the fork point of session ${show(id)}`, async (c) => {
       const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
-      checkFormatVersion(row, this.#where(id));
+      const header = sql.readHeader(row, id, this.location);
       // The length from the last row's seq: an intact log has no holes (load finds any damage).
       const last = await this.#queries.first(c, "appendPoint", { sessionId: id });
-      const length = typeof last?.lastSeq === "number" ? last.lastSeq + 1 : 0;
+      const length = sql.lengthAfter(last?.lastSeq);
       const at = boundary ?? length - 1;
-      const found =
-        at < 0
-          ? undefined
-          : await this.#queries.first(c, "lastTurnMarker", { sessionId: id, boundary: at });
-      const marker =
-        found === undefined ? undefined : turnMarkerOf(found, `table events of ${this.#where(id)}`);
-      return { header: headerFromRow(row), length, marker };
+      if (at < 0) return { header, length, marker: undefined };
+      const found = await this.#queries.first(c, "lastTurnMarker", { sessionId: id, boundary: at });
+      const marker = found && markerOfRow(found, sql.eventsOf(id, this.location));
+      return { header, length, marker };
     });
   }
 
@@ -335,13 +321,7 @@ export class PostgresBackend implements SessionBackend {
         sourceId,
         boundary,
       });
-      if (copied !== boundary + 1) {
-        throw new StorageError(
-          "CORRUPT_LOG",
-          `expected events 0…${boundary} in table events of ${this.#where(sourceId)} to fork, found ${copied} rows`,
-          { location: `table events of ${this.#where(sourceId)}` },
-        );
-      }
+      sql.checkCopiedPrefix(copied, boundary, sql.eventsOf(sourceId, this.location));
     });
   }
 
@@ -354,41 +334,15 @@ export class PostgresBackend implements SessionBackend {
     });
   }
 
-  async list(query: ListQuery): Promise<ListPage> {
-    checkListLimit(query.limit);
-    const after = query.cursor === undefined ? FIRST_PAGE : decodeCursor(query.cursor);
-    const filter = {
-      cwd: query.cwd,
-      parentSession: query.parentSession,
-      afterCreatedAt: after.createdAt,
-      afterId: after.id,
-      limit: query.limit + 1,
-    };
-    const name =
-      query.parentSession === undefined
-        ? query.cwd === undefined
-          ? "listSessions"
-          : "listSessionsInCwd"
-        : query.cwd === undefined
-          ? "listChildSessions"
-          : "listChildSessionsInCwd";
-    // One statement (one snapshot): each row carries its session's last seq and time.
-    return this.#withClient("list sessions", async (c) => {
-      const rows = await this.#queries.rows(c, name, paramsFrom(name, filter));
-      const sessions: ListedSession[] = [];
-      for (const { lastSeq, lastTime, ...row } of rows.slice(0, query.limit)) {
-        const header = headerFromRow(row);
-        sessions.push(
-          lastSeq === null || lastTime === null
-            ? { header, eventCount: 0 }
-            : { header, eventCount: lastSeq + 1, updatedAt: lastTime },
-        );
-      }
-      const end = sessions.at(-1);
-      return rows.length > query.limit && end !== undefined
-        ? { sessions, nextCursor: encodeCursor(end.header) }
-        : { sessions };
-    });
+  /** Lists in one statement (one snapshot): each row carries its session's last seq and time. */
+  async list(query: backend.ListQuery): Promise<backend.ListPage> {
+    const { name, filter } = sql.listRun(query);
+    const rows = await this.#withClient("list sessions", (c) =>
+      this.#queries.rows(c, name, paramsFrom(name, filter)),
+    );
+    return sql.listPage(rows, query.limit, ({ lastSeq, lastTime, ...row }) =>
+      sql.listedSession(sql.headerFromRow(row), lastSeq, lastTime),
+    );
   }
 
   /**
@@ -412,7 +366,7 @@ export class PostgresBackend implements SessionBackend {
     return this.#locks.holder(id) === "lost";
   }
 
-  async lock(id: string): Promise<ReleaseLock> {
+  async lock(id: string): Promise<backend.ReleaseLock> {
     this.#assertOpen();
     try {
       return await this.#locks.acquire(id);
@@ -478,7 +432,7 @@ export class PostgresBackend implements SessionBackend {
       if (row?.held !== true) this.#lockGone(id);
       last = row;
     }
-    return typeof last?.lastSeq === "number" ? last.lastSeq + 1 : 0;
+    return sql.lengthAfter(last?.lastSeq);
   }
 
   /**
@@ -523,9 +477,7 @@ export class PostgresBackend implements SessionBackend {
     fromSeq: number,
     events: readonly SessionEvent[],
   ): Promise<void> {
-    events.forEach((event, i) => {
-      if (event.seq !== fromSeq + i) throw seqConflict(id, fromSeq + i, event.seq);
-    });
+    sql.checkBatchSeqs(id, fromSeq, events);
     for (let start = 0; start < events.length; start += INSERT_CHUNK) {
       const chunk = events.slice(start, start + INSERT_CHUNK);
       try {
@@ -574,6 +526,30 @@ export class PostgresBackend implements SessionBackend {
     });
     this.#changes.notify(id);
     return value;
+  }
+
+  /**
+   * Frames the event rows of `id` from seq `first` on, at most `take` of them (undefined: all), on
+   * `c` (in a read transaction: the lookup of the next turn/end sees the same snapshot).
+   */
+  async #frame(
+    c: PoolClient,
+    id: string,
+    first: number,
+    take: number | undefined,
+  ): Promise<sql.FramedLog> {
+    const rows = await this.#queries.rows(c, "eventLines", {
+      sessionId: id,
+      fromSeq: first,
+      limit: take ?? null,
+    });
+    const scanned = sql.scanEventRows(rows, first);
+    const from = sql.turnEndLookup(scanned, take);
+    const next =
+      from === undefined
+        ? undefined
+        : await this.#queries.first(c, "nextTurnEnd", { sessionId: id, fromSeq: from });
+    return sql.judgeEventRows(scanned, sql.eventsOf(id, this.location), next?.seq);
   }
 
   /** Runs `work` in one REPEATABLE READ READ ONLY transaction: several statements, one snapshot. */
@@ -662,10 +638,6 @@ export class PostgresBackend implements SessionBackend {
       throw connectionLost(error, this.location, what, false);
     }
     return c;
-  }
-
-  #where(id: string): string {
-    return `session ${show(id)} in ${this.location}`;
   }
 
   #assertOpen(): void {

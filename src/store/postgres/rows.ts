@@ -1,7 +1,8 @@
 // Rows to values and back for PostgreSQL: a batch as column arrays, turn markers read from data text, sessionFrom rows split.
-import { StorageError, show } from "../../errors.js";
+import { show } from "../../errors.js";
 import type { SessionEvent } from "../../generated.js";
 import type { TurnMarker } from "../../log/invariants.js";
+import { eventMembers, memberValue, turnMarkerOf } from "../sql/core.js";
 import {
   POSTGRES_QUERY_PARAMS,
   POSTGRES_TABLES,
@@ -9,19 +10,8 @@ import {
   type PostgresQueryRows,
 } from "./statements.js";
 
-// Headers and event framing follow the same rules as SQLite rows (NULL means absent; torn tails
-// and corruption judged like JSONL lines), so they are shared rather than restated.
-export { frameEventRows, headerFromRow } from "../sqlite/rows.js";
-
-const { columns, jsonColumns } = POSTGRES_TABLES.events;
-/** Event members stored as JSON text, derived from the layout's JSON columns. */
-const JSON_MEMBERS: ReadonlySet<string> = new Set(
-  Object.entries(columns)
-    .filter(([, column]) => (jsonColumns as readonly string[]).includes(column))
-    .map(([member]) => member),
-);
-/** The members insertEvents binds as arrays (all its parameters but the session id). */
-const EVENT_MEMBERS = POSTGRES_QUERY_PARAMS.insertEvents.filter((param) => param !== "sessionId");
+/** The members insertEvents binds as arrays besides the session id. */
+const EVENT_MEMBERS = eventMembers(POSTGRES_QUERY_PARAMS.insertEvents, POSTGRES_TABLES.events);
 
 /**
  * The insertEvents parameters of a batch: one array per member, in batch order, JSON members as
@@ -33,22 +23,17 @@ export function eventArrays(
 ): PostgresQueryParams<"insertEvents"> {
   const params: Record<string, unknown> = { sessionId };
   for (const member of EVENT_MEMBERS) {
-    const json = JSON_MEMBERS.has(member);
-    params[member] = events.map((event) => {
-      const value = (event as unknown as Record<string, unknown>)[member];
-      if (value === undefined) return null;
-      return json ? JSON.stringify(value) : value;
-    });
+    params[member.member] = events.map((event) => memberValue(event, member));
   }
   return params as PostgresQueryParams<"insertEvents">;
 }
 
 /**
- * The turn marker a lastTurnMarker row names: its `turn` is read from the data text, so that a
- * damaged row is reported rather than failing the query.
+ * The turn marker a lastTurnMarker row names: its `turn` is read from the data text here, so that
+ * a damaged row is reported rather than failing the query.
  * @throws StorageError CORRUPT_LOG naming `location` and the seq when the data has no turn number.
  */
-export function turnMarkerOf(
+export function markerOfRow(
   row: PostgresQueryRows["lastTurnMarker"],
   location: string,
 ): TurnMarker {
@@ -58,18 +43,7 @@ export function turnMarkerOf(
   } catch {
     turn = undefined;
   }
-  if (
-    typeof turn !== "number" ||
-    !Number.isSafeInteger(turn) ||
-    (row.type !== "turn/start" && row.type !== "turn/end")
-  ) {
-    throw new StorageError(
-      "CORRUPT_LOG",
-      `expected a turn marker with a turn number at seq ${row.seq} of ${location}, found ${show(row.data)}`,
-      { location, seq: row.seq },
-    );
-  }
-  return { seq: row.seq, type: row.type, turn };
+  return turnMarkerOf(row, turn, location, show(row.data));
 }
 
 /** A sessionFrom answer split in two: the header columns, and the event rows in seq order. */

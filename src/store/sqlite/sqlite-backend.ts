@@ -1,37 +1,23 @@
 // The SQLite backend (better-sqlite3): layout 4, version policy on open, group commit, per-session lock files, change polling.
 import Database from "better-sqlite3";
-import { StorageError, show } from "../../errors.js";
 import { type SessionEvent, type SessionHeader, SQLITE_PRAGMAS } from "../../generated.js";
-import { checkFormatVersion } from "../../log/format-version.js";
-import type {
-  Durability,
-  ListedSession,
-  ListPage,
-  ListQuery,
-  ReleaseLock,
-  SessionBackend,
-  StoredForkPoint,
-  StoredLog,
-  StoredSuffix,
-  Unsubscribe,
-} from "../backend.js";
+import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
-import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
-import { checkListLimit } from "../list-limit.js";
 import { LockFiles } from "../lock-files.js";
+import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { refusedOr } from "../storage-refusal.js";
 import { ChangePoller } from "./change-poller.js";
 import { FileGuard } from "./file-guard.js";
 import { GroupCommit, type WriteStats } from "./group-commit.js";
-import { eventParams, type FramedLog, frameEventRows, headerFromRow } from "./rows.js";
+import { eventParams } from "./rows.js";
 import { paramsFrom, type SqliteQueryRows, Statements } from "./statements.js";
 import { asStorageError, inspectDatabase, isPrivate, stampNewDatabase } from "./version-policy.js";
 
 /** How a SQLite backend is opened. */
 export interface SqliteBackendOptions {
-  readonly durability?: Durability;
+  readonly durability?: backend.Durability;
   /**
    * How often, in milliseconds, a backend with subscribers asks the database whether another
    * connection committed (`PRAGMA data_version`); 25 by default. Bounds how late a subscriber hears
@@ -41,9 +27,6 @@ export interface SqliteBackendOptions {
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 25;
-
-/** Lists start strictly after this key: above every stored session (createdAt is a safe integer). */
-const FIRST_PAGE: ListKey = { createdAt: Number.MAX_SAFE_INTEGER + 1, id: "" };
 
 /**
  * Sessions in one SQLite database (layout 4 of schema/storage/sqlite-layout.json): a `sessions` row
@@ -65,7 +48,7 @@ const FIRST_PAGE: ListKey = { createdAt: Number.MAX_SAFE_INTEGER + 1, id: "" };
  * permission or a read-only file system fails an operation with STORAGE_REFUSED (location: the
  * file, or the lock file); the transaction is rolled back, and the same write can be retried.
  */
-export class SqliteBackend implements SessionBackend {
+export class SqliteBackend implements backend.SessionBackend {
   readonly kind = "sqlite";
   /** The database file (or `:memory:`). */
   readonly path: string;
@@ -81,12 +64,12 @@ export class SqliteBackend implements SessionBackend {
   readonly #guard: FileGuard | undefined;
   #closed = false;
   /** The durability mode this backend commits in. */
-  readonly durability: Durability;
+  readonly durability: backend.Durability;
 
   private constructor(
     path: string,
     db: Database.Database,
-    durability: Durability,
+    durability: backend.Durability,
     pollIntervalMs: number,
     guard: FileGuard | undefined,
   ) {
@@ -188,41 +171,32 @@ export class SqliteBackend implements SessionBackend {
     this.#changes.notify(id);
   }
 
-  async load(id: string): Promise<StoredLog | undefined> {
+  async load(id: string): Promise<backend.StoredLog | undefined> {
     return this.#read(() => {
       const row = this.#statements.get("sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
-      checkFormatVersion(row, this.#where(id));
-      const framed = this.#frame(id, 0);
-      return { header: headerFromRow(row), events: framed.events, tornTail: framed.tornTail };
+      const header = sql.readHeader(row, id, this.path);
+      return { header, ...this.#frame(id, 0, undefined) };
     });
   }
 
   /**
-   * Reads the header and the rows from `fromSeq - 1` on, in one read transaction on this
-   * backend's connection (no writer lock). When nothing is new that is two primary-key probes.
+   * Reads the header and the rows from `fromSeq - 1` on (at most `limit` after it), in one read
+   * transaction on this backend's connection (no writer lock). When nothing is new that is two
+   * primary-key probes.
    */
-  async loadFrom(id: string, fromSeq: number): Promise<StoredSuffix | undefined> {
+  async loadFrom(
+    id: string,
+    fromSeq: number,
+    limit?: number,
+  ): Promise<backend.StoredSuffix | undefined> {
+    const { first, take } = sql.pageRead(fromSeq, limit);
     return this.#read(() => {
       const row = this.#statements.get("sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
-      checkFormatVersion(row, this.#where(id));
-      const header = headerFromRow(row);
-      if (fromSeq > 0) {
-        // The row before fromSeq comes too: intact, it shows the stored log still reaches the
-        // prefix the caller knows; missing or damaged, the log is not the one the caller read.
-        const framed = this.#frame(id, fromSeq - 1);
-        if (framed.events.length > 0) {
-          return {
-            header,
-            events: framed.events.slice(1),
-            tornTail: framed.tornTail,
-            from: fromSeq,
-          };
-        }
-      }
-      const framed = this.#frame(id, 0);
-      return { header, events: framed.events, tornTail: framed.tornTail, from: 0 };
+      const header = sql.readHeader(row, id, this.path);
+      const suffix = sql.suffixOf(this.#frame(id, first, take), fromSeq);
+      return { header, ...(suffix ?? { ...this.#frame(id, 0, limit), from: 0 }) };
     });
   }
 
@@ -230,7 +204,7 @@ export class SqliteBackend implements SessionBackend {
    * Subscribes to changes of session `id`: this backend's own writes once they have committed, and
    * other connections' (other processes') commits within about `pollIntervalMs`.
    */
-  subscribe(id: string, onChange: () => void): Unsubscribe {
+  subscribe(id: string, onChange: () => void): backend.Unsubscribe {
     this.#assertOpen();
     return this.#changes.subscribe(id, onChange);
   }
@@ -239,11 +213,14 @@ export class SqliteBackend implements SessionBackend {
     return this.#read(() => this.#statements.get("sessionExists", { sessionId: id }) !== undefined);
   }
 
-  async forkPoint(id: string, boundary: number | undefined): Promise<StoredForkPoint | undefined> {
+  async forkPoint(
+    id: string,
+    boundary: number | undefined,
+  ): Promise<backend.StoredForkPoint | undefined> {
     return this.#read(() => {
       const row = this.#statements.get("sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
-      checkFormatVersion(row, this.#where(id));
+      const header = sql.readHeader(row, id, this.path);
       // The length from the last row's seq: an intact log has no holes (load finds any damage).
       const length = this.#nextSeq(id);
       const at = boundary ?? length - 1;
@@ -251,22 +228,11 @@ export class SqliteBackend implements SessionBackend {
         at < 0
           ? undefined
           : this.#statements.get("lastTurnMarker", { sessionId: id, boundary: at });
-      if (found === undefined) return { header: headerFromRow(row), length, marker: undefined };
-      if (
-        typeof found.turn !== "number" ||
-        (found.type !== "turn/start" && found.type !== "turn/end")
-      ) {
-        throw new StorageError(
-          "CORRUPT_LOG",
-          `expected a turn marker with a turn number at seq ${found.seq} of table events of ${this.#where(id)}, found a damaged row`,
-          { location: `table events of ${this.#where(id)}`, seq: found.seq },
-        );
-      }
-      return {
-        header: headerFromRow(row),
-        length,
-        marker: { seq: found.seq, type: found.type, turn: found.turn },
-      };
+      const marker =
+        found === undefined
+          ? undefined
+          : sql.turnMarkerOf(found, found.turn, sql.eventsOf(id, this.path), "a damaged row");
+      return { header, length, marker };
     });
   }
 
@@ -282,13 +248,7 @@ export class SqliteBackend implements SessionBackend {
         sourceId,
         boundary,
       });
-      if (copied !== boundary + 1) {
-        throw new StorageError(
-          "CORRUPT_LOG",
-          `expected events 0…${boundary} in table events of ${this.#where(sourceId)} to fork, found ${copied} rows`,
-          { location: `table events of ${this.#where(sourceId)}` },
-        );
-      }
+      sql.checkCopiedPrefix(copied, boundary, sql.eventsOf(sourceId, this.path));
     });
     this.#changes.notify(header.id);
   }
@@ -304,39 +264,15 @@ export class SqliteBackend implements SessionBackend {
     this.#changes.notify(id);
   }
 
-  async list(query: ListQuery): Promise<ListPage> {
-    checkListLimit(query.limit);
-    const after = query.cursor === undefined ? FIRST_PAGE : decodeCursor(query.cursor);
-    const filter = {
-      cwd: query.cwd,
-      parentSession: query.parentSession,
-      afterCreatedAt: after.createdAt,
-      afterId: after.id,
-      limit: query.limit + 1,
-    };
-    const name =
-      query.parentSession === undefined
-        ? query.cwd === undefined
-          ? "listSessions"
-          : "listSessionsInCwd"
-        : query.cwd === undefined
-          ? "listChildSessions"
-          : "listChildSessionsInCwd";
-    return this.#read(() => {
-      const rows = this.#statements.all(name, paramsFrom(name, filter));
-      const page = rows.slice(0, query.limit);
-      const sessions = page.map((row): ListedSession => {
-        const header = headerFromRow(row);
-        const last = this.#statements.get("lastEvent", { sessionId: header.id });
-        return last === undefined
-          ? { header, eventCount: 0 }
-          : { header, eventCount: last.seq + 1, updatedAt: last.time };
-      });
-      const end = sessions.at(-1);
-      return rows.length > query.limit && end !== undefined
-        ? { sessions, nextCursor: encodeCursor(end.header) }
-        : { sessions };
-    });
+  /** Lists from the session rows, with one primary-key probe of each listed session's last event. */
+  async list(query: backend.ListQuery): Promise<backend.ListPage> {
+    const { name, filter } = sql.listRun(query);
+    return this.#read(() =>
+      sql.listPage(this.#statements.all(name, paramsFrom(name, filter)), query.limit, (row) => {
+        const last = this.#statements.get("lastEvent", { sessionId: row.id });
+        return sql.listedSession(sql.headerFromRow(row), last?.seq, last?.time);
+      }),
+    );
   }
 
   /**
@@ -358,7 +294,7 @@ export class SqliteBackend implements SessionBackend {
     return deleted;
   }
 
-  async lock(id: string): Promise<ReleaseLock> {
+  async lock(id: string): Promise<backend.ReleaseLock> {
     this.#assertOpen();
     if (this.#locks === undefined) return async () => {};
     return this.#locks.acquire(encodeSessionId(id), id);
@@ -421,17 +357,30 @@ export class SqliteBackend implements SessionBackend {
     }
   }
 
-  /** Frames the event rows of `id` from seq `first` on; see {@link frameEventRows}. */
-  #frame(id: string, first: number): FramedLog {
-    const rows = this.#statements.iterate("eventLines", { sessionId: id, fromSeq: first });
-    return frameEventRows(rows, `table events of ${this.#where(id)}`, first);
+  /**
+   * Frames the event rows of `id` from seq `first` on, at most `take` of them (undefined: all);
+   * a page that ends in a bad row looks up the next turn/end to judge it.
+   */
+  #frame(id: string, first: number, take: number | undefined): sql.FramedLog {
+    const rows = this.#statements.iterate("eventLines", {
+      sessionId: id,
+      fromSeq: first,
+      limit: take ?? -1,
+    });
+    const scanned = sql.scanEventRows(rows, first);
+    const from = sql.turnEndLookup(scanned, take);
+    const next =
+      from === undefined
+        ? undefined
+        : this.#statements.get("nextTurnEnd", { sessionId: id, fromSeq: from });
+    return sql.judgeEventRows(scanned, sql.eventsOf(id, this.path), next?.seq);
   }
 
   /** The seq the next event of a stored session takes. @throws StorageError SESSION_NOT_FOUND. */
   #nextSeq(id: string): number {
     const point = this.#statements.get("appendPoint", { sessionId: id });
     if (point === undefined) throw sessionNotFound(id);
-    return typeof point.lastSeq === "number" ? point.lastSeq + 1 : 0;
+    return sql.lengthAfter(point.lastSeq);
   }
 
   #insertSession(header: SessionHeader): void {
@@ -444,8 +393,8 @@ export class SqliteBackend implements SessionBackend {
   }
 
   #insertEvents(id: string, fromSeq: number, events: readonly SessionEvent[]): void {
+    sql.checkBatchSeqs(id, fromSeq, events);
     events.forEach((event, i) => {
-      if (event.seq !== fromSeq + i) throw seqConflict(id, fromSeq + i, event.seq);
       try {
         this.#statements.run("insertEvent", eventParams(id, event));
       } catch (error) {
@@ -455,10 +404,6 @@ export class SqliteBackend implements SessionBackend {
         throw error;
       }
     });
-  }
-
-  #where(id: string): string {
-    return `session ${show(id)} in ${this.path}`;
   }
 
   #assertOpen(): void {

@@ -1,0 +1,27 @@
+// The SQL core both SQL backends share, imported as one namespace: framing, pages, headers, list pages, checks.
+export {
+  type EventRow,
+  type FramedLog,
+  judgeEventRows,
+  type ScannedRows,
+  scanEventRows,
+  turnEndLookup,
+} from "./event-frames.js";
+export { type EventMember, eventMembers, memberValue } from "./event-members.js";
+export {
+  type ListRun,
+  type ListStatement,
+  listedSession,
+  listPage,
+  listRun,
+} from "./list-pages.js";
+export { type PageRead, pageRead, suffixOf } from "./log-pages.js";
+export { checkBatchSeqs, checkCopiedPrefix, turnMarkerOf } from "./row-checks.js";
+export {
+  eventsOf,
+  type HeaderRow,
+  headerFromRow,
+  lengthAfter,
+  readHeader,
+  sessionWhere,
+} from "./session-rows.js";
