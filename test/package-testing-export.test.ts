@@ -44,6 +44,19 @@ defineBackendContract({ describe, it }, {
 });
 `;
 
+/** A backend author's TypeScript, type-checked against the declarations the exports map names. */
+const CONSUMER_TYPES = `
+import { MemoryBackend } from "seedline";
+import { type ContractHarness, defineBackendContract, type TestFunctions } from "seedline/testing";
+
+declare const test: TestFunctions;
+const harness = async (): Promise<ContractHarness> => {
+  const backend = new MemoryBackend();
+  return { open: async () => backend, cleanup: async () => {} };
+};
+defineBackendContract(test, { name: "typed", harness, limits: { noTamper: "none" } });
+`;
+
 describe("the seedline/testing package entry", () => {
   const dir = consumerProject();
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -81,5 +94,25 @@ describe("the seedline/testing package entry", () => {
     expect(count("pass")).toBeGreaterThan(25);
     expect(count("skipped")).toBeGreaterThan(0);
     expect(run.stdout).toContain("skipped: nothing stored to damage");
+  });
+
+  it("type-checks a consumer under NodeNext resolution", () => {
+    writeFileSync(join(dir, "consumer.ts"), CONSUMER_TYPES);
+    const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+    const flags = [
+      "--noEmit",
+      "--strict",
+      "--module",
+      "nodenext",
+      "--moduleResolution",
+      "nodenext",
+    ];
+    const run = spawnSync(
+      process.execPath,
+      [tsc, ...flags, "--skipLibCheck", "--types", "", "consumer.ts"],
+      { cwd: dir, encoding: "utf8" },
+    );
+    expect(run.stdout + run.stderr).toBe("");
+    expect(run.status).toBe(0);
   });
 });
