@@ -5,8 +5,8 @@ import { join } from "node:path";
 
 const ROOT = join(import.meta.dirname, "..");
 
-/** The built files the end-to-end tests run. */
-const REQUIRED = ["dist/src/rpc/stdio-main.js", "dist/src/index.js"];
+/** The built files the end-to-end tests run (and the package entries they import). */
+const REQUIRED = ["dist/src/rpc/stdio-main.js", "dist/src/index.js", "dist/src/testing/index.js"];
 
 export default function setup(): void {
   try {

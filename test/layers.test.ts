@@ -11,6 +11,7 @@ const LAYERS = [
   ["errors.ts", "util/"],
   ["log/"],
   ["store/"],
+  ["testing/"],
   ["replay/"],
   ["rpc/", "client/"],
   ["cli/"],

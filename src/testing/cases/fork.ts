@@ -1,0 +1,115 @@
+// Contract cases for forkPoint and fork: markers at a boundary, prefix copies, independent children.
+import assert from "node:assert/strict";
+import { balancedLog, balancedTurn, header, openTurn, TURN_LENGTH } from "../events.js";
+import { assertStored, rejectsWithCode } from "../expect.js";
+import type { CaseRegistry } from "../registry.js";
+
+/** Two balanced turns (seqs 0…17) and the start of a third (18…21). */
+const OPEN_LOG = [...balancedLog(2), ...openTurn(2 * TURN_LENGTH, 3)];
+
+/** Registers the fork cases. */
+export function forkCases(cases: CaseRegistry): void {
+  cases.add(
+    "forkPoint reports the header, the length and the last turn marker at or before the boundary",
+    async (storage) => {
+      const backend = await storage.open();
+      const h = header("point", { cwd: "/w" });
+      await backend.create(h, OPEN_LOG);
+      const expected = [
+        [undefined, { seq: 18, type: "turn/start", turn: 3 }],
+        [21, { seq: 18, type: "turn/start", turn: 3 }],
+        [18, { seq: 18, type: "turn/start", turn: 3 }],
+        [17, { seq: 17, type: "turn/end", turn: 2 }],
+        [12, { seq: 9, type: "turn/start", turn: 2 }],
+        [8, { seq: 8, type: "turn/end", turn: 1 }],
+        [0, { seq: 0, type: "turn/start", turn: 1 }],
+      ] as const;
+      for (const [boundary, marker] of expected) {
+        const point = await backend.forkPoint("point", boundary);
+        assert.deepStrictEqual(
+          point,
+          { header: h, length: OPEN_LOG.length, marker },
+          `expected forkPoint("point", ${boundary}) to report the marker at seq ${marker.seq}`,
+        );
+      }
+      await backend.create(header("empty"), []);
+      assert.deepStrictEqual(await backend.forkPoint("empty", undefined), {
+        header: header("empty"),
+        length: 0,
+        marker: undefined,
+      });
+    },
+  );
+
+  cases.add(
+    "fork stores the new header with a copy of the source's events 0…boundary",
+    async (storage) => {
+      const backend = await storage.open();
+      await backend.create(header("source"), OPEN_LOG);
+      const child = header("child", {
+        parentSession: "source",
+        seedLength: TURN_LENGTH,
+        cwd: "/c",
+      });
+      await backend.fork("source", TURN_LENGTH - 1, child);
+      await assertStored(backend, "child", child, balancedLog(1));
+      const whole = header("whole", { parentSession: "source" });
+      await backend.fork("source", OPEN_LOG.length - 1, whole);
+      await assertStored(await storage.open(), "whole", whole, OPEN_LOG);
+      await assertStored(backend, "source", header("source"), OPEN_LOG);
+    },
+  );
+
+  cases.add("fork at boundary -1 stores a header-only child", async (storage) => {
+    const backend = await storage.open();
+    await backend.create(header("source"), balancedLog(1));
+    const child = header("bare", { parentSession: "source" });
+    await backend.fork("source", -1, child);
+    await assertStored(backend, "bare", child, []);
+    await backend.create(header("empty"), []);
+    await backend.fork("empty", -1, header("empty-child"));
+    await assertStored(backend, "empty-child", header("empty-child"), []);
+  });
+
+  cases.add(
+    "fork refuses a taken id (SESSION_ALREADY_EXISTS) and a missing source (SESSION_NOT_FOUND), storing nothing",
+    async (storage) => {
+      const backend = await storage.open();
+      await backend.create(header("source"), balancedLog(2));
+      await backend.create(header("taken"), balancedLog(1));
+      await rejectsWithCode(
+        backend.fork("source", 2 * TURN_LENGTH - 1, header("taken")),
+        "SESSION_ALREADY_EXISTS",
+        "a fork onto a taken id",
+      );
+      await assertStored(backend, "taken", header("taken"), balancedLog(1));
+      await rejectsWithCode(
+        backend.fork("missing", -1, header("orphan")),
+        "SESSION_NOT_FOUND",
+        "a fork of a missing source",
+      );
+      assert.equal(
+        await backend.has("orphan"),
+        false,
+        "expected the refused fork to store nothing",
+      );
+    },
+  );
+
+  cases.add(
+    "a forked child keeps its copy when the source grows or is deleted, and grows on its own",
+    async (storage) => {
+      const backend = await storage.open();
+      await backend.create(header("source"), balancedLog(1));
+      const child = header("child", { parentSession: "source", seedLength: TURN_LENGTH });
+      await backend.fork("source", TURN_LENGTH - 1, child);
+      await backend.append("source", TURN_LENGTH, balancedTurn(TURN_LENGTH, 2));
+      await assertStored(backend, "child", child, balancedLog(1));
+      await backend.append("child", TURN_LENGTH, balancedTurn(TURN_LENGTH, 2));
+      await backend.append("child", 2 * TURN_LENGTH, balancedTurn(2 * TURN_LENGTH, 3));
+      await assertStored(backend, "source", header("source"), balancedLog(2));
+      assert.equal(await backend.delete("source"), true);
+      await assertStored(await storage.open(), "child", child, balancedLog(3));
+    },
+  );
+}

@@ -1,0 +1,69 @@
+// Contract cases for load, loadFrom and has: missing sessions, suffixes, a shorter log, own copies.
+import assert from "node:assert/strict";
+import { balancedLog, header, TURN_LENGTH } from "../events.js";
+import { assertStored, assertSuffix } from "../expect.js";
+import type { CaseRegistry } from "../registry.js";
+
+/** Registers the read cases. */
+export function loadCases(cases: CaseRegistry): void {
+  cases.add(
+    "load, loadFrom and forkPoint answer undefined for a missing session; has answers false",
+    async (storage) => {
+      const backend = await storage.open();
+      await backend.create(header("other"), balancedLog(1));
+      assert.equal(await backend.load("missing"), undefined);
+      assert.equal(await backend.loadFrom("missing", 0), undefined);
+      assert.equal(await backend.loadFrom("missing", 3), undefined);
+      assert.equal(await backend.forkPoint("missing", undefined), undefined);
+      assert.equal(await backend.has("missing"), false);
+    },
+  );
+
+  cases.add(
+    "loadFrom answers the events from the asked seq on, none at the end, from any instance",
+    async (storage) => {
+      const writer = await storage.open();
+      const reader = await storage.open();
+      const events = balancedLog(2);
+      await writer.create(header("suffix"), events.slice(0, TURN_LENGTH));
+      await assertSuffix(reader, "suffix", 0, 0, events.slice(0, TURN_LENGTH));
+      await assertSuffix(reader, "suffix", TURN_LENGTH, TURN_LENGTH, []);
+      await writer.append("suffix", TURN_LENGTH, events.slice(TURN_LENGTH));
+      for (const fromSeq of [0, 4, TURN_LENGTH, 2 * TURN_LENGTH - 1, 2 * TURN_LENGTH]) {
+        await assertSuffix(reader, "suffix", fromSeq, fromSeq, events.slice(fromSeq));
+      }
+    },
+  );
+
+  cases.add(
+    "loadFrom answers the whole log with from 0 when the stored log is shorter than the asked seq",
+    async (storage) => {
+      const backend = await storage.open();
+      const h = header("short");
+      await backend.create(h, balancedLog(2));
+      await assertSuffix(backend, "short", 2 * TURN_LENGTH + 1, 0, balancedLog(2));
+      assert.equal(await backend.delete("short"), true);
+      const again = header("short", { cwd: "/again" });
+      await backend.create(again, balancedLog(1));
+      await assertSuffix(backend, "short", 2 * TURN_LENGTH, 0, balancedLog(1));
+      const suffix = await backend.loadFrom("short", 2 * TURN_LENGTH);
+      assert.deepStrictEqual(suffix?.header, again, "expected loadFrom to answer the new header");
+    },
+  );
+
+  cases.add(
+    "keeps its own copies: events changed by the caller after create or after a load leave the stored log as it was",
+    async (storage) => {
+      const backend = await storage.open();
+      const h = header("copies");
+      const given = balancedLog(1);
+      await backend.create(h, given);
+      (given[0] as { time: number }).time = 1;
+      const first = await backend.load("copies");
+      assert.ok(first !== undefined);
+      (first.events[1] as { time: number }).time = 2;
+      (first.header as { createdAt: number }).createdAt = 3;
+      await assertStored(backend, "copies", h, balancedLog(1));
+    },
+  );
+}

@@ -1,0 +1,18 @@
+// The PostgreSQL backend keeps the SessionBackend contract of seedline/testing, one fresh schema per case.
+import { describe, it } from "vitest";
+import { defineBackendContract } from "../src/testing/index.js";
+import { TORN_FORK_POINT, TORN_FORK_POINT_BUG } from "./backend-contract-skips.js";
+import { corpusLogs } from "./corpus.js";
+import { describePostgres, makePostgresHarness } from "./postgres-harness.js";
+
+describePostgres("PostgreSQL backend", () => {
+  defineBackendContract(
+    { describe, it },
+    {
+      name: "postgres",
+      harness: makePostgresHarness,
+      corpus: corpusLogs(),
+      skip: { [TORN_FORK_POINT]: TORN_FORK_POINT_BUG },
+    },
+  );
+});
