@@ -32,7 +32,9 @@ import type { FileOps } from "../src/store/jsonl/durable-file.js";
 import { JsonlBackend, type JsonlBackendOptions } from "../src/store/jsonl/jsonl-backend.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
 import { balancedLog, simpleTurn, stepStart, TIME, turnStart, userMessage } from "./builders.js";
+import { runLoadFromPages } from "./contract/loadfrom-pages.js";
 import { type CorpusLog, corpusLogs } from "./corpus.js";
+import { makeJsonlHarness } from "./jsonl-harness.js";
 import { within } from "./waits.js";
 
 const LOGS = corpusLogs();
@@ -1320,3 +1322,15 @@ async function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   await new Promise((resolve) => child.once("exit", resolve));
 }
+
+// Pages of loadFrom: the cases the SQL backends run, on log files. Seen failing before the JSONL
+// backend paged: every page was the whole suffix (the first case's page sizes all wrong).
+runLoadFromPages(async () => {
+  const harness = await makeJsonlHarness();
+  const backend = await harness.open();
+  return {
+    backend,
+    garble: (id, seq) => harness.tamper.garble(id, seq),
+    tearTail: (id) => harness.tamper.tearTail(id),
+  };
+});

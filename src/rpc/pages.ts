@@ -100,7 +100,9 @@ export async function exportFrom(
     nextSeq = page.pastEnd ? fromSeq : page.nextSeq;
   }
   const rest = { log: head + lines.join(""), nextSeq, done: true };
-  return lines.length > 1 ? cuttable(rest, () => exportPart(head, lines, fromSeq, budget, true)) : rest;
+  return lines.length > 1
+    ? cuttable(rest, () => exportPart(head, lines, fromSeq, budget, true))
+    : rest;
 }
 
 /**

@@ -15,6 +15,7 @@ import type {
 import { ChangeHub } from "./change-hub.js";
 import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "./list-cursor.js";
 import { checkListLimit } from "./list-limit.js";
+import { checkPageLimit } from "./page-limit.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
 interface Entry {
@@ -64,6 +65,7 @@ export class MemoryBackend implements SessionBackend {
   }
 
   async loadFrom(id: string, fromSeq: number, limit?: number): Promise<StoredSuffix | undefined> {
+    checkPageLimit(limit);
     const entry = this.#sessions.get(id);
     if (entry === undefined) return undefined;
     const from = fromSeq <= entry.events.length ? fromSeq : 0;

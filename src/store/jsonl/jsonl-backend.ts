@@ -20,6 +20,7 @@ import type {
 import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { LockFiles } from "../lock-files.js";
+import { checkPageLimit } from "../page-limit.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { refusedOr } from "../storage-refusal.js";
 import { ChangeWatch, type WatchFolder, type WatchMode } from "./change-watch.js";
@@ -308,6 +309,7 @@ export class JsonlBackend implements SessionBackend {
    */
   async loadFrom(id: string, fromSeq: number, limit?: number): Promise<StoredSuffix | undefined> {
     this.#assertOpen();
+    checkPageLimit(limit);
     if (limit !== undefined) return this.#page(id, fromSeq, limit);
     try {
       // Never the state trusted under the writer lock without a stat: a reader always checks.
@@ -827,7 +829,8 @@ export class JsonlBackend implements SessionBackend {
             start,
           );
         }
-        const tornTail = end === state.length && state.size > state.intactEnd;
+        // A full page says nothing of a torn tail: the next page tells.
+        const tornTail = events.length < limit && state.size > state.intactEnd;
         return { header: state.header, events, tornTail, from };
       } finally {
         await handle.close();
@@ -847,6 +850,15 @@ export class JsonlBackend implements SessionBackend {
     if (trusted !== undefined) return trusted;
     const now = fileKey(handle);
     const known = this.#states.get(id);
+    // Unchanged in identity and size, and still holding its first and last intact lines.
+    if (
+      known !== undefined &&
+      known.key === now.key &&
+      now.size === known.size &&
+      (await stillHolds(handle, known))
+    ) {
+      return known;
+    }
     if (
       known !== undefined &&
       known.key === now.key &&
@@ -877,7 +889,12 @@ export class JsonlBackend implements SessionBackend {
       if (this.#states.get(id) === known && scan.end === now.size) this.#states.set(id, grown);
       return grown;
     }
-    return this.#stateOf(id, handle);
+    const markers: IndexedMarker[] = [];
+    const scan = await this.#scan(id, handle, (event, line) => {
+      collectMarker(markers, event, line.end);
+      return undefined;
+    });
+    return this.#remember(id, now, scan, markers);
   }
 
   /** The state of an open log: remembered when the file is unchanged, else recovered by reading it. */

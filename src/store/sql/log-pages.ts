@@ -1,5 +1,5 @@
 // What loadFrom reads from a SQL store: the row before the asked seq as proof, and at most one page of rows.
-import { StorageError, show } from "../../errors.js";
+import { checkPageLimit } from "../page-limit.js";
 import type { FramedLog } from "./event-frames.js";
 
 /** The rows a `loadFrom` read asks for: from seq `first` on, at most `take` of them (undefined: all). */
@@ -15,12 +15,7 @@ export interface PageRead {
  * @throws StorageError INVALID_PARAMS when `limit` is given and is not a positive integer.
  */
 export function pageRead(fromSeq: number, limit: number | undefined): PageRead {
-  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0)) {
-    const message = `expected a page limit that is a positive integer, got ${show(limit)}`;
-    throw new StorageError("INVALID_PARAMS", message, {
-      errors: [{ instancePath: "/limit", message }],
-    });
-  }
+  checkPageLimit(limit);
   const proof = fromSeq > 0 ? 1 : 0;
   return { first: fromSeq - proof, take: limit === undefined ? undefined : limit + proof };
 }

@@ -1,0 +1,14 @@
+// The page size of `loadFrom`: every backend refuses the same bad values the same way.
+import { StorageError, show } from "../errors.js";
+
+/**
+ * Checks a `loadFrom` page limit.
+ * @throws StorageError INVALID_PARAMS when `limit` is given and is not a positive integer.
+ */
+export function checkPageLimit(limit: number | undefined): void {
+  if (limit === undefined || (Number.isSafeInteger(limit) && limit > 0)) return;
+  const message = `expected a page limit that is a positive integer, got ${show(limit)}`;
+  throw new StorageError("INVALID_PARAMS", message, {
+    errors: [{ instancePath: "/limit", message }],
+  });
+}
