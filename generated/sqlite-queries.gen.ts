@@ -43,6 +43,22 @@ export const SQLITE_QUERIES = {
    * torn tail. Walks the primary key forwards from `@fromSeq` and stops at the first turn/end.
    */
   nextTurnEnd: "SELECT seq\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq AND type = 'turn/end'\nORDER BY seq\nLIMIT 1;",
+  /**
+   * The seq of the last turn/end of a session (no row when it has none): a walk of the primary key
+   * backwards from the end that stops at the first turn/end. The events up to it are settled:
+   * damage among them is corruption, never a torn tail.
+   */
+  lastTurnEnd: "SELECT seq FROM events WHERE session_id = @sessionId AND type = 'turn/end' ORDER BY seq DESC LIMIT 1;",
+  /** How many event rows a session has before seq `@settled`: fewer than `@settled` is a hole. */
+  settledCount: "SELECT count(*) AS count FROM events WHERE session_id = @sessionId AND seq < @settled;",
+  /**
+   * A page of the settled part of a log, for resuming it: the event rows from seq `@fromSeq` up to
+   * (not including) `@settled` other than assistant/chunk — a chunk changes no running state, and
+   * most rows are chunks — in seq order, at most `@limit` of them, rebuilt as their JSONL lines as
+   * in eventLines. A chunk row whose data is not valid JSON is returned too, to be reported as
+   * damage.
+   */
+  settledLines: "SELECT\n  seq,\n  type,\n  '{\"type\":' || json_quote(type)\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}' AS line\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq AND seq < @settled\n  AND (type <> 'assistant/chunk' OR NOT json_valid(data))\nORDER BY seq\nLIMIT @limit;",
   insertSession: "INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)\nVALUES (@id, @version, @createdAt, @cwd, @parentSession, @seedLength);",
   /** data, sourceEventSeqs and surfaceOp are bound as JSON text ("append" is the JSON string). */
   insertEvent: "INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)\nVALUES (@sessionId, @seq, @type, @time, @data, @sourceEventSeqs, @surfaceOp);",
@@ -119,6 +135,9 @@ export const SQLITE_QUERY_PARAMS = {
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId", "fromSeq", "limit"],
   nextTurnEnd: ["sessionId", "fromSeq"],
+  lastTurnEnd: ["sessionId"],
+  settledCount: ["sessionId", "settled"],
+  settledLines: ["sessionId", "fromSeq", "settled", "limit"],
   insertSession: ["id", "version", "createdAt", "cwd", "parentSession", "seedLength"],
   insertEvent: ["sessionId", "seq", "type", "time", "data", "sourceEventSeqs", "surfaceOp"],
   copyEventPrefix: ["childId", "sourceId", "boundary"],
@@ -167,6 +186,13 @@ export interface SqliteQueryRows {
   };
   readonly eventLines: { readonly seq: number; readonly type: string; readonly line: SqliteScalar };
   readonly nextTurnEnd: { readonly seq: number };
+  readonly lastTurnEnd: { readonly seq: number };
+  readonly settledCount: { readonly count: SqliteScalar };
+  readonly settledLines: {
+    readonly seq: number;
+    readonly type: string;
+    readonly line: SqliteScalar;
+  };
   readonly listSessions: {
     readonly version: number;
     readonly id: string;

@@ -76,6 +76,37 @@ WHERE session_id = @sessionId AND seq >= @fromSeq AND type = 'turn/end'
 ORDER BY seq
 LIMIT 1;
 
+-- name: lastTurnEnd
+-- The seq of the last turn/end of a session (no row when it has none): a walk of the primary key
+-- backwards from the end that stops at the first turn/end. The events up to it are settled: damage
+-- among them is corruption, never a torn tail.
+SELECT seq FROM events WHERE session_id = @sessionId AND type = 'turn/end' ORDER BY seq DESC LIMIT 1;
+
+-- name: settledCount
+-- How many event rows a session has before seq @settled: fewer than @settled is a hole.
+SELECT count(*) AS count FROM events WHERE session_id = @sessionId AND seq < @settled;
+
+-- name: settledLines
+-- A page of the settled part of a log, for resuming it: the event rows from seq @fromSeq up to
+-- (not including) @settled other than assistant/chunk — a chunk changes no running state, and most
+-- rows are chunks — in seq order, at most @limit of them, rebuilt as their JSONL lines as in
+-- eventLines. A chunk row whose data is not valid JSON is returned too, to be reported as damage.
+SELECT
+  seq,
+  type,
+  '{"type":' || json_quote(type)
+    || ',"seq":' || seq
+    || ',"time":' || time
+    || ',"data":' || data
+    || coalesce(',"sourceEventSeqs":' || source_event_seqs, '')
+    || coalesce(',"surfaceOp":' || surface_op, '')
+    || '}' AS line
+FROM events
+WHERE session_id = @sessionId AND seq >= @fromSeq AND seq < @settled
+  AND (type <> 'assistant/chunk' OR NOT json_valid(data))
+ORDER BY seq
+LIMIT @limit;
+
 -- name: insertSession
 INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)
 VALUES (@id, @version, @createdAt, @cwd, @parentSession, @seedLength);

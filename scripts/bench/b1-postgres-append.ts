@@ -66,7 +66,7 @@ export function b1PostgresAppend(sizes: Sizes): Benchmark {
               "raw prepared multi-row inserts (the same unnest statement), same rows/transactions/settings",
             unit: "ms",
             ...figures,
-            target: { op: "<=", value: 1.4 },
+            target: { op: "<=", value: 1.15 },
             facts: {
               backend: "postgres",
               events: events.length,

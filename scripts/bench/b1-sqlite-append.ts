@@ -65,7 +65,7 @@ export function b1SqliteAppend(sizes: Sizes): Benchmark {
           floor: "raw prepared inserts, same rows/transactions/pragmas",
           unit: "ms",
           ...figures,
-          target: { op: "<=", value: 1.4 },
+          target: { op: "<=", value: 1.15 },
           facts: {
             events: events.length,
             batches: batches.length,

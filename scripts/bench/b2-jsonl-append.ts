@@ -64,7 +64,7 @@ export function b2JsonlAppend(sizes: Sizes): Benchmark {
           floor: "raw writeSync of the same lines + fsync per batch",
           unit: "ms",
           ...figures,
-          target: { op: "<=", value: 1.4 },
+          target: { op: "<=", value: 1.25 },
           facts: { events: events.length, batches: batches.length, eventBytes: log.eventBytes },
         }),
       ];

@@ -57,7 +57,7 @@ export function b3PostgresLoad(sizes: Sizes): Benchmark {
             floor: "raw SELECT of the rows + JSON.parse each JSON column",
             unit: "ms",
             ...figures,
-            target: { op: "<=", value: 1.5 },
+            target: { op: "<=", value: 1.35 },
             facts: { backend: "postgres", events: log.events.length, eventBytes: log.eventBytes },
           }),
         ];

@@ -129,7 +129,7 @@ export async function forkRows(
       unit: "ms",
       subject: forks,
       baseline: copies,
-      target: { op: "<=", value: 1.3 },
+      target: { op: "<=", value: 1.2 },
       facts: described.facts,
     }),
     row({

@@ -1,4 +1,4 @@
-// M1's child process: loads one JSONL session through the store and prints its peak RSS as one JSON line.
+// M1's child process: opens one JSONL session for writing through the store and prints its peak RSS as one JSON line.
 import { JsonlBackend, SessionStore } from "../../src/index.js";
 
 /** What the child reports on stdout. */
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const baselineRss = process.resourceUsage().maxRSS * 1024;
   const store = new SessionStore({ backend: new JsonlBackend(root) });
   const start = performance.now();
-  const session = await store.load(id);
+  const session = await store.openForWriting(id);
   const loadMs = performance.now() - start;
   const report: MemoryReport = {
     events: session.nextSeq,

@@ -11,6 +11,7 @@ import {
   TakenBatch,
   type TakenEvent,
   type TurnMarker,
+  takeEvent,
 } from "./invariants.js";
 
 /** A batch that passed every check against a given log state, ready to commit. */
@@ -81,6 +82,31 @@ export class SessionLog {
     }
     if (taken.length > 0) this.#lastTime = (events[taken.length - 1] as SessionEvent).time;
     return events;
+  }
+
+  /**
+   * Checks and applies stored events that leave out the `assistant/chunk`s between them (a
+   * settled read, see `SessionBackend.loadSettled`), each at its own seq: a chunk changes no
+   * running state, so the state after them is the state after the whole log up to there. The
+   * seqs must go up from the log's end.
+   * @throws InvalidEventError for a broken rule (a seq that goes back breaks seq-contiguous);
+   *   StorageError FORMAT_UNSUPPORTED.
+   */
+  admitSparse(raw: readonly unknown[]): void {
+    const state = this.#state;
+    let last: SessionEvent | undefined;
+    for (let i = 0; i < raw.length; i++) {
+      const own = (raw[i] as { seq?: unknown } | null)?.seq;
+      const seq =
+        Number.isSafeInteger(own) && (own as number) >= state.length
+          ? (own as number)
+          : state.length;
+      const event = settleEvent(takeEvent(raw[i], "parsed"), seq, i);
+      state.check(event, i);
+      state.apply(event);
+      last = event;
+    }
+    if (last !== undefined) this.#lastTime = last.time;
   }
 
   /** The number of events, which is also the next seq. */

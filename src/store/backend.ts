@@ -31,6 +31,21 @@ export interface StoredSuffix extends StoredLog {
   readonly from: number;
 }
 
+/**
+ * What `loadSettled` reports: one page of the settled part of a log (the events up to its last
+ * `turn/end`) without its chunks, for a writer resuming the log.
+ */
+export interface StoredSettledPage {
+  readonly header: SessionHeader;
+  /** The seq after the last `turn/end` (0 without one): every event before it is settled. */
+  readonly settled: number;
+  /**
+   * The events with seqs from the asked seq up to `settled` other than `assistant/chunk`, fresh
+   * from `JSON.parse`, in seq order, at most the asked limit: fewer means the page reaches `settled`.
+   */
+  readonly events: unknown[];
+}
+
 /** Stops a change subscription; idempotent. */
 export type Unsubscribe = () => void;
 
@@ -124,6 +139,17 @@ export interface SessionBackend {
    *   integer (the SQL backends).
    */
   loadFrom(id: string, fromSeq: number, limit?: number): Promise<StoredSuffix | undefined>;
+
+  /**
+   * Optional, for stores where reading a log costs by the row: one page of the settled part of a
+   * log without its `assistant/chunk` events (a chunk changes no running state, and most events are
+   * chunks), so that a writer resuming a long log reads its structure and messages only; the
+   * events after `settled` are then read with `loadFrom`. Damage among the settled rows is
+   * corruption (the chunks among them are not read, so not judged).
+   * Returns undefined when there is no such session.
+   * @throws StorageError as `load` does; INVALID_PARAMS for a `limit` that is not a positive integer.
+   */
+  loadSettled?(id: string, fromSeq: number, limit: number): Promise<StoredSettledPage | undefined>;
 
   /**
    * Calls `onChange` soon after session `id` may have changed in the store (an append, a repair,

@@ -21,6 +21,7 @@ import { KeyedQueue } from "../util/keyed-queue.js";
 import type { ListPage, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
 import {
   admitStored,
+  asCorruption,
   checkReadOptions,
   checkSeedLength,
   checkStoredHeader,
@@ -676,6 +677,12 @@ export class SessionStore {
     // log was replaced (deleted and created again) starts a new state from seq 0.
     let log = state?.log;
     let fresh = false;
+    if (log === undefined && this.backend.loadSettled !== undefined) {
+      // A log read anew: its settled part without the chunks first, where the backend can.
+      log = await this.#settled(id, location);
+      if (log === undefined) return undefined;
+      fresh = true;
+    }
     for (;;) {
       const from = log?.length ?? 0;
       const stored = await this.backend.loadFrom(id, from, STREAM_PAGE);
@@ -705,6 +712,40 @@ export class SessionStore {
         const release = state?.release;
         if (live !== undefined) this.#live.delete(id);
         return { session: this.#register(log, release), tornTail: stored.tornTail };
+      }
+    }
+  }
+
+  /**
+   * The state of a log's settled part (up to its last `turn/end`), read without its chunks page by
+   * page; undefined when there is no such session. A log replaced between pages is read again.
+   */
+  async #settled(id: string, location: string): Promise<SessionLog | undefined> {
+    const loadSettled = this.backend.loadSettled?.bind(this.backend);
+    if (loadSettled === undefined) throw new Error("expected a backend with loadSettled");
+    for (;;) {
+      let log: SessionLog | undefined;
+      let settled = 0;
+      let from = 0;
+      for (;;) {
+        const page = await loadSettled(id, from, STREAM_PAGE);
+        if (page === undefined) return undefined;
+        if (log === undefined) {
+          checkStoredHeader(page.header, location);
+          log = new SessionLog(page.header);
+        } else if (page.settled < settled || !isDeepStrictEqual(page.header, log.header)) {
+          break;
+        }
+        // Appends between pages move it on; a log cut shorter was replaced, and is read again.
+        settled = page.settled;
+        const events = page.events;
+        asCorruption(location, () => (log as SessionLog).admitSparse(events));
+        if (events.length < STREAM_PAGE) {
+          // The settled part ends with its last turn/end: the state's length is `settled`.
+          if (log.length === settled) return log;
+          break;
+        }
+        from = (events.at(-1) as { seq: number }).seq + 1;
       }
     }
   }

@@ -4,6 +4,7 @@ import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
 import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
+import { checkPageLimit } from "../page-limit.js";
 import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { ChangeListener } from "./change-listener.js";
@@ -285,6 +286,37 @@ export class PostgresBackend implements backend.SessionBackend {
       this.#queries.first(c, "sessionExists", { sessionId: id }),
     );
     return row !== undefined;
+  }
+
+  /**
+   * One page of the settled part of a log, without its chunks, in one statement (see
+   * {@link SessionBackend.loadSettled}).
+   */
+  async loadSettled(
+    id: string,
+    fromSeq: number,
+    limit: number,
+  ): Promise<backend.StoredSettledPage | undefined> {
+    checkPageLimit(limit);
+    const rows = await this.#withClient(`resume session ${show(id)} from seq ${fromSeq}`, (c) =>
+      this.#queries.rows(c, "settledLines", { sessionId: id, fromSeq, limit }),
+    );
+    const first = rows[0];
+    if (first === undefined) return undefined;
+    const { settled, count, seq: _seq, type: _type, line: _line, ...headerRow } = first;
+    const header = sql.readHeader(headerRow as sql.HeaderRow, id, this.location);
+    const location = sql.eventsOf(id, this.location);
+    sql.checkSettledCount(Number(count), Number(settled), location);
+    const events: sql.EventRow[] = [];
+    for (const { seq, type, line } of rows) {
+      // NULL event columns: the one row of a session with no settled rows from the asked seq on.
+      if (seq !== null && type !== null) events.push({ seq, type, line });
+    }
+    return {
+      header,
+      settled: Number(settled),
+      events: sql.settledEvents(events, location),
+    };
   }
 
   async forkPoint(

@@ -25,3 +25,4 @@ export {
   readHeader,
   sessionWhere,
 } from "./session-rows.js";
+export { checkSettledCount, settledEvents } from "./settled-rows.js";

@@ -5,6 +5,7 @@ import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { LockFiles } from "../lock-files.js";
+import { checkPageLimit } from "../page-limit.js";
 import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { refusedOr } from "../storage-refusal.js";
@@ -197,6 +198,34 @@ export class SqliteBackend implements backend.SessionBackend {
       const header = sql.readHeader(row, id, this.path);
       const suffix = sql.suffixOf(this.#frame(id, first, take), fromSeq);
       return { header, ...(suffix ?? { ...this.#frame(id, 0, limit), from: 0 }) };
+    });
+  }
+
+  /** One page of the settled part of a log, without its chunks (see {@link SessionBackend.loadSettled}). */
+  async loadSettled(
+    id: string,
+    fromSeq: number,
+    limit: number,
+  ): Promise<backend.StoredSettledPage | undefined> {
+    checkPageLimit(limit);
+    return this.#read(() => {
+      const row = this.#statements.get("sessionHeader", { sessionId: id });
+      if (row === undefined) return undefined;
+      const header = sql.readHeader(row, id, this.path);
+      const last = this.#statements.get("lastTurnEnd", { sessionId: id });
+      const settled = last === undefined ? 0 : last.seq + 1;
+      const location = sql.eventsOf(id, this.path);
+      if (fromSeq === 0) {
+        const rows = this.#statements.get("settledCount", { sessionId: id, settled });
+        sql.checkSettledCount(Number(rows?.count ?? 0), settled, location);
+      }
+      const rows = this.#statements.iterate("settledLines", {
+        sessionId: id,
+        fromSeq,
+        settled,
+        limit,
+      });
+      return { header, settled, events: sql.settledEvents(rows, location) };
     });
   }
 
