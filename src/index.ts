@@ -66,6 +66,14 @@ export {
 } from "./store/postgres/postgres-backend.js";
 export { DEFAULT_TIMEOUTS, type PostgresTimeouts } from "./store/postgres/timeouts.js";
 export {
+  DEFAULT_READ_LIMIT,
+  type EventPage,
+  MAX_READ_LIMIT,
+  type ReadOptions,
+} from "./store/event-pages.js";
+export {
+  DEFAULT_MAX_WRITER_LOCKS,
+  type EventRange,
   type ForkOptions,
   Session,
   SessionStore,

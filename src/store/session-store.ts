@@ -42,7 +42,17 @@ export interface SessionStoreOptions {
   readonly now?: () => number;
   /** Makes ids for sessions created without one; defaults to random UUID v4. */
   readonly newId?: () => string;
+  /**
+   * The most writer locks held at once ({@link DEFAULT_MAX_WRITER_LOCKS} unless given): past it,
+   * the session written least recently lets go of its lock (it stays loaded; its next write takes
+   * the lock again and reads what other processes stored meanwhile). Each held lock costs an open
+   * file and about 150 KiB of native memory.
+   */
+  readonly maxWriterLocks?: number;
 }
+
+/** How many writer locks a store holds at once unless told otherwise. */
+export const DEFAULT_MAX_WRITER_LOCKS = 256;
 
 /** Options of a fork beyond source and boundary. */
 export interface ForkOptions {
@@ -169,11 +179,22 @@ export class SessionStore {
   readonly #queue = new KeyedQueue();
   /** Ids being created right now (by create or fork), so that two creators cannot both take one. */
   readonly #reserved = new Set<string>();
+  /** The ids whose writer lock this store holds, least recently written first. */
+  readonly #locked = new Map<string, true>();
+  readonly #maxWriterLocks: number;
 
   constructor(options: SessionStoreOptions = {}) {
     this.backend = options.backend ?? new MemoryBackend();
     this.#now = options.now ?? Date.now;
     this.#newId = options.newId ?? randomUUID;
+    const max = options.maxWriterLocks ?? DEFAULT_MAX_WRITER_LOCKS;
+    if (!Number.isSafeInteger(max) || max < 1) {
+      throw invalidParams(
+        "/maxWriterLocks",
+        `expected maxWriterLocks to be an integer >= 1, got ${show(max)}`,
+      );
+    }
+    this.#maxWriterLocks = max;
   }
 
   /**
@@ -234,7 +255,9 @@ export class SessionStore {
         await release();
         throw error;
       }
-      return this.#register(log, release);
+      const session = this.#register(log, release);
+      this.#written(sessionId);
+      return session;
     });
   }
 
@@ -582,6 +605,7 @@ export class SessionStore {
       // Forgotten before the delete: a read answered from this process's memory (the writer's
       // fast path) must not outlive the stored session, e.g. for a watch told of the delete.
       this.#live.delete(id);
+      this.#locked.delete(id);
       try {
         if (!(await this.backend.delete(id))) throw sessionNotFound(id);
       } finally {
@@ -760,7 +784,10 @@ export class SessionStore {
     const live = this.#live.get(id);
     const held = live === undefined ? undefined : this.#state.get(live);
     if (live !== undefined && held?.release !== undefined) {
-      if (!this.#lost(id)) return live;
+      if (!this.#lost(id)) {
+        this.#written(id);
+        return live;
+      }
       // The lock went with its connection: taken again below, and the log read again.
       this.#letGo(held);
     }
@@ -776,11 +803,32 @@ export class SessionStore {
         log.append(closers, "parsed");
       }
       state.release = release;
+      this.#written(id);
       return current.session;
     } catch (error) {
       await release();
       throw error;
     }
+  }
+
+  /**
+   * Notes that `id` was just written under its lock; past the most locks held, the session
+   * written least recently lets go of its lock (in its own queue, after whatever it is doing).
+   */
+  #written(id: string): void {
+    this.#locked.delete(id);
+    this.#locked.set(id, true);
+    if (this.#locked.size <= this.#maxWriterLocks) return;
+    const oldest = this.#locked.keys().next().value as string;
+    this.#locked.delete(oldest);
+    this.#serial(oldest, async () => {
+      const live = this.#live.get(oldest);
+      const state = live === undefined ? undefined : this.#state.get(live);
+      if (state?.release === undefined || this.#locked.has(oldest)) return;
+      const release = state.release;
+      state.release = undefined;
+      await release();
+    }).catch(() => {});
   }
 
   #register(log: SessionLog, release: ReleaseLock | undefined): Session {
@@ -814,6 +862,7 @@ export class SessionStore {
     const live = this.#live.get(id);
     if (live === undefined) return;
     this.#live.delete(id);
+    this.#locked.delete(id);
     await this.#state.get(live)?.release?.();
   }
 
