@@ -1572,7 +1572,7 @@ export interface SessionReadParams {
    */
   readonly fromSeq?: number;
   /**
-   * The most events to return; all of them from fromSeq when absent. When the answer with all of them would not fit in one message of the 32 MiB frame limit, it holds only as many as fit in 16 MiB of JSON (at least one), with done: false; follow nextSeq.
+   * The most events to return; when absent, the events from fromSeq on until about 4 MiB of JSON (a page: done: false when more follow; follow nextSeq). When the answer would not fit in one message of the 32 MiB frame limit, it holds only as many as fit in 16 MiB of JSON (at least one), with done: false.
    */
   readonly limit?: number;
   readonly _meta?: AcpMeta;
@@ -1583,7 +1583,7 @@ export interface SessionReadParams {
 export interface SessionReadResult {
   readonly header: SessionHeader;
   /**
-   * The events from fromSeq on, in seq order: at most limit of them, and, when they would not all fit in one 32 MiB message, only as many as fit in 16 MiB of JSON (always at least one when any remain; RESPONSE_TOO_LARGE when that one alone would not fit in a 32 MiB message).
+   * The events from fromSeq on, in seq order: at most limit of them (about 4 MiB of JSON when limit is absent), and, when they would not all fit in one 32 MiB message, only as many as fit in 16 MiB of JSON (always at least one when any remain; RESPONSE_TOO_LARGE when that one alone would not fit in a 32 MiB message).
    */
   readonly events: readonly SessionEvent[];
   /**

@@ -72,6 +72,7 @@ export {
   type ReadOptions,
 } from "./store/event-pages.js";
 export {
+  type AppendOptions,
   DEFAULT_MAX_WRITER_LOCKS,
   type EventRange,
   type ForkOptions,

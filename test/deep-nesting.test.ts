@@ -105,8 +105,13 @@ describe("a stored log holding a line nested deeper than MAX_JSON_DEPTH", () => 
   async function expectCorrupt(open: () => Promise<SessionStore>): Promise<void> {
     const store = await open();
     try {
-      for (const read of [store.load("s"), store.exportLog("s"), store.openForWriting("s")]) {
-        const error = await rejectionOf(read);
+      // One at a time: a read started early could fail before anything awaits it (unhandled).
+      for (const read of [
+        () => store.load("s"),
+        () => store.exportLog("s"),
+        () => store.openForWriting("s"),
+      ]) {
+        const error = await rejectionOf(read());
         expect(error).toBeInstanceOf(StorageError);
         expect(error).toMatchObject({
           code: "CORRUPT_LOG",

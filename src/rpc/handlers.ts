@@ -90,7 +90,8 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
 
     [RPC_METHOD.sessionAppend]: async (params) => {
       const nextSeq = await withEventPaths("events", () =>
-        store.append(params.sessionId, params.events),
+        // The params are this request's own parsed JSON: frozen in place, not copied again.
+        store.append(params.sessionId, params.events, { parsed: true }),
       );
       return { nextSeq };
     },

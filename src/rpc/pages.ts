@@ -123,10 +123,14 @@ function exportPart(
   return { log: head + lines.slice(0, count).join(""), nextSeq: fromSeq + count, done };
 }
 
+/** How much JSON of events a session/read without `limit` gathers before it answers. */
+export const READ_BYTES = 4 * 1024 * 1024;
+
 /**
- * A session/read answer: the events from `fromSeq` (at most `limit`, all to the end when absent),
- * read page by page until about {@link PAGE_BYTES} of JSON, so that no answer holds more than a
- * message's worth of a long log; `done` once the end is reached.
+ * A session/read answer: the events from `fromSeq` (at most `limit`), read page by page until
+ * about {@link READ_BYTES} of JSON, so that an answer holds a page of a long log, never the log;
+ * `done` once the end is reached. A `limit` lets a client ask for more in one answer, up to what
+ * one message holds.
  * @throws StorageError SESSION_NOT_FOUND and the store's read errors.
  */
 export async function readAnswer(
@@ -136,6 +140,7 @@ export async function readAnswer(
   limit: number | undefined,
 ): Promise<SessionReadResult> {
   const end = limit === undefined ? Number.POSITIVE_INFINITY : fromSeq + limit;
+  const budget = limit === undefined ? READ_BYTES : PAGE_BYTES;
   const events: SessionEvent[] = [];
   let units = 0;
   let next = fromSeq;
@@ -145,7 +150,7 @@ export async function readAnswer(
     for (const event of last.events) events.push(event);
     next = last.nextSeq;
     units += JSON.stringify(last.events).length;
-    if (last.done || units >= PAGE_BYTES) break;
+    if (last.done || units >= budget) break;
   }
   const header = last?.header ?? (await store.read(id, { fromSeq, limit: 1 })).header;
   const done = last?.done ?? false;

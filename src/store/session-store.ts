@@ -54,6 +54,16 @@ export interface SessionStoreOptions {
 /** How many writer locks a store holds at once unless told otherwise. */
 export const DEFAULT_MAX_WRITER_LOCKS = 256;
 
+/** How `append` takes its batch. */
+export interface AppendOptions {
+  /**
+   * The events come straight from `JSON.parse` and are the store's to keep: they are frozen in
+   * place instead of copied (the caller must not change them, and cannot: they are frozen). Never
+   * set it for values built in code: the lossless-JSON checks a copy makes are skipped.
+   */
+  readonly parsed?: boolean;
+}
+
 /** Options of a fork beyond source and boundary. */
 export interface ForkOptions {
   /** The child's working directory (absolute); defaults to the source's. */
@@ -329,15 +339,20 @@ export class SessionStore {
    *   the writer lock, and the next write takes it again and reads what was stored meanwhile
    *   (a batch that landed unacknowledged, `commitUnknown`, is then acknowledged when retried).
    */
-  async append(target: Session | string, events: readonly unknown[]): Promise<number> {
+  async append(
+    target: Session | string,
+    events: readonly unknown[],
+    options: AppendOptions = {},
+  ): Promise<number> {
     if (!Array.isArray(events))
       throw invalidParams("/events", `expected an array of events, got ${show(events)}`);
     const id = typeof target === "string" ? target : this.#requireLive(target).id;
     checkSessionId(id, "/sessionId");
-    // Copied and checked against the schema now, when called: changing the caller's array or
-    // events afterwards changes nothing. The checks against the log run when the batch's turn
-    // comes (they depend on what is stored then), and report a refused event in batch order.
-    const batch = TakenBatch.take(events, "copy");
+    // Copied (or, parsed, frozen in place) and checked against the schema now, when called:
+    // changing the caller's array or events afterwards changes nothing. The checks against the
+    // log run when the batch's turn comes (they depend on what is stored then), and report a
+    // refused event in batch order.
+    const batch = TakenBatch.take(events, options.parsed === true ? "parsed" : "copy");
     return this.#serial(id, async () => {
       const session = await this.#writable(id);
       if (typeof target !== "string" && session !== target) throw notLive(id);
