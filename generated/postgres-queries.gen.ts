@@ -69,6 +69,12 @@ export const POSTGRES_QUERIES = {
    */
   nextTurnEnd: "SELECT seq\nFROM events\nWHERE session_id = $1 AND seq >= $2 AND type = 'turn/end'\nORDER BY seq\nLIMIT 1;",
   /**
+   * The seq of the last turn/end of a session (no row when it has none): a walk of the primary key
+   * backwards from the end that stops at the first turn/end. The events up to it are settled:
+   * damage among them is corruption, never a torn tail.
+   */
+  lastTurnEnd: "SELECT seq FROM events WHERE session_id = $1 AND type = 'turn/end' ORDER BY seq DESC LIMIT 1;",
+  /**
    * A page of the settled part of a log, for resuming it, in one statement: the header, the seq
    * after the last turn/end (`settled`, 0 without one: the events up to it are settled, damage
    * among them is corruption, never a torn tail), and the event rows from seq `@fromSeq` up to it
@@ -192,6 +198,7 @@ export const POSTGRES_QUERY_PARAMS = {
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId", "fromSeq", "limit"],
   nextTurnEnd: ["sessionId", "fromSeq"],
+  lastTurnEnd: ["sessionId"],
   settledLines: ["sessionId", "fromSeq", "limit"],
   sessionFrom: ["sessionId", "fromSeq", "limit"],
   notifyChange: ["channel", "sessionId"],
@@ -284,6 +291,9 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "line", type: "string | null" },
   ],
   nextTurnEnd: [
+    { name: "seq", type: "number" },
+  ],
+  lastTurnEnd: [
     { name: "seq", type: "number" },
   ],
   settledLines: [
@@ -410,6 +420,7 @@ export interface PostgresQueryRows {
     readonly line: string | null;
   };
   readonly nextTurnEnd: { readonly seq: number };
+  readonly lastTurnEnd: { readonly seq: number };
   readonly settledLines: {
     readonly version: number | null;
     readonly id: string | null;

@@ -51,6 +51,12 @@ export { type RpcServer, type ServeOptions, serve } from "./rpc/server.js";
 export { DEFAULT_WATCH_BUFFER_EVENTS } from "./rpc/watches.js";
 export type * from "./store/backend.js";
 export { ChangeHub, type ChangeHubHooks } from "./store/change-hub.js";
+export {
+  DEFAULT_READ_LIMIT,
+  type EventPage,
+  MAX_READ_LIMIT,
+  type ReadOptions,
+} from "./store/event-pages.js";
 export { JsonlBackend, type JsonlBackendOptions } from "./store/jsonl/jsonl-backend.js";
 export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./store/list-limit.js";
 export { MemoryBackend } from "./store/memory-backend.js";
@@ -65,12 +71,6 @@ export {
   type PostgresBackendOptions,
 } from "./store/postgres/postgres-backend.js";
 export { DEFAULT_TIMEOUTS, type PostgresTimeouts } from "./store/postgres/timeouts.js";
-export {
-  DEFAULT_READ_LIMIT,
-  type EventPage,
-  MAX_READ_LIMIT,
-  type ReadOptions,
-} from "./store/event-pages.js";
 export {
   type AppendOptions,
   DEFAULT_MAX_WRITER_LOCKS,

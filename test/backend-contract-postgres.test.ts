@@ -1,7 +1,6 @@
 // The PostgreSQL backend keeps the SessionBackend contract of seedline/testing, one fresh schema per case.
 import { describe, it } from "vitest";
 import { defineBackendContract } from "../src/testing/index.js";
-import { TORN_FORK_POINT, TORN_FORK_POINT_BUG } from "./backend-contract-skips.js";
 import { corpusLogs } from "./corpus.js";
 import { describePostgres, makePostgresHarness } from "./postgres-harness.js";
 
@@ -12,7 +11,6 @@ describePostgres("PostgreSQL backend", () => {
       name: "postgres",
       harness: makePostgresHarness,
       corpus: corpusLogs(),
-      skip: { [TORN_FORK_POINT]: TORN_FORK_POINT_BUG },
     },
   );
 });

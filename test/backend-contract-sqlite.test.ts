@@ -1,7 +1,6 @@
 // The SQLite backend keeps the SessionBackend contract of seedline/testing, one fresh database per case.
 import { describe, it } from "vitest";
 import { defineBackendContract } from "../src/testing/index.js";
-import { TORN_FORK_POINT, TORN_FORK_POINT_BUG } from "./backend-contract-skips.js";
 import { corpusLogs } from "./corpus.js";
 import { makeSqliteHarness } from "./sqlite-harness.js";
 
@@ -11,6 +10,5 @@ defineBackendContract(
     name: "sqlite",
     harness: makeSqliteHarness,
     corpus: corpusLogs(),
-    skip: { [TORN_FORK_POINT]: TORN_FORK_POINT_BUG },
   },
 );

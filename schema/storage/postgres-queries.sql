@@ -116,6 +116,12 @@ WHERE session_id = @sessionId AND seq >= @fromSeq AND type = 'turn/end'
 ORDER BY seq
 LIMIT 1;
 
+-- name: lastTurnEnd
+-- The seq of the last turn/end of a session (no row when it has none): a walk of the primary key
+-- backwards from the end that stops at the first turn/end. The events up to it are settled: damage
+-- among them is corruption, never a torn tail.
+SELECT seq FROM events WHERE session_id = @sessionId AND type = 'turn/end' ORDER BY seq DESC LIMIT 1;
+
 -- name: settledLines
 -- A page of the settled part of a log, for resuming it, in one statement: the header, the seq
 -- after the last turn/end (`settled`, 0 without one: the events up to it are settled, damage among

@@ -327,9 +327,11 @@ export class PostgresBackend implements backend.SessionBackend {
       const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
       const header = sql.readHeader(row, id, this.location);
-      // The length from the last row's seq: an intact log has no holes (load finds any damage).
-      const last = await this.#queries.first(c, "appendPoint", { sessionId: id });
-      const length = sql.lengthAfter(last?.lastSeq);
+      // The intact length: every row up to the last turn/end is settled (load finds any damage
+      // there), and the rows after it are framed, so that a torn tail does not count.
+      const last = await this.#queries.first(c, "lastTurnEnd", { sessionId: id });
+      const settled = last === undefined ? 0 : Number(last.seq) + 1;
+      const length = settled + (await this.#frame(c, id, settled, undefined)).events.length;
       const at = boundary ?? length - 1;
       if (at < 0) return { header, length, marker: undefined };
       const found = await this.#queries.first(c, "lastTurnMarker", { sessionId: id, boundary: at });

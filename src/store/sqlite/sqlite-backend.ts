@@ -250,8 +250,11 @@ export class SqliteBackend implements backend.SessionBackend {
       const row = this.#statements.get("sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
       const header = sql.readHeader(row, id, this.path);
-      // The length from the last row's seq: an intact log has no holes (load finds any damage).
-      const length = this.#nextSeq(id);
+      // The intact length: every row up to the last turn/end is settled (load finds any damage
+      // there), and the rows after it are framed, so that a torn tail does not count.
+      const last = this.#statements.get("lastTurnEnd", { sessionId: id });
+      const settled = last === undefined ? 0 : last.seq + 1;
+      const length = settled + this.#frame(id, settled, undefined).events.length;
       const at = boundary ?? length - 1;
       const found =
         at < 0

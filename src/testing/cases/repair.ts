@@ -66,6 +66,8 @@ export function repairCases(cases: CaseRegistry): void {
     tamperSkip,
   );
 
+  // Seen failing on SQLite and PostgreSQL before their fix: forkPoint took the length from the last
+  // row's seq (14 for 13 intact events) and read the torn row as the last turn marker (CORRUPT_LOG).
   cases.add(
     "forkPoint of a log with a torn tail counts intact events only and finds the marker among them",
     async (storage) => {
