@@ -68,6 +68,9 @@ class ListenedClient extends Client {
   }
 }
 
+/** The most rows a page may ask for to be read in one statement with its header on every row. */
+const ONE_STATEMENT_ROWS = 64;
+
 /**
  * Sessions in one PostgreSQL schema (the layout of schema/storage/sqlite-layout.json in the
  * PostgreSQL dialect, version recorded in table `seedline_layout`): a `sessions` row per header,
@@ -250,8 +253,9 @@ export class PostgresBackend implements backend.SessionBackend {
   ): Promise<backend.StoredSuffix | undefined> {
     const what = `load session ${show(id)} from seq ${fromSeq}`;
     const { first, take } = sql.pageRead(fromSeq, limit);
-    // From 0 the transaction's statements send the header once, not once per row.
-    if (fromSeq > 0) {
+    // From 0, and for a page of many rows, the transaction's statements send the header once, not
+    // once per row; a reader asking what is new (a few rows, or none) gets it in one round trip.
+    if (fromSeq > 0 && (take === undefined || take <= ONE_STATEMENT_ROWS)) {
       const found = await this.#withClient(what, (c) =>
         this.#queries.rows(c, "sessionFrom", { fromSeq, sessionId: id, limit: take ?? null }),
       );
