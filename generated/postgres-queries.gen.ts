@@ -75,17 +75,13 @@ export const POSTGRES_QUERIES = {
    */
   lastTurnEnd: "SELECT seq FROM events WHERE session_id = $1 AND type = 'turn/end' ORDER BY seq DESC LIMIT 1;",
   /**
-   * A page of the settled part of a log, for resuming it, in one statement: the header, the seq
-   * after the last turn/end (`settled`, 0 without one: the events up to it are settled, damage
-   * among them is corruption, never a torn tail), and the event rows from seq `@fromSeq` up to it
-   * other than assistant/chunk — a chunk changes no running state, and most rows are chunks — in
-   * seq order, at most `@limit` of them, rebuilt as their JSONL lines as in eventLines; with
-   * `count`, the number of event rows before `settled` (fewer is a hole). A chunk row whose data is
-   * cut or damaged (does not start with `{` and end with `}`) is returned too, to be reported. A
-   * session with no such rows gives one row whose event columns are NULL; no session gives no row.
-   * The last turn/end is found by a walk of the primary key backwards from the end.
+   * A page of the settled part of a log, for resuming it: the event rows from seq `@fromSeq` up to
+   * (not including) `@settled` other than assistant/chunk — a chunk changes no running state, and
+   * most rows are chunks — in seq order, at most `@limit` of them, rebuilt as their JSONL lines as
+   * in eventLines. The chunk rows are neither read nor judged (their data is checked when they
+   * are).
    */
-  settledLines: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  coalesce((\n    SELECT l.seq + 1 FROM events AS l\n    WHERE l.session_id = $1 AND l.type = 'turn/end'\n    ORDER BY l.seq DESC\n    LIMIT 1\n  ), 0)::bigint AS settled,\n  (\n    SELECT count(*) FROM events AS c\n    WHERE c.session_id = $1 AND c.seq <= coalesce((\n      SELECT l.seq FROM events AS l\n      WHERE l.session_id = $1 AND l.type = 'turn/end'\n      ORDER BY l.seq DESC\n      LIMIT 1\n    ), -1)\n  )::bigint AS count,\n  e.seq,\n  e.type,\n  e.line::text AS line\nFROM sessions AS s\nLEFT JOIN (\n  SELECT\n    seq,\n    type,\n    (\n      '{\"type\":' || to_json(type)::text\n      || ',\"seq\":' || seq\n      || ',\"time\":' || time\n      || ',\"data\":' || data\n      || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n      || coalesce(',\"surfaceOp\":' || surface_op, '')\n      || '}'\n    )::text AS line\n  FROM events\n  WHERE session_id = $1 AND seq >= $2::bigint\n    AND (type <> 'assistant/chunk' OR left(data, 1) <> '{' OR right(data, 1) <> '}')\n    AND seq <= coalesce((\n      SELECT l.seq FROM events AS l\n      WHERE l.session_id = $1 AND l.type = 'turn/end'\n      ORDER BY l.seq DESC\n      LIMIT 1\n    ), -1)\n  ORDER BY seq\n  LIMIT $3::bigint\n) AS e ON true\nWHERE s.id = $1\nORDER BY e.seq;",
+  settledLines: "SELECT\n  seq,\n  type,\n  (\n    '{\"type\":' || to_json(type)::text\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}'\n  )::text AS line\nFROM events\nWHERE session_id = $1 AND seq >= $2 AND seq < $3 AND type <> 'assistant/chunk'\nORDER BY seq\nLIMIT $4::bigint;",
   /**
    * loadFrom in one statement (one snapshot, one round trip, no lock): the header, with the event
    * rows from seq `@fromSeq` - 1 on rebuilt as their JSONL lines as in eventLines, at most `@limit`
@@ -199,7 +195,7 @@ export const POSTGRES_QUERY_PARAMS = {
   eventLines: ["sessionId", "fromSeq", "limit"],
   nextTurnEnd: ["sessionId", "fromSeq"],
   lastTurnEnd: ["sessionId"],
-  settledLines: ["sessionId", "fromSeq", "limit"],
+  settledLines: ["sessionId", "fromSeq", "settled", "limit"],
   sessionFrom: ["sessionId", "fromSeq", "limit"],
   notifyChange: ["channel", "sessionId"],
   listenChanges: [],
@@ -297,16 +293,8 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "seq", type: "number" },
   ],
   settledLines: [
-    { name: "version", type: "number | null" },
-    { name: "id", type: "string | null" },
-    { name: "createdAt", type: "number | null" },
-    { name: "cwd", type: "string | null" },
-    { name: "parentSession", type: "string | null" },
-    { name: "seedLength", type: "number | null" },
-    { name: "settled", type: "number | null" },
-    { name: "count", type: "number | null" },
-    { name: "seq", type: "number | null" },
-    { name: "type", type: "string | null" },
+    { name: "seq", type: "number" },
+    { name: "type", type: "string" },
     { name: "line", type: "string | null" },
   ],
   sessionFrom: [
@@ -422,16 +410,8 @@ export interface PostgresQueryRows {
   readonly nextTurnEnd: { readonly seq: number };
   readonly lastTurnEnd: { readonly seq: number };
   readonly settledLines: {
-    readonly version: number | null;
-    readonly id: string | null;
-    readonly createdAt: number | null;
-    readonly cwd: string | null;
-    readonly parentSession: string | null;
-    readonly seedLength: number | null;
-    readonly settled: number | null;
-    readonly count: number | null;
-    readonly seq: number | null;
-    readonly type: string | null;
+    readonly seq: number;
+    readonly type: string;
     readonly line: string | null;
   };
   readonly sessionFrom: {

@@ -123,68 +123,26 @@ LIMIT 1;
 SELECT seq FROM events WHERE session_id = @sessionId AND type = 'turn/end' ORDER BY seq DESC LIMIT 1;
 
 -- name: settledLines
--- A page of the settled part of a log, for resuming it, in one statement: the header, the seq
--- after the last turn/end (`settled`, 0 without one: the events up to it are settled, damage among
--- them is corruption, never a torn tail), and the event rows from seq @fromSeq up to it other than
--- assistant/chunk — a chunk changes no running state, and most rows are chunks — in seq order, at
--- most @limit of them, rebuilt as their JSONL lines as in eventLines; with `count`, the number of
--- event rows before `settled` (fewer is a hole). A chunk row whose data is cut or damaged (does not
--- start with `{` and end with `}`) is returned too, to be reported. A session with no such rows
--- gives one row whose event columns are NULL; no session gives no row. The last turn/end is found
--- by a walk of the primary key backwards from the end.
+-- A page of the settled part of a log, for resuming it: the event rows from seq @fromSeq up to
+-- (not including) @settled other than assistant/chunk — a chunk changes no running state, and most
+-- rows are chunks — in seq order, at most @limit of them, rebuilt as their JSONL lines as in
+-- eventLines. The chunk rows are neither read nor judged (their data is checked when they are).
 SELECT
-  s.version,
-  s.id,
-  s.created_at AS "createdAt",
-  s.cwd,
-  s.parent_session AS "parentSession",
-  s.seed_length AS "seedLength",
-  coalesce((
-    SELECT l.seq + 1 FROM events AS l
-    WHERE l.session_id = @sessionId AND l.type = 'turn/end'
-    ORDER BY l.seq DESC
-    LIMIT 1
-  ), 0)::bigint AS settled,
+  seq,
+  type,
   (
-    SELECT count(*) FROM events AS c
-    WHERE c.session_id = @sessionId AND c.seq <= coalesce((
-      SELECT l.seq FROM events AS l
-      WHERE l.session_id = @sessionId AND l.type = 'turn/end'
-      ORDER BY l.seq DESC
-      LIMIT 1
-    ), -1)
-  )::bigint AS count,
-  e.seq,
-  e.type,
-  e.line::text AS line
-FROM sessions AS s
-LEFT JOIN (
-  SELECT
-    seq,
-    type,
-    (
-      '{"type":' || to_json(type)::text
-      || ',"seq":' || seq
-      || ',"time":' || time
-      || ',"data":' || data
-      || coalesce(',"sourceEventSeqs":' || source_event_seqs, '')
-      || coalesce(',"surfaceOp":' || surface_op, '')
-      || '}'
-    )::text AS line
-  FROM events
-  WHERE session_id = @sessionId AND seq >= @fromSeq::bigint
-    AND (type <> 'assistant/chunk' OR left(data, 1) <> '{' OR right(data, 1) <> '}')
-    AND seq <= coalesce((
-      SELECT l.seq FROM events AS l
-      WHERE l.session_id = @sessionId AND l.type = 'turn/end'
-      ORDER BY l.seq DESC
-      LIMIT 1
-    ), -1)
-  ORDER BY seq
-  LIMIT @limit::bigint
-) AS e ON true
-WHERE s.id = @sessionId
-ORDER BY e.seq;
+    '{"type":' || to_json(type)::text
+    || ',"seq":' || seq
+    || ',"time":' || time
+    || ',"data":' || data
+    || coalesce(',"sourceEventSeqs":' || source_event_seqs, '')
+    || coalesce(',"surfaceOp":' || surface_op, '')
+    || '}'
+  )::text AS line
+FROM events
+WHERE session_id = @sessionId AND seq >= @fromSeq AND seq < @settled AND type <> 'assistant/chunk'
+ORDER BY seq
+LIMIT @limit::bigint;
 
 -- name: sessionFrom
 -- loadFrom in one statement (one snapshot, one round trip, no lock): the header, with the event

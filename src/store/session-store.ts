@@ -708,7 +708,10 @@ export class SessionStore {
    * is new), with whether a torn tail follows its intact events. Undefined when it is not stored;
    * a session deleted elsewhere is dropped from the cache.
    */
-  async #current(id: string): Promise<{ session: Session; tornTail: boolean } | undefined> {
+  async #current(
+    id: string,
+    settled = false,
+  ): Promise<{ session: Session; tornTail: boolean } | undefined> {
     const live = this.#live.get(id);
     const state = live === undefined ? undefined : this.#state.get(live);
     const location = this.#location(id);
@@ -716,8 +719,9 @@ export class SessionStore {
     // log was replaced (deleted and created again) starts a new state from seq 0.
     let log = state?.log;
     let fresh = false;
-    if (log === undefined && this.backend.loadSettled !== undefined) {
-      // A log read anew: its settled part without the chunks first, where the backend can.
+    if (settled && log === undefined && this.backend.loadSettled !== undefined) {
+      // A log opened for writing anew: its settled part without the chunks first, where the
+      // backend can (a reader reads and checks every event).
       log = await this.#settled(id, location);
       if (log === undefined) return undefined;
       fresh = true;
@@ -808,7 +812,7 @@ export class SessionStore {
     }
     const release = await this.backend.lock(id);
     try {
-      const current = await this.#current(id);
+      const current = await this.#current(id, true);
       if (current === undefined) throw sessionNotFound(id);
       const state = this.#requireState(current.session);
       const log = state.log;

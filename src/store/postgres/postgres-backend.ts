@@ -293,8 +293,9 @@ export class PostgresBackend implements backend.SessionBackend {
   }
 
   /**
-   * One page of the settled part of a log, without its chunks, in one statement (see
-   * {@link SessionBackend.loadSettled}).
+   * One page of the settled part of a log, without its chunks (see
+   * {@link SessionBackend.loadSettled}), in one read transaction: the header, the last turn/end,
+   * the page.
    */
   async loadSettled(
     id: string,
@@ -302,25 +303,20 @@ export class PostgresBackend implements backend.SessionBackend {
     limit: number,
   ): Promise<backend.StoredSettledPage | undefined> {
     checkPageLimit(limit);
-    const rows = await this.#withClient(`resume session ${show(id)} from seq ${fromSeq}`, (c) =>
-      this.#queries.rows(c, "settledLines", { sessionId: id, fromSeq, limit }),
-    );
-    const first = rows[0];
-    if (first === undefined) return undefined;
-    const { settled, count, seq: _seq, type: _type, line: _line, ...headerRow } = first;
-    const header = sql.readHeader(headerRow as sql.HeaderRow, id, this.location);
-    const location = sql.eventsOf(id, this.location);
-    sql.checkSettledCount(Number(count), Number(settled), location);
-    const events: sql.EventRow[] = [];
-    for (const { seq, type, line } of rows) {
-      // NULL event columns: the one row of a session with no settled rows from the asked seq on.
-      if (seq !== null && type !== null) events.push({ seq, type, line });
-    }
-    return {
-      header,
-      settled: Number(settled),
-      events: sql.settledEvents(events, location),
-    };
+    return this.#read(`resume session ${show(id)} from seq ${fromSeq}`, async (c) => {
+      const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
+      if (row === undefined) return undefined;
+      const header = sql.readHeader(row, id, this.location);
+      const last = await this.#queries.first(c, "lastTurnEnd", { sessionId: id });
+      const settled = last === undefined ? 0 : Number(last.seq) + 1;
+      const rows = await this.#queries.rows(c, "settledLines", {
+        sessionId: id,
+        fromSeq,
+        settled,
+        limit,
+      });
+      return { header, settled, events: sql.settledEvents(rows, sql.eventsOf(id, this.location)) };
+    });
   }
 
   async forkPoint(
