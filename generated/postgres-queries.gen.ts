@@ -75,13 +75,13 @@ export const POSTGRES_QUERIES = {
    */
   lastTurnEnd: "SELECT seq FROM events WHERE session_id = $1 AND type = 'turn/end' ORDER BY seq DESC LIMIT 1;",
   /**
-   * A page of the settled part of a log, for resuming it: the event rows from seq `@fromSeq` up to
-   * (not including) `@settled` other than assistant/chunk — a chunk changes no running state, and
-   * most rows are chunks — in seq order, at most `@limit` of them, rebuilt as their JSONL lines as
-   * in eventLines. The chunk rows are neither read nor judged (their data is checked when they
-   * are).
+   * A page of the settled part of a log, for resuming it: the message-producing event rows (those
+   * with a surfaceOp) from seq `@fromSeq` up to (not including) `@settled`, in seq order, at most
+   * `@limit` of them, as their columns (the JSON ones as text). After a turn/end no turn, step or
+   * tool call is open, so the running state at `@settled` needs nothing else of the log but the
+   * surface; the other rows are neither read nor judged (they are checked when they are read).
    */
-  settledLines: "SELECT\n  seq,\n  type,\n  (\n    '{\"type\":' || to_json(type)::text\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}'\n  )::text AS line\nFROM events\nWHERE session_id = $1 AND seq >= $2 AND seq < $3 AND type <> 'assistant/chunk'\nORDER BY seq\nLIMIT $4::bigint;",
+  settledLines: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS \"sourceEventSeqs\",\n  surface_op AS \"surfaceOp\"\nFROM events\nWHERE session_id = $1 AND seq >= $2 AND seq < $3 AND surface_op IS NOT NULL\nORDER BY seq\nLIMIT $4::bigint;",
   /**
    * loadFrom in one statement (one snapshot, one round trip, no lock): the header, with the event
    * rows from seq `@fromSeq` - 1 on rebuilt as their JSONL lines as in eventLines, at most `@limit`
@@ -293,9 +293,12 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "seq", type: "number" },
   ],
   settledLines: [
-    { name: "seq", type: "number" },
     { name: "type", type: "string" },
-    { name: "line", type: "string | null" },
+    { name: "seq", type: "number" },
+    { name: "time", type: "number" },
+    { name: "data", type: "string" },
+    { name: "sourceEventSeqs", type: "string | null" },
+    { name: "surfaceOp", type: "string | null" },
   ],
   sessionFrom: [
     { name: "version", type: "number | null" },
@@ -410,9 +413,12 @@ export interface PostgresQueryRows {
   readonly nextTurnEnd: { readonly seq: number };
   readonly lastTurnEnd: { readonly seq: number };
   readonly settledLines: {
-    readonly seq: number;
     readonly type: string;
-    readonly line: string | null;
+    readonly seq: number;
+    readonly time: number;
+    readonly data: string;
+    readonly sourceEventSeqs: string | null;
+    readonly surfaceOp: string | null;
   };
   readonly sessionFrom: {
     readonly version: number | null;

@@ -52,13 +52,13 @@ export const SQLITE_QUERIES = {
   /** How many event rows a session has before seq `@settled`: fewer than `@settled` is a hole. */
   settledCount: "SELECT count(*) AS count FROM events WHERE session_id = @sessionId AND seq < @settled;",
   /**
-   * A page of the settled part of a log, for resuming it: the event rows from seq `@fromSeq` up to
-   * (not including) `@settled` other than assistant/chunk — a chunk changes no running state, and
-   * most rows are chunks — in seq order, at most `@limit` of them, rebuilt as their JSONL lines as
-   * in eventLines. A chunk row whose data is not valid JSON is returned too, to be reported as
-   * damage.
+   * A page of the settled part of a log, for resuming it: the message-producing event rows (those
+   * with a surfaceOp) from seq `@fromSeq` up to (not including) `@settled`, in seq order, at most
+   * `@limit` of them, as their columns (the JSON ones as text). After a turn/end no turn, step or
+   * tool call is open, so the running state at `@settled` needs nothing else of the log but the
+   * surface; the other rows are neither read nor judged (they are checked when they are read).
    */
-  settledLines: "SELECT\n  seq,\n  type,\n  '{\"type\":' || json_quote(type)\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}' AS line\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq AND seq < @settled\n  AND (type <> 'assistant/chunk' OR NOT json_valid(data))\nORDER BY seq\nLIMIT @limit;",
+  settledLines: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS sourceEventSeqs,\n  surface_op AS surfaceOp\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq AND seq < @settled AND surface_op IS NOT NULL\nORDER BY seq\nLIMIT @limit;",
   insertSession: "INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)\nVALUES (@id, @version, @createdAt, @cwd, @parentSession, @seedLength);",
   /** data, sourceEventSeqs and surfaceOp are bound as JSON text ("append" is the JSON string). */
   insertEvent: "INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)\nVALUES (@sessionId, @seq, @type, @time, @data, @sourceEventSeqs, @surfaceOp);",
@@ -189,9 +189,12 @@ export interface SqliteQueryRows {
   readonly lastTurnEnd: { readonly seq: number };
   readonly settledCount: { readonly count: SqliteScalar };
   readonly settledLines: {
-    readonly seq: number;
     readonly type: string;
-    readonly line: SqliteScalar;
+    readonly seq: number;
+    readonly time: number;
+    readonly data: string;
+    readonly sourceEventSeqs: string | null;
+    readonly surfaceOp: string | null;
   };
   readonly listSessions: {
     readonly version: number;

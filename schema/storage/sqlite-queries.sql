@@ -87,23 +87,20 @@ SELECT seq FROM events WHERE session_id = @sessionId AND type = 'turn/end' ORDER
 SELECT count(*) AS count FROM events WHERE session_id = @sessionId AND seq < @settled;
 
 -- name: settledLines
--- A page of the settled part of a log, for resuming it: the event rows from seq @fromSeq up to
--- (not including) @settled other than assistant/chunk — a chunk changes no running state, and most
--- rows are chunks — in seq order, at most @limit of them, rebuilt as their JSONL lines as in
--- eventLines. A chunk row whose data is not valid JSON is returned too, to be reported as damage.
+-- A page of the settled part of a log, for resuming it: the message-producing event rows (those
+-- with a surfaceOp) from seq @fromSeq up to (not including) @settled, in seq order, at most
+-- @limit of them, as their columns (the JSON ones as text). After a turn/end no turn, step or tool
+-- call is open, so the running state at @settled needs nothing else of the log but the surface;
+-- the other rows are neither read nor judged (they are checked when they are read).
 SELECT
-  seq,
   type,
-  '{"type":' || json_quote(type)
-    || ',"seq":' || seq
-    || ',"time":' || time
-    || ',"data":' || data
-    || coalesce(',"sourceEventSeqs":' || source_event_seqs, '')
-    || coalesce(',"surfaceOp":' || surface_op, '')
-    || '}' AS line
+  seq,
+  time,
+  data,
+  source_event_seqs AS sourceEventSeqs,
+  surface_op AS surfaceOp
 FROM events
-WHERE session_id = @sessionId AND seq >= @fromSeq AND seq < @settled
-  AND (type <> 'assistant/chunk' OR NOT json_valid(data))
+WHERE session_id = @sessionId AND seq >= @fromSeq AND seq < @settled AND surface_op IS NOT NULL
 ORDER BY seq
 LIMIT @limit;
 

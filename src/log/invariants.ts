@@ -69,6 +69,20 @@ export class LogState {
     this.lastTurnMarker = saved.lastTurnMarker;
   }
 
+  /**
+   * Puts the state at the end of a settled log: just after `turnEnd`, its last `turn/end`, where no
+   * turn, step or tool call is open (the surface is brought there separately).
+   */
+  settleAt(turnEnd: SessionEvent & { readonly type: "turn/end" }): void {
+    this.length = turnEnd.seq + 1;
+    this.lastTurn = turnEnd.data.turn;
+    this.openTurn = undefined;
+    this.lastStep = 0;
+    this.openStep = undefined;
+    this.openCalls.clear();
+    this.lastTurnMarker = { seq: turnEnd.seq, type: turnEnd.type, turn: turnEnd.data.turn };
+  }
+
   /** A copy that evolves independently. */
   clone(): LogState {
     const copy = new LogState();

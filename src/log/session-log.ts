@@ -3,6 +3,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { InvalidEventError, StorageError, show } from "../errors.js";
 import type { DerivedMessage, SessionEvent, SessionHeader } from "../generated.js";
+import { invalidEvent } from "./event-errors.js";
 import {
   LogState,
   type Ownership,
@@ -13,6 +14,7 @@ import {
   type TurnMarker,
   takeEvent,
 } from "./invariants.js";
+import { isSurfaceEvent } from "./surface.js";
 
 /** A batch that passed every check against a given log state, ready to commit. */
 export interface PreparedBatch {
@@ -85,16 +87,15 @@ export class SessionLog {
   }
 
   /**
-   * Checks and applies stored events that leave out the `assistant/chunk`s between them (a
-   * settled read, see `SessionBackend.loadSettled`), each at its own seq: a chunk changes no
-   * running state, so the state after them is the state after the whole log up to there. The
-   * seqs must go up from the log's end.
-   * @throws InvalidEventError for a broken rule (a seq that goes back breaks seq-contiguous);
-   *   StorageError FORMAT_UNSUPPORTED.
+   * Brings the surface up to date with stored message-producing events of a settled log (a
+   * settled read, see `SessionBackend.loadSettled`), each checked against the schema at its own
+   * seq, which must go up from the log's end; the events between them are left out. The state is
+   * then put at the log's last `turn/end` with {@link settleAt}.
+   * @throws InvalidEventError for an event the schema refuses (a seq that goes back breaks
+   *   seq-contiguous); StorageError FORMAT_UNSUPPORTED.
    */
-  admitSparse(raw: readonly unknown[]): void {
+  admitSurface(raw: readonly unknown[]): void {
     const state = this.#state;
-    let last: SessionEvent | undefined;
     for (let i = 0; i < raw.length; i++) {
       const own = (raw[i] as { seq?: unknown } | null)?.seq;
       const seq =
@@ -102,11 +103,43 @@ export class SessionLog {
           ? (own as number)
           : state.length;
       const event = settleEvent(takeEvent(raw[i], "parsed"), seq, i);
-      state.check(event, i);
-      state.apply(event);
-      last = event;
+      if (!isSurfaceEvent(event)) {
+        throw invalidEvent(
+          event.type,
+          i,
+          seq,
+          "surface-marker",
+          "expected a message-producing event of a settled read, got another",
+        );
+      }
+      // After a turn/end nothing is open: only the surface carries over (see settleAt).
+      state.surface.advance(event);
+      state.length = seq + 1;
     }
-    if (last !== undefined) this.#lastTime = last.time;
+  }
+
+  /**
+   * Puts the log at the end of its settled part: just after `turnEnd`, its last `turn/end`, once
+   * {@link admitSurface} brought the surface there.
+   * @throws InvalidEventError when `turnEnd` is not a valid `turn/end` at or after the log's end.
+   */
+  settleAt(raw: unknown): void {
+    const state = this.#state;
+    const own = (raw as { seq?: unknown } | null)?.seq;
+    const seq =
+      Number.isSafeInteger(own) && (own as number) >= state.length ? (own as number) : state.length;
+    const event = settleEvent(takeEvent(raw, "parsed"), seq, 0);
+    if (event.type !== "turn/end") {
+      throw invalidEvent(
+        event.type,
+        0,
+        seq,
+        "turn-order",
+        `expected the last turn/end at seq ${seq}, got ${event.type}`,
+      );
+    }
+    state.settleAt(event);
+    this.#lastTime = event.time;
   }
 
   /** The number of events, which is also the next seq. */

@@ -760,8 +760,9 @@ export class SessionStore {
   }
 
   /**
-   * The state of a log's settled part (up to its last `turn/end`), read without its chunks page by
-   * page; undefined when there is no such session. A log replaced between pages is read again.
+   * The state of a log's settled part (up to its last `turn/end`): its message-producing events
+   * page by page, then the last `turn/end`; undefined when there is no such session. A log
+   * replaced meanwhile is read again.
    */
   async #settled(id: string, location: string): Promise<SessionLog | undefined> {
     const loadSettled = this.backend.loadSettled?.bind(this.backend);
@@ -770,6 +771,7 @@ export class SessionStore {
       let log: SessionLog | undefined;
       let settled = 0;
       let from = 0;
+      let replaced = false;
       for (;;) {
         const page = await loadSettled(id, from, STREAM_PAGE);
         if (page === undefined) return undefined;
@@ -777,19 +779,25 @@ export class SessionStore {
           checkStoredHeader(page.header, location);
           log = new SessionLog(page.header);
         } else if (page.settled < settled || !isDeepStrictEqual(page.header, log.header)) {
+          replaced = true;
           break;
         }
         // Appends between pages move it on; a log cut shorter was replaced, and is read again.
         settled = page.settled;
         const events = page.events;
-        asCorruption(location, () => (log as SessionLog).admitSparse(events));
-        if (events.length < STREAM_PAGE) {
-          // The settled part ends with its last turn/end: the state's length is `settled`.
-          if (log.length === settled) return log;
-          break;
-        }
+        asCorruption(location, () => (log as SessionLog).admitSurface(events));
+        if (events.length < STREAM_PAGE) break;
         from = (events.at(-1) as { seq: number }).seq + 1;
       }
+      if (replaced || log === undefined) continue;
+      if (settled === 0) return log;
+      const end = await this.backend.loadFrom(id, settled - 1, 1);
+      if (end === undefined) return undefined;
+      const turnEnd = end.events[0];
+      if (end.from !== settled - 1 || turnEnd === undefined) continue;
+      if (!isDeepStrictEqual(end.header, log.header)) continue;
+      asCorruption(location, () => (log as SessionLog).settleAt(turnEnd));
+      return log;
     }
   }
 
