@@ -198,37 +198,56 @@ function freezeMessage(
  * @throws InvalidEventError (rule surface-marker) for a surface-eligible event without `surfaceOp`.
  */
 export function deriveMessages(events: readonly SessionEvent[]): readonly DerivedMessage[] {
-  const surface = new Surface();
   if (isAdmitted(events)) {
-    for (const event of markedSurfaceEvents(events)) surface.advance(event);
-  } else {
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i] as SessionEvent;
-      if (!isSurfaceEvent(event)) continue;
-      const frozen = frozenEvent(event);
-      // Without its marker the surface cannot place it: the marker rule's error, as admission gives.
-      if ((frozen as { surfaceOp?: unknown }).surfaceOp === undefined) {
-        throw missingSurfaceOp(event.type, i, isSeq(event.seq) ? event.seq : i);
-      }
-      surface.advance(frozen);
+    const found: SurfaceEvent[] = [];
+    // Without a replace (no compaction), the surface is every surface event in log order: its
+    // messages are theirs, and no surface need be kept to place them.
+    if (markedSurfaceEvents(events, found)) return Object.freeze(appendedMessages(found));
+    const surface = new Surface();
+    for (const event of found) surface.advance(event);
+    return surface.messages();
+  }
+  const surface = new Surface();
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i] as SessionEvent;
+    if (!isSurfaceEvent(event)) continue;
+    const frozen = frozenEvent(event);
+    // Without its marker the surface cannot place it: the marker rule's error, as admission gives.
+    if ((frozen as { surfaceOp?: unknown }).surfaceOp === undefined) {
+      throw missingSurfaceOp(event.type, i, isSeq(event.seq) ? event.seq : i);
     }
+    surface.advance(frozen);
   }
   return surface.messages();
 }
 
 /**
- * The surface events of admitted events, which carry `surfaceOp` exactly when they are
- * surface-eligible. The pass over every event has a function of its own, so that its optimized
- * code touches only the events: code that also builds the surface's short-lived objects is
- * thrown away whenever a collection frees their last instances, and would start over slowly.
+ * Pushes onto `found` the surface events of admitted events, which carry `surfaceOp` exactly when
+ * they are surface-eligible; returns whether every one appends. The pass over every event has a
+ * function of its own, so that its optimized code touches only the events: code that also builds
+ * the surface's short-lived objects is thrown away whenever a collection frees their last
+ * instances, and would start over slowly.
  */
-function markedSurfaceEvents(events: readonly SessionEvent[]): SurfaceEvent[] {
-  const found: SurfaceEvent[] = [];
-  for (const event of events) {
-    if ((event as { surfaceOp?: unknown }).surfaceOp !== undefined)
-      found.push(event as SurfaceEvent);
+function markedSurfaceEvents(events: readonly SessionEvent[], found: SurfaceEvent[]): boolean {
+  let appendOnly = true;
+  const length = events.length;
+  for (let i = 0; i < length; i++) {
+    const op = (events[i] as { surfaceOp?: SurfaceEvent["surfaceOp"] }).surfaceOp;
+    if (op === undefined) continue;
+    found.push(events[i] as SurfaceEvent);
+    if (op !== "append") appendOnly = false;
   }
-  return found;
+  return appendOnly;
+}
+
+/** The messages of surface events that all append: each one's message, in order. */
+function appendedMessages(appended: readonly SurfaceEvent[]): DerivedMessage[] {
+  const messages: DerivedMessage[] = [];
+  for (const event of appended) {
+    const message = messageOf(event);
+    if (message !== undefined) messages.push(message);
+  }
+  return messages;
 }
 
 /** The event itself when it is frozen (admitted events are frozen throughout), else a frozen copy. */

@@ -23,41 +23,59 @@ interface RecordedStep {
  */
 export function deriveReplayScript(events: readonly SessionEvent[], sessionId = ""): ReplayEntry[] {
   const entries: ReplayEntry[] = [];
-  // The steps of the turn being read; settled when its turn/end tells how the turn ended.
+  // The closed steps of the turn being read; settled when its turn/end tells how the turn ended.
   let steps: RecordedStep[] = [];
-  let open: RecordedStep | undefined;
+  // The open step, if any, and its chunks so far: gathered in one array reused by every step and
+  // copied out, at its exact length, when the step closes (no array grows chunk by chunk).
+  let open = false;
+  let openTurn = 0;
+  let openStep = 0;
+  const gathered: StreamChunk[] = [];
+  let count = 0;
   // Admitted events form a valid log, frozen throughout: each chunk belongs to the open step (the
   // step-order rule) and is taken as it is. Any other array is checked chunk by chunk.
   const admitted = isAdmitted(events);
-  for (const event of events) {
-    switch (event.type) {
-      // First: nearly every event of a log is a chunk.
-      case "assistant/chunk":
-        if (admitted) {
-          (open as RecordedStep).chunks.push(event.data.chunk);
-        } else if (open?.turn === event.data.turn && open.step === event.data.step) {
-          open.chunks.push(frozenChunk(event.data.chunk));
-        }
-        break;
-      case "step/start":
-        open = { turn: event.data.turn, step: event.data.step, chunks: [] };
-        steps.push(open);
-        break;
-      case "step/end":
-        open = undefined;
-        break;
-      case "turn/end":
-        settle(steps, event.data.reason, sessionId, entries);
-        steps = [];
-        open = undefined;
-        break;
-      default:
-        break;
+  const length = events.length;
+  for (let i = 0; i < length; i++) {
+    const event = events[i] as SessionEvent;
+    const type = event.type;
+    // First, and alone: nearly every event of a log is a chunk.
+    if (type === "assistant/chunk") {
+      const data = event.data;
+      if (admitted) gathered[count++] = data.chunk;
+      else if (open && openTurn === data.turn && openStep === data.step) {
+        gathered[count++] = frozenChunk(data.chunk);
+      }
+    } else if (type === "step/start") {
+      if (open) steps.push(recorded(openTurn, openStep, gathered, count));
+      open = true;
+      openTurn = event.data.turn;
+      openStep = event.data.step;
+      count = 0;
+    } else if (type === "step/end") {
+      if (open) steps.push(recorded(openTurn, openStep, gathered, count));
+      open = false;
+    } else if (type === "turn/end") {
+      if (open) steps.push(recorded(openTurn, openStep, gathered, count));
+      open = false;
+      settle(steps, event.data.reason, sessionId, entries);
+      steps = [];
     }
   }
   // A log that ends inside a turn (read as it stands, never repaired): no end reason explains it.
+  if (open) steps.push(recorded(openTurn, openStep, gathered, count));
   settle(steps, undefined, sessionId, entries);
   return entries;
+}
+
+/** The step closed with the first `count` chunks gathered, copied out. */
+function recorded(
+  turn: number,
+  step: number,
+  gathered: readonly StreamChunk[],
+  count: number,
+): RecordedStep {
+  return { turn, step, chunks: gathered.slice(0, count) };
 }
 
 /**
@@ -77,7 +95,9 @@ function settle(
   sessionId: string,
   entries: ReplayEntry[],
 ): void {
-  steps.forEach((s, i) => {
+  const last = steps.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const s = steps[i] as RecordedStep;
     const chunks = Object.freeze(s.chunks);
     if (chunks.at(-1)?.type === "finish") {
       entries.push(Object.freeze({ kind: "chunks", chunks }));
@@ -90,7 +110,7 @@ function settle(
           ...(reason.code === undefined ? {} : { code: reason.code }),
         }),
       );
-    } else if (reason?.kind === "aborted" && i === steps.length - 1) {
+    } else if (reason?.kind === "aborted" && i === last) {
       entries.push(Object.freeze({ kind: "hang", chunks }));
     } else {
       const why = reason === undefined ? "a turn left open" : `a turn that ended ${reason.kind}`;
@@ -102,5 +122,5 @@ function settle(
         { sessionId, turn: s.turn, step: s.step },
       );
     }
-  });
+  }
 }
