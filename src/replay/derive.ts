@@ -4,11 +4,11 @@ import type { ReplayEntry, SessionEvent, StreamChunk, TurnEndReason } from "../g
 import { isAdmitted } from "../log/admitted-events.js";
 import { copyJsonValue } from "../log/json-value.js";
 
-/** One recorded model call: its step and the chunks it streamed, in log order. */
+/** One recorded model call: its step and the chunks it streamed, in log order (frozen). */
 interface RecordedStep {
   readonly turn: number;
   readonly step: number;
-  readonly chunks: StreamChunk[];
+  readonly chunks: readonly StreamChunk[];
 }
 
 /**
@@ -23,8 +23,9 @@ interface RecordedStep {
  */
 export function deriveReplayScript(events: readonly SessionEvent[], sessionId = ""): ReplayEntry[] {
   const entries: ReplayEntry[] = [];
-  // The closed steps of the turn being read; settled when its turn/end tells how the turn ended.
-  let steps: RecordedStep[] = [];
+  // The closed steps of the turn being read from its first unfinished one on (none while every
+  // step so far finished): settled when its turn/end tells how the turn ended.
+  let pending: RecordedStep[] = [];
   // The open step, if any, and its chunks so far: gathered in one array reused by every step and
   // copied out, at its exact length, when the step closes (no array grows chunk by chunk).
   let open = false;
@@ -47,35 +48,49 @@ export function deriveReplayScript(events: readonly SessionEvent[], sessionId = 
         gathered[count++] = frozenChunk(data.chunk);
       }
     } else if (type === "step/start") {
-      if (open) steps.push(recorded(openTurn, openStep, gathered, count));
+      if (open) closeStep(openTurn, openStep, gathered, count, pending, entries);
       open = true;
       openTurn = event.data.turn;
       openStep = event.data.step;
       count = 0;
     } else if (type === "step/end") {
-      if (open) steps.push(recorded(openTurn, openStep, gathered, count));
+      if (open) closeStep(openTurn, openStep, gathered, count, pending, entries);
       open = false;
     } else if (type === "turn/end") {
-      if (open) steps.push(recorded(openTurn, openStep, gathered, count));
+      if (open) closeStep(openTurn, openStep, gathered, count, pending, entries);
       open = false;
-      settle(steps, event.data.reason, sessionId, entries);
-      steps = [];
+      if (pending.length > 0) {
+        settle(pending, event.data.reason, sessionId, entries);
+        pending = [];
+      }
     }
   }
   // A log that ends inside a turn (read as it stands, never repaired): no end reason explains it.
-  if (open) steps.push(recorded(openTurn, openStep, gathered, count));
-  settle(steps, undefined, sessionId, entries);
+  if (open) closeStep(openTurn, openStep, gathered, count, pending, entries);
+  settle(pending, undefined, sessionId, entries);
   return entries;
 }
 
-/** The step closed with the first `count` chunks gathered, copied out. */
-function recorded(
+/**
+ * Closes a step with the first `count` chunks gathered, copied out and frozen. A step whose last
+ * chunk is `finish` gives its entry at once, unless a step before it in its turn waits in
+ * `pending` (entries stay in log order); any other waits there for its turn's end.
+ */
+function closeStep(
   turn: number,
   step: number,
   gathered: readonly StreamChunk[],
   count: number,
-): RecordedStep {
-  return { turn, step, chunks: gathered.slice(0, count) };
+  pending: RecordedStep[],
+  entries: ReplayEntry[],
+): void {
+  const chunks = Object.freeze(gathered.slice(0, count));
+  // Read while the step's last chunk is recent (likely still cached), not at the turn's end.
+  if (pending.length === 0 && chunks[count - 1]?.type === "finish") {
+    entries.push(Object.freeze({ kind: "chunks", chunks }));
+  } else {
+    pending.push({ turn, step, chunks });
+  }
 }
 
 /**
@@ -88,7 +103,10 @@ function frozenChunk(chunk: StreamChunk): StreamChunk {
   return "value" in copied ? (copied.value as StreamChunk) : chunk;
 }
 
-/** Appends the entries of one turn's steps, given how the turn ended (undefined: it did not). */
+/**
+ * Appends the entries of one turn's pending steps, given how the turn ended (undefined: it did
+ * not). The last of them is the turn's last step.
+ */
 function settle(
   steps: readonly RecordedStep[],
   reason: TurnEndReason | undefined,
@@ -98,7 +116,7 @@ function settle(
   const last = steps.length - 1;
   for (let i = 0; i <= last; i++) {
     const s = steps[i] as RecordedStep;
-    const chunks = Object.freeze(s.chunks);
+    const chunks = s.chunks;
     if (chunks.at(-1)?.type === "finish") {
       entries.push(Object.freeze({ kind: "chunks", chunks }));
     } else if (reason?.kind === "error" && reason.step === s.step) {
