@@ -231,6 +231,7 @@ export function deriveMessages(events: readonly SessionEvent[]): readonly Derive
 function markedSurfaceEvents(events: readonly SessionEvent[], found: SurfaceEvent[]): boolean {
   let appendOnly = true;
   const length = events.length;
+  // Indexed, not for…of: see deriveReplayScript (a frozen array's iterator is not inlined).
   for (let i = 0; i < length; i++) {
     const op = (events[i] as { surfaceOp?: SurfaceEvent["surfaceOp"] }).surfaceOp;
     if (op === undefined) continue;
