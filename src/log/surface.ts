@@ -198,25 +198,24 @@ function freezeMessage(
  * @throws InvalidEventError (rule surface-marker) for a surface-eligible event without `surfaceOp`.
  */
 export function deriveMessages(events: readonly SessionEvent[]): readonly DerivedMessage[] {
+  const surface = new Surface();
   if (isAdmitted(events)) {
     const found: SurfaceEvent[] = [];
     const messages = appendedMessages(events, found);
     if (messages !== undefined) return Object.freeze(messages);
     // A replace (compaction): the surface places each node.
-    const surface = new Surface();
     for (const event of found) surface.advance(event);
-    return surface.messages();
-  }
-  const surface = new Surface();
-  for (let i = 0; i < events.length; i++) {
-    const event = events[i] as SessionEvent;
-    if (!isSurfaceEvent(event)) continue;
-    const frozen = frozenEvent(event);
-    // Without its marker the surface cannot place it: the marker rule's error, as admission gives.
-    if ((frozen as { surfaceOp?: unknown }).surfaceOp === undefined) {
-      throw missingSurfaceOp(event.type, i, isSeq(event.seq) ? event.seq : i);
+  } else {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as SessionEvent;
+      if (!isSurfaceEvent(event)) continue;
+      const frozen = frozenEvent(event);
+      // Without its marker the surface cannot place it: the marker rule's error, as admission gives.
+      if ((frozen as { surfaceOp?: unknown }).surfaceOp === undefined) {
+        throw missingSurfaceOp(event.type, i, isSeq(event.seq) ? event.seq : i);
+      }
+      surface.advance(frozen);
     }
-    surface.advance(frozen);
   }
   return surface.messages();
 }
