@@ -7,11 +7,20 @@ import {
   parseSessionFile,
   ReplayError,
   type SessionEvent,
+  SessionLog,
   type StreamChunk,
   sessionScript,
   type TurnEndReason,
 } from "../src/index.js";
-import { assistantChunk, stepEnd, stepStart, turnEnd, turnStart, userMessage } from "./builders.js";
+import {
+  assistantChunk,
+  stepEnd,
+  stepStart,
+  testHeader,
+  turnEnd,
+  turnStart,
+  userMessage,
+} from "./builders.js";
 import { corpusLogs } from "./corpus.js";
 
 const FINISH: StreamChunk = { type: "finish", reason: { kind: "stop" } };
@@ -40,6 +49,21 @@ function textChunks(index: number, value: string): StreamChunk[] {
     { type: "text-delta", index, text: value },
     { type: "block-end", index, block: { type: "text", text: value } },
   ];
+}
+
+/** The script of `events` and of the same events as a log holds them (admitted, frozen), or what each throws. */
+function bothWays(events: readonly SessionEvent[]): { plain: unknown; admitted: unknown } {
+  const outcome = (of: readonly SessionEvent[]): unknown => {
+    try {
+      return deriveReplayScript(of, "s");
+    } catch (error) {
+      return error;
+    }
+  };
+  return {
+    plain: outcome(events),
+    admitted: outcome(SessionLog.fromSeed(testHeader("s"), events).events),
+  };
 }
 
 /** The error `fn` throws; fails the test when it returns. */
@@ -137,6 +161,40 @@ describe("deriveReplayScript", () => {
     const done = [...textChunks(0, "a"), FINISH];
     const open = turnOf(0, 1, [done]).slice(0, -1);
     expect(deriveReplayScript(open)).toEqual([{ kind: "chunks", chunks: done }]);
+  });
+
+  it("keeps log order when a finished step follows one its turn's end explains", () => {
+    // Seen failing (the finished second step listed before the first) with every finished
+    // step's entry given at once, before the pending step of its turn was settled.
+    const partial = textChunks(0, "so far");
+    const done = [...textChunks(0, "b"), FINISH];
+    const events = turnOf(0, 1, [partial, done], { kind: "error", step: 1, message: "retried" });
+    events.push(...turnOf(events.length, 2, [done]));
+    const expected = [
+      { kind: "throw", chunks: partial, message: "retried" },
+      { kind: "chunks", chunks: done },
+      { kind: "chunks", chunks: done },
+    ];
+    expect(bothWays(events)).toEqual({ plain: expected, admitted: expected });
+  });
+
+  it("gives a log's own (admitted) events the script a plain copy of them gets", () => {
+    const done = [...textChunks(0, "a"), FINISH];
+    const cut = textChunks(0, "c");
+    const logs = [
+      turnOf(0, 1, [done, done]),
+      turnOf(0, 1, [cut, done], { kind: "error", step: 1, message: "x", code: "E" }),
+      turnOf(0, 1, [done, cut], { kind: "aborted" }),
+      turnOf(0, 1, [done, [], cut], { kind: "aborted" }),
+      turnOf(0, 1, [done, cut], { kind: "interrupted" }),
+      turnOf(0, 1, [done, cut]).slice(0, -2),
+      turnOf(0, 1, [done]).slice(0, -1),
+    ];
+    for (const events of logs) {
+      const { plain, admitted } = bothWays(events);
+      expect(admitted).toEqual(plain);
+      expect(admitted instanceof ReplayError).toBe(plain instanceof ReplayError);
+    }
   });
 
   it("returns frozen entries that do not alias the caller's chunks", () => {

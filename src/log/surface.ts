@@ -200,7 +200,11 @@ function freezeMessage(
 export function deriveMessages(events: readonly SessionEvent[]): readonly DerivedMessage[] {
   const surface = new Surface();
   if (isAdmitted(events)) {
-    for (const event of markedSurfaceEvents(events)) surface.advance(event);
+    const found: SurfaceEvent[] = [];
+    const messages = appendedMessages(events, found);
+    if (messages !== undefined) return Object.freeze(messages);
+    // A replace (compaction): the surface places each node.
+    for (const event of found) surface.advance(event);
   } else {
     for (let i = 0; i < events.length; i++) {
       const event = events[i] as SessionEvent;
@@ -217,18 +221,39 @@ export function deriveMessages(events: readonly SessionEvent[]): readonly Derive
 }
 
 /**
- * The surface events of admitted events, which carry `surfaceOp` exactly when they are
- * surface-eligible. The pass over every event has a function of its own, so that its optimized
- * code touches only the events: code that also builds the surface's short-lived objects is
- * thrown away whenever a collection frees their last instances, and would start over slowly.
+ * The messages of admitted events, which carry `surfaceOp` exactly when they are
+ * surface-eligible, when every surface event appends: the surface is then those events in log
+ * order, and each one's message is taken as the pass reads it (while the event is still cached).
+ * Else undefined (a replace, which only a surface can place). Either way every surface event is
+ * pushed onto `found`, in log order.
  */
-function markedSurfaceEvents(events: readonly SessionEvent[]): SurfaceEvent[] {
-  const found: SurfaceEvent[] = [];
-  for (const event of events) {
-    if ((event as { surfaceOp?: unknown }).surfaceOp !== undefined)
-      found.push(event as SurfaceEvent);
+function appendedMessages(
+  events: readonly SessionEvent[],
+  found: SurfaceEvent[],
+): DerivedMessage[] | undefined {
+  const messages: DerivedMessage[] = [];
+  const length = events.length;
+  let i = 0;
+  // Indexed, not for…of: see deriveReplayScript (a frozen array's iterator is not inlined).
+  for (; i < length; i++) {
+    const op = surfaceOpOf(events[i] as SessionEvent);
+    if (op === undefined) continue;
+    const event = events[i] as SurfaceEvent;
+    found.push(event);
+    if (op !== "append") break;
+    const message = messageOf(event);
+    if (message !== undefined) messages.push(message);
   }
-  return found;
+  if (i === length) return messages;
+  for (i++; i < length; i++) {
+    if (surfaceOpOf(events[i] as SessionEvent) !== undefined) found.push(events[i] as SurfaceEvent);
+  }
+  return undefined;
+}
+
+/** The event's `surfaceOp`, present exactly on the surface-eligible types of an admitted event. */
+function surfaceOpOf(event: SessionEvent): SurfaceEvent["surfaceOp"] | undefined {
+  return (event as { surfaceOp?: SurfaceEvent["surfaceOp"] }).surfaceOp;
 }
 
 /** The event itself when it is frozen (admitted events are frozen throughout), else a frozen copy. */

@@ -4,11 +4,11 @@ import type { ReplayEntry, SessionEvent, StreamChunk, TurnEndReason } from "../g
 import { isAdmitted } from "../log/admitted-events.js";
 import { copyJsonValue } from "../log/json-value.js";
 
-/** One recorded model call: its step and the chunks it streamed, in log order. */
+/** One recorded model call: its step and the chunks it streamed, in log order (frozen). */
 interface RecordedStep {
   readonly turn: number;
   readonly step: number;
-  readonly chunks: StreamChunk[];
+  readonly chunks: readonly StreamChunk[];
 }
 
 /**
@@ -23,41 +23,76 @@ interface RecordedStep {
  */
 export function deriveReplayScript(events: readonly SessionEvent[], sessionId = ""): ReplayEntry[] {
   const entries: ReplayEntry[] = [];
-  // The steps of the turn being read; settled when its turn/end tells how the turn ended.
-  let steps: RecordedStep[] = [];
-  let open: RecordedStep | undefined;
+  // The closed steps of the turn being read from its first unfinished one on (none while every
+  // step so far finished): settled when its turn/end tells how the turn ended.
+  let pending: RecordedStep[] = [];
+  // The open step, if any, and its chunks so far: gathered in one array reused by every step and
+  // copied out, at its exact length, when the step closes (no array grows chunk by chunk).
+  let open = false;
+  let openTurn = 0;
+  let openStep = 0;
+  const gathered: StreamChunk[] = [];
+  let count = 0;
   // Admitted events form a valid log, frozen throughout: each chunk belongs to the open step (the
   // step-order rule) and is taken as it is. Any other array is checked chunk by chunk.
   const admitted = isAdmitted(events);
-  for (const event of events) {
-    switch (event.type) {
-      // First: nearly every event of a log is a chunk.
-      case "assistant/chunk":
-        if (admitted) {
-          (open as RecordedStep).chunks.push(event.data.chunk);
-        } else if (open?.turn === event.data.turn && open.step === event.data.step) {
-          open.chunks.push(frozenChunk(event.data.chunk));
-        }
-        break;
-      case "step/start":
-        open = { turn: event.data.turn, step: event.data.step, chunks: [] };
-        steps.push(open);
-        break;
-      case "step/end":
-        open = undefined;
-        break;
-      case "turn/end":
-        settle(steps, event.data.reason, sessionId, entries);
-        steps = [];
-        open = undefined;
-        break;
-      default:
-        break;
+  const length = events.length;
+  // Indexed, not for…of: V8 (Node 20) does not inline iteration over a frozen array (a log's
+  // events are one), so for…of calls the iterator per event, which costs more than the index.
+  for (let i = 0; i < length; i++) {
+    const event = events[i] as SessionEvent;
+    const type = event.type;
+    // First, and alone: nearly every event of a log is a chunk.
+    if (type === "assistant/chunk") {
+      const data = event.data;
+      if (admitted) gathered[count++] = data.chunk;
+      else if (open && openTurn === data.turn && openStep === data.step) {
+        gathered[count++] = frozenChunk(data.chunk);
+      }
+    } else if (type === "step/start") {
+      if (open) closeStep(openTurn, openStep, gathered, count, pending, entries);
+      open = true;
+      openTurn = event.data.turn;
+      openStep = event.data.step;
+      count = 0;
+    } else if (type === "step/end") {
+      if (open) closeStep(openTurn, openStep, gathered, count, pending, entries);
+      open = false;
+    } else if (type === "turn/end") {
+      if (open) closeStep(openTurn, openStep, gathered, count, pending, entries);
+      open = false;
+      if (pending.length > 0) {
+        settle(pending, event.data.reason, sessionId, entries);
+        pending = [];
+      }
     }
   }
   // A log that ends inside a turn (read as it stands, never repaired): no end reason explains it.
-  settle(steps, undefined, sessionId, entries);
+  if (open) closeStep(openTurn, openStep, gathered, count, pending, entries);
+  settle(pending, undefined, sessionId, entries);
   return entries;
+}
+
+/**
+ * Closes a step with the first `count` chunks gathered, copied out and frozen. A step whose last
+ * chunk is `finish` gives its entry at once, unless a step before it in its turn waits in
+ * `pending` (entries stay in log order); any other waits there for its turn's end.
+ */
+function closeStep(
+  turn: number,
+  step: number,
+  gathered: readonly StreamChunk[],
+  count: number,
+  pending: RecordedStep[],
+  entries: ReplayEntry[],
+): void {
+  const chunks = Object.freeze(gathered.slice(0, count));
+  // Read while the step's last chunk is recent (likely still cached), not at the turn's end.
+  if (pending.length === 0 && chunks[count - 1]?.type === "finish") {
+    entries.push(Object.freeze({ kind: "chunks", chunks }));
+  } else {
+    pending.push({ turn, step, chunks });
+  }
 }
 
 /**
@@ -70,15 +105,20 @@ function frozenChunk(chunk: StreamChunk): StreamChunk {
   return "value" in copied ? (copied.value as StreamChunk) : chunk;
 }
 
-/** Appends the entries of one turn's steps, given how the turn ended (undefined: it did not). */
+/**
+ * Appends the entries of one turn's pending steps, given how the turn ended (undefined: it did
+ * not). The last of them is the turn's last step.
+ */
 function settle(
   steps: readonly RecordedStep[],
   reason: TurnEndReason | undefined,
   sessionId: string,
   entries: ReplayEntry[],
 ): void {
-  steps.forEach((s, i) => {
-    const chunks = Object.freeze(s.chunks);
+  const last = steps.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const s = steps[i] as RecordedStep;
+    const chunks = s.chunks;
     if (chunks.at(-1)?.type === "finish") {
       entries.push(Object.freeze({ kind: "chunks", chunks }));
     } else if (reason?.kind === "error" && reason.step === s.step) {
@@ -90,7 +130,7 @@ function settle(
           ...(reason.code === undefined ? {} : { code: reason.code }),
         }),
       );
-    } else if (reason?.kind === "aborted" && i === steps.length - 1) {
+    } else if (reason?.kind === "aborted" && i === last) {
       entries.push(Object.freeze({ kind: "hang", chunks }));
     } else {
       const why = reason === undefined ? "a turn left open" : `a turn that ended ${reason.kind}`;
@@ -102,5 +142,5 @@ function settle(
         { sessionId, turn: s.turn, step: s.step },
       );
     }
-  });
+  }
 }
