@@ -14,7 +14,7 @@ export class KeptLog {
     ownership: "copy" | "parsed" = "copy",
   ) {
     this.log = new SessionLog(header);
-    this.#events = this.log.admit(seed, ownership);
+    this.#events = [...this.log.admit(seed, ownership)];
   }
 
   /** The events admitted so far, in seq order. */

@@ -62,7 +62,7 @@ function bothWays(events: readonly SessionEvent[]): { plain: unknown; admitted: 
   };
   return {
     plain: outcome(events),
-    admitted: outcome(SessionLog.fromSeed(testHeader("s"), events).events),
+    admitted: outcome(new SessionLog(testHeader("s")).admit(events)),
   };
 }
 

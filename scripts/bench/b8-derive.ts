@@ -58,7 +58,7 @@ export function b8Derive(sizes: Sizes): Benchmark {
             floor: "one pass reading each event's seq, type and data, allocating nothing",
             unit: "ms",
             ...figures,
-            target: { op: "<=", value: 2 },
+            target: { op: "<=", value: 1.5 },
             facts: { events: events.length, repeat: REPEAT, sink },
           }),
         );

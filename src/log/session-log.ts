@@ -3,6 +3,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { InvalidEventError, StorageError, show } from "../errors.js";
 import type { DerivedMessage, SessionEvent, SessionHeader } from "../generated.js";
+import { markAdmitted } from "./admitted-events.js";
 import { invalidEvent } from "./event-errors.js";
 import {
   LogState,
@@ -68,10 +69,13 @@ export class SessionLog {
    * Checks and applies events in order at the end of a log being built (a seed, an import, a
    * stored log read page by page), with no trial run to undo: when a check fails the log must be
    * dropped. A {@link TakenBatch} is checked as taken, without copying its events again.
-   * @returns the checked events, frozen.
+   * @returns the checked events, frozen (the array too, marked admitted for the derivations).
    * @throws InvalidEventError or StorageError FORMAT_UNSUPPORTED, as `prepare` does.
    */
-  admit(batch: readonly unknown[] | TakenBatch, ownership: Ownership = "copy"): SessionEvent[] {
+  admit(
+    batch: readonly unknown[] | TakenBatch,
+    ownership: Ownership = "copy",
+  ): readonly SessionEvent[] {
     const taken = TakenBatch.of(batch, ownership).events;
     const state = this.#state;
     const from = state.length;
@@ -83,7 +87,7 @@ export class SessionLog {
       events[i] = event;
     }
     if (taken.length > 0) this.#lastTime = (events[taken.length - 1] as SessionEvent).time;
-    return events;
+    return markAdmitted(events);
   }
 
   /**

@@ -1,6 +1,7 @@
 // Pages of stored events as the store hands them out: read options, checks, and stored logs judged as damage.
 import { InvalidEventError, StorageError, show } from "../errors.js";
 import { type SessionEvent, type SessionHeader, validateSessionHeader } from "../generated.js";
+import { markAdmitted } from "../log/admitted-events.js";
 import { checkFormatVersion } from "../log/format-version.js";
 import { admitEvent } from "../log/invariants.js";
 import type { SessionLog } from "../log/session-log.js";
@@ -81,12 +82,12 @@ export function admitStored(
   from: number,
   location: string,
   log?: SessionLog,
-): SessionEvent[] {
+): readonly SessionEvent[] {
   return asCorruption(location, () => {
     if (log !== undefined) return log.admit(raw, "parsed");
     const events = raw as SessionEvent[];
     for (let i = 0; i < raw.length; i++) events[i] = admitEvent(raw[i], from + i, i, "parsed");
-    return events;
+    return markAdmitted(events);
   });
 }
 

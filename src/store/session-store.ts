@@ -12,6 +12,7 @@ import {
   validateCreateSessionOptions,
   validateSessionId,
 } from "../generated.js";
+import { markAdmitted } from "../log/admitted-events.js";
 import { resolveForkBoundary } from "../log/fork-rules.js";
 import { LogState, TakenBatch } from "../log/invariants.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
@@ -522,14 +523,14 @@ export class SessionStore {
     const events: SessionEvent[] = [];
     const toSeq = range.toSeq ?? Number.POSITIVE_INFINITY;
     const fromSeq = range.fromSeq ?? 0;
-    if (toSeq <= fromSeq) return Object.freeze(events);
+    if (toSeq <= fromSeq) return markAdmitted(events);
     for await (const page of this.pages(id, { fromSeq, limit: STREAM_PAGE })) {
       for (const event of page.events) {
-        if (event.seq >= toSeq) return Object.freeze(events);
+        if (event.seq >= toSeq) return markAdmitted(events);
         events.push(event);
       }
     }
-    return Object.freeze(events);
+    return markAdmitted(events);
   }
 
   /**
@@ -687,7 +688,7 @@ export class SessionStore {
       }
     }
     const log = checked?.log;
-    const events = Object.freeze(admitStored(stored.events, fromSeq, location, log));
+    const events = admitStored(stored.events, fromSeq, location, log);
     if (!more && log !== undefined) checkSeedLength(header, log.length, location);
     return {
       header,
