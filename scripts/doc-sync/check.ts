@@ -229,7 +229,10 @@ function workspaceTsconfig(packageRoot: string, files: readonly string[]): objec
       moduleDetection: "force",
       types: ["node"],
       typeRoots: [join(packageRoot, "node_modules", "@types")],
-      paths: { [PACKAGE_SPECIFIER]: [join(packageRoot, "src", "index.ts")] },
+      paths: {
+        [PACKAGE_SPECIFIER]: [join(packageRoot, "src", "index.ts")],
+        [`${PACKAGE_SPECIFIER}/testing`]: [join(packageRoot, "src", "testing", "index.ts")],
+      },
     },
     files,
   };
