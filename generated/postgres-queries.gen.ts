@@ -75,13 +75,14 @@ export const POSTGRES_QUERIES = {
    */
   lastTurnEnd: "SELECT seq FROM events WHERE session_id = $1 AND type = 'turn/end' ORDER BY seq DESC LIMIT 1;",
   /**
-   * A page of the settled part of a log, for resuming it: the message-producing event rows (those
-   * with a surfaceOp) from seq `@fromSeq` up to (not including) `@settled`, in seq order, at most
-   * `@limit` of them, as their columns (the JSON ones as text). After a turn/end no turn, step or
-   * tool call is open, so the running state at `@settled` needs nothing else of the log but the
-   * surface; the other rows are neither read nor judged (they are checked when they are read).
+   * The settled part of a log, for resuming it: the message-producing event rows (those with a
+   * surfaceOp) before seq `@settled`, in seq order, as their columns (the JSON ones as text): what
+   * the running state holds anyway (its surface), so they are read at once. After a turn/end no
+   * turn, step or tool call is open, so the running state at `@settled` needs nothing else of the
+   * log but the surface; the other rows are neither read nor judged (they are checked when they are
+   * read).
    */
-  settledLines: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS \"sourceEventSeqs\",\n  surface_op AS \"surfaceOp\"\nFROM events\nWHERE session_id = $1 AND seq >= $2 AND seq < $3 AND surface_op IS NOT NULL\nORDER BY seq\nLIMIT $4::bigint;",
+  settledLines: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS \"sourceEventSeqs\",\n  surface_op AS \"surfaceOp\"\nFROM events\nWHERE session_id = $1 AND seq < $2 AND surface_op IS NOT NULL\nORDER BY seq;",
   /**
    * loadFrom in one statement (one snapshot, one round trip, no lock): the header, with the event
    * rows from seq `@fromSeq` - 1 on rebuilt as their JSONL lines as in eventLines, at most `@limit`
@@ -195,7 +196,7 @@ export const POSTGRES_QUERY_PARAMS = {
   eventLines: ["sessionId", "fromSeq", "limit"],
   nextTurnEnd: ["sessionId", "fromSeq"],
   lastTurnEnd: ["sessionId"],
-  settledLines: ["sessionId", "fromSeq", "settled", "limit"],
+  settledLines: ["sessionId", "settled"],
   sessionFrom: ["sessionId", "fromSeq", "limit"],
   notifyChange: ["channel", "sessionId"],
   listenChanges: [],

@@ -52,13 +52,14 @@ export const SQLITE_QUERIES = {
   /** How many event rows a session has before seq `@settled`: fewer than `@settled` is a hole. */
   settledCount: "SELECT count(*) AS count FROM events WHERE session_id = @sessionId AND seq < @settled;",
   /**
-   * A page of the settled part of a log, for resuming it: the message-producing event rows (those
-   * with a surfaceOp) from seq `@fromSeq` up to (not including) `@settled`, in seq order, at most
-   * `@limit` of them, as their columns (the JSON ones as text). After a turn/end no turn, step or
-   * tool call is open, so the running state at `@settled` needs nothing else of the log but the
-   * surface; the other rows are neither read nor judged (they are checked when they are read).
+   * The settled part of a log, for resuming it: the message-producing event rows (those with a
+   * surfaceOp) before seq `@settled`, in seq order, as their columns (the JSON ones as text): what
+   * the running state holds anyway (its surface), so they are read at once. After a turn/end no
+   * turn, step or tool call is open, so the running state at `@settled` needs nothing else of the
+   * log but the surface; the other rows are neither read nor judged (they are checked when they are
+   * read).
    */
-  settledLines: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS sourceEventSeqs,\n  surface_op AS surfaceOp\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq AND seq < @settled AND surface_op IS NOT NULL\nORDER BY seq\nLIMIT @limit;",
+  settledLines: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS sourceEventSeqs,\n  surface_op AS surfaceOp\nFROM events\nWHERE session_id = @sessionId AND seq < @settled AND surface_op IS NOT NULL\nORDER BY seq;",
   insertSession: "INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)\nVALUES (@id, @version, @createdAt, @cwd, @parentSession, @seedLength);",
   /** data, sourceEventSeqs and surfaceOp are bound as JSON text ("append" is the JSON string). */
   insertEvent: "INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)\nVALUES (@sessionId, @seq, @type, @time, @data, @sourceEventSeqs, @surfaceOp);",
@@ -137,7 +138,7 @@ export const SQLITE_QUERY_PARAMS = {
   nextTurnEnd: ["sessionId", "fromSeq"],
   lastTurnEnd: ["sessionId"],
   settledCount: ["sessionId", "settled"],
-  settledLines: ["sessionId", "fromSeq", "settled", "limit"],
+  settledLines: ["sessionId", "settled"],
   insertSession: ["id", "version", "createdAt", "cwd", "parentSession", "seedLength"],
   insertEvent: ["sessionId", "seq", "type", "time", "data", "sourceEventSeqs", "surfaceOp"],
   copyEventPrefix: ["childId", "sourceId", "boundary"],

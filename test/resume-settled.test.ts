@@ -104,15 +104,10 @@ describe.each(kinds)("resuming from the settled part (%s)", (_kind, make) => {
     const events = interruptedLog();
     await backend.create({ version: 0, id: "s", createdAt: TIME }, events);
     const lastTurnEnd = events.findLastIndex((e) => e.type === "turn/end");
-    const page = await backend.loadSettled?.("s", 0, 4096);
-    expect(page?.settled).toBe(lastTurnEnd + 1);
-    expect(page?.events).toEqual(events.slice(0, lastTurnEnd + 1).filter((e) => "surfaceOp" in e));
-    // Pages of the settled part add up to it.
-    const first = await backend.loadSettled?.("s", 0, 3);
-    const next = (first?.events.at(-1) as { seq: number }).seq + 1;
-    const second = await backend.loadSettled?.("s", next, 4096);
-    expect([...(first?.events ?? []), ...(second?.events ?? [])]).toEqual(page?.events);
-    expect(await backend.loadSettled?.("missing", 0, 10)).toBeUndefined();
+    const part = await backend.loadSettled?.("s");
+    expect(part?.settled).toBe(lastTurnEnd + 1);
+    expect(part?.events).toEqual(events.slice(0, lastTurnEnd + 1).filter((e) => "surfaceOp" in e));
+    expect(await backend.loadSettled?.("missing")).toBeUndefined();
   });
 
   it("resumes to the state a full read gives: length, open turn, messages, the repair and the next append", async () => {

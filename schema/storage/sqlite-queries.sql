@@ -87,9 +87,9 @@ SELECT seq FROM events WHERE session_id = @sessionId AND type = 'turn/end' ORDER
 SELECT count(*) AS count FROM events WHERE session_id = @sessionId AND seq < @settled;
 
 -- name: settledLines
--- A page of the settled part of a log, for resuming it: the message-producing event rows (those
--- with a surfaceOp) from seq @fromSeq up to (not including) @settled, in seq order, at most
--- @limit of them, as their columns (the JSON ones as text). After a turn/end no turn, step or tool
+-- The settled part of a log, for resuming it: the message-producing event rows (those with a
+-- surfaceOp) before seq @settled, in seq order, as their columns (the JSON ones as text): what the
+-- running state holds anyway (its surface), so they are read at once. After a turn/end no turn, step or tool
 -- call is open, so the running state at @settled needs nothing else of the log but the surface;
 -- the other rows are neither read nor judged (they are checked when they are read).
 SELECT
@@ -100,9 +100,8 @@ SELECT
   source_event_seqs AS sourceEventSeqs,
   surface_op AS surfaceOp
 FROM events
-WHERE session_id = @sessionId AND seq >= @fromSeq AND seq < @settled AND surface_op IS NOT NULL
-ORDER BY seq
-LIMIT @limit;
+WHERE session_id = @sessionId AND seq < @settled AND surface_op IS NOT NULL
+ORDER BY seq;
 
 -- name: insertSession
 INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length)

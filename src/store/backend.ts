@@ -32,17 +32,14 @@ export interface StoredSuffix extends StoredLog {
 }
 
 /**
- * What `loadSettled` reports: one page of the message-producing events of the settled part of a
- * log (the events up to its last `turn/end`), for a writer resuming the log.
+ * What `loadSettled` reports: the message-producing events of the settled part of a log (the
+ * events up to its last `turn/end`), for a writer resuming the log.
  */
 export interface StoredSettledPage {
   readonly header: SessionHeader;
   /** The seq after the last `turn/end` (0 without one): every event before it is settled. */
   readonly settled: number;
-  /**
-   * The events with a `surfaceOp` with seqs from the asked seq up to `settled`, fresh from
-   * `JSON.parse`, in seq order, at most the asked limit: fewer means the page reaches `settled`.
-   */
+  /** The events with a `surfaceOp` before `settled`, fresh from `JSON.parse`, in seq order. */
   readonly events: unknown[];
 }
 
@@ -141,17 +138,18 @@ export interface SessionBackend {
   loadFrom(id: string, fromSeq: number, limit?: number): Promise<StoredSuffix | undefined>;
 
   /**
-   * Optional, for stores where reading a log costs by the row: one page of the message-producing
-   * events (those with a `surfaceOp`) of the settled part of a log, up to its last `turn/end`.
+   * Optional, for stores where reading a log costs by the row: the message-producing events (those
+   * with a `surfaceOp`) of the settled part of a log, up to its last `turn/end`, at once (the
+   * running state holds them anyway, as its surface).
    * After a `turn/end` no turn, step or tool call is open, so a writer resuming a long log needs
    * only these (for its messages), the last `turn/end` and the events after it, read with
    * `loadFrom`: the chunks and markers of the settled part — most of a log — are not read (nor
    * judged: they are checked when they are read). A settled row that does not parse is
    * CORRUPT_LOG; a backend may check more (SQLite counts the rows, to find a hole).
    * Returns undefined when there is no such session.
-   * @throws StorageError as `load` does; INVALID_PARAMS for a `limit` that is not a positive integer.
+   * @throws StorageError as `load` does.
    */
-  loadSettled?(id: string, fromSeq: number, limit: number): Promise<StoredSettledPage | undefined>;
+  loadSettled?(id: string): Promise<StoredSettledPage | undefined>;
 
   /**
    * Calls `onChange` soon after session `id` may have changed in the store (an append, a repair,

@@ -761,43 +761,27 @@ export class SessionStore {
   }
 
   /**
-   * The state of a log's settled part (up to its last `turn/end`): its message-producing events
-   * page by page, then the last `turn/end`; undefined when there is no such session. A log
-   * replaced meanwhile is read again.
+   * The state of a log's settled part (up to its last `turn/end`): its message-producing events,
+   * then the last `turn/end`; undefined when there is no such session. A log replaced meanwhile
+   * is read again.
    */
   async #settled(id: string, location: string): Promise<SessionLog | undefined> {
     const loadSettled = this.backend.loadSettled?.bind(this.backend);
     if (loadSettled === undefined) throw new Error("expected a backend with loadSettled");
     for (;;) {
-      let log: SessionLog | undefined;
-      let settled = 0;
-      let from = 0;
-      let replaced = false;
-      for (;;) {
-        const page = await loadSettled(id, from, STREAM_PAGE);
-        if (page === undefined) return undefined;
-        if (log === undefined) {
-          checkStoredHeader(page.header, location);
-          log = new SessionLog(page.header);
-        } else if (page.settled < settled || !isDeepStrictEqual(page.header, log.header)) {
-          replaced = true;
-          break;
-        }
-        // Appends between pages move it on; a log cut shorter was replaced, and is read again.
-        settled = page.settled;
-        const events = page.events;
-        asCorruption(location, () => (log as SessionLog).admitSurface(events));
-        if (events.length < STREAM_PAGE) break;
-        from = (events.at(-1) as { seq: number }).seq + 1;
-      }
-      if (replaced || log === undefined) continue;
-      if (settled === 0) return log;
-      const end = await this.backend.loadFrom(id, settled - 1, 1);
+      const part = await loadSettled(id);
+      if (part === undefined) return undefined;
+      checkStoredHeader(part.header, location);
+      const log = new SessionLog(part.header);
+      asCorruption(location, () => log.admitSurface(part.events));
+      if (part.settled === 0) return log;
+      const end = await this.backend.loadFrom(id, part.settled - 1, 1);
       if (end === undefined) return undefined;
       const turnEnd = end.events[0];
-      if (end.from !== settled - 1 || turnEnd === undefined) continue;
+      // Deleted and created again between the two reads: read the new log.
+      if (end.from !== part.settled - 1 || turnEnd === undefined) continue;
       if (!isDeepStrictEqual(end.header, log.header)) continue;
-      asCorruption(location, () => (log as SessionLog).settleAt(turnEnd));
+      asCorruption(location, () => log.settleAt(turnEnd));
       return log;
     }
   }

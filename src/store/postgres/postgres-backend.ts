@@ -4,7 +4,6 @@ import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
 import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
-import { checkPageLimit } from "../page-limit.js";
 import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { ChangeListener } from "./change-listener.js";
@@ -70,6 +69,9 @@ class ListenedClient extends Client {
 
 /** The most rows a page may ask for to be read in one statement with its header on every row. */
 const ONE_STATEMENT_ROWS = 64;
+
+/** The event members the layout stores as JSON text. */
+const JSON_MEMBERS = sql.jsonMembers(POSTGRES_TABLES.events);
 
 /**
  * Sessions in one PostgreSQL schema (the layout of schema/storage/sqlite-layout.json in the
@@ -293,29 +295,20 @@ export class PostgresBackend implements backend.SessionBackend {
   }
 
   /**
-   * One page of the settled part of a log, without its chunks (see
+   * The message-producing events of the settled part of a log (see
    * {@link SessionBackend.loadSettled}), in one read transaction: the header, the last turn/end,
-   * the page.
+   * the events.
    */
-  async loadSettled(
-    id: string,
-    fromSeq: number,
-    limit: number,
-  ): Promise<backend.StoredSettledPage | undefined> {
-    checkPageLimit(limit);
-    return this.#read(`resume session ${show(id)} from seq ${fromSeq}`, async (c) => {
+  async loadSettled(id: string): Promise<backend.StoredSettledPage | undefined> {
+    return this.#read(`resume session ${show(id)}`, async (c) => {
       const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
       const header = sql.readHeader(row, id, this.location);
       const last = await this.#queries.first(c, "lastTurnEnd", { sessionId: id });
       const settled = last === undefined ? 0 : Number(last.seq) + 1;
-      const rows = await this.#queries.rows(c, "settledLines", {
-        sessionId: id,
-        fromSeq,
-        settled,
-        limit,
-      });
-      return { header, settled, events: sql.settledEvents(rows, sql.eventsOf(id, this.location)) };
+      const rows = await this.#queries.rows(c, "settledLines", { sessionId: id, settled });
+      const location = sql.eventsOf(id, this.location);
+      return { header, settled, events: sql.settledEvents(rows, JSON_MEMBERS, location) };
     });
   }
 

@@ -25,4 +25,4 @@ export {
   readHeader,
   sessionWhere,
 } from "./session-rows.js";
-export { checkSettledCount, settledEvents } from "./settled-rows.js";
+export { checkSettledCount, jsonMembers, settledEvents } from "./settled-rows.js";

@@ -1,15 +1,6 @@
 // The rows of a settled read (resuming a log from its message-producing events): columns to events.
 import { StorageError, show } from "../../errors.js";
-
-/** A message-producing event row of a settled read: its columns, the JSON ones as text. */
-export interface SettledRow {
-  readonly type: unknown;
-  readonly seq: unknown;
-  readonly time: unknown;
-  readonly data: unknown;
-  readonly sourceEventSeqs: unknown;
-  readonly surfaceOp: unknown;
-}
+import type { JsonColumns } from "./event-members.js";
 
 /**
  * Checks that a log has a row for every seq before `settled`.
@@ -25,23 +16,28 @@ export function checkSettledCount(count: number, settled: number, location: stri
 }
 
 /**
- * The events of settled rows, built from their columns in envelope member order (type, seq,
- * time, data, then sourceEventSeqs and surfaceOp when not NULL), as a row's JSONL line would
- * parse. A row whose JSON columns do not parse, or whose seqs go back, is damage before the last
- * turn/end: corruption, never a torn tail.
+ * The events of settled rows, each built from its columns in their order (the statement lists
+ * them in envelope member order, as a JSONL line holds them): `json` names the members stored as
+ * JSON text (see {@link jsonMembers}); NULL columns are absent members. A row whose JSON columns
+ * do not parse, or whose seqs go back, is damage before the last turn/end: corruption, never a
+ * torn tail.
  * @throws StorageError CORRUPT_LOG naming `location` (the table and session) and the seq.
  */
-export function settledEvents(rows: Iterable<SettledRow>, location: string): unknown[] {
+export function settledEvents(
+  rows: Iterable<object>,
+  json: ReadonlySet<string>,
+  location: string,
+): unknown[] {
   const events: unknown[] = [];
   let last = -1;
   for (const row of rows) {
-    const seq = Number(row.seq);
-    const event = eventOf(row, seq);
-    if (event === undefined || seq <= last) {
+    const event = eventOf(row as Record<string, unknown>, json);
+    const seq = (row as { seq?: unknown }).seq;
+    if (event === undefined || typeof seq !== "number" || seq <= last) {
       throw new StorageError(
         "CORRUPT_LOG",
-        `expected an intact event at seq ${seq} of ${location} (before the last turn/end), found a row that is not a JSON event: ${show(row.data)}`,
-        { location, seq },
+        `expected an intact event at seq ${show(seq)} of ${location} (before the last turn/end), found a row that is not a JSON event`,
+        { location, ...(typeof seq === "number" ? { seq } : {}) },
       );
     }
     last = seq;
@@ -50,19 +46,28 @@ export function settledEvents(rows: Iterable<SettledRow>, location: string): unk
   return events;
 }
 
-function eventOf(row: SettledRow, seq: number): Record<string, unknown> | undefined {
+/** The members of a table description stored as JSON text. */
+export function jsonMembers(table: JsonColumns): ReadonlySet<string> {
+  return new Set(
+    Object.entries(table.columns)
+      .filter(([, column]) => table.jsonColumns.includes(column))
+      .map(([member]) => member),
+  );
+}
+
+function eventOf(
+  row: Record<string, unknown>,
+  json: ReadonlySet<string>,
+): Record<string, unknown> | undefined {
+  const event: Record<string, unknown> = {};
   try {
-    const event: Record<string, unknown> = {
-      type: row.type,
-      seq,
-      time: Number(row.time),
-      data: JSON.parse(row.data as string),
-    };
-    if (row.sourceEventSeqs !== null)
-      event.sourceEventSeqs = JSON.parse(row.sourceEventSeqs as string);
-    if (row.surfaceOp !== null) event.surfaceOp = JSON.parse(row.surfaceOp as string);
-    return event;
+    for (const member in row) {
+      const value = row[member];
+      if (value === null) continue;
+      event[member] = json.has(member) ? JSON.parse(value as string) : value;
+    }
   } catch {
     return undefined;
   }
+  return event;
 }

@@ -1,11 +1,15 @@
 // The SQLite backend (better-sqlite3): layout 4, version policy on open, group commit, per-session lock files, change polling.
 import Database from "better-sqlite3";
-import { type SessionEvent, type SessionHeader, SQLITE_PRAGMAS } from "../../generated.js";
+import {
+  type SessionEvent,
+  type SessionHeader,
+  SQLITE_PRAGMAS,
+  SQLITE_TABLES,
+} from "../../generated.js";
 import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { LockFiles } from "../lock-files.js";
-import { checkPageLimit } from "../page-limit.js";
 import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { refusedOr } from "../storage-refusal.js";
@@ -28,6 +32,9 @@ export interface SqliteBackendOptions {
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 25;
+
+/** The event members the layout stores as JSON text. */
+const JSON_MEMBERS = sql.jsonMembers(SQLITE_TABLES.events);
 
 /**
  * Sessions in one SQLite database (layout 4 of schema/storage/sqlite-layout.json): a `sessions` row
@@ -201,13 +208,11 @@ export class SqliteBackend implements backend.SessionBackend {
     });
   }
 
-  /** One page of the settled part of a log, without its chunks (see {@link SessionBackend.loadSettled}). */
-  async loadSettled(
-    id: string,
-    fromSeq: number,
-    limit: number,
-  ): Promise<backend.StoredSettledPage | undefined> {
-    checkPageLimit(limit);
+  /**
+   * The message-producing events of the settled part of a log, and a count of its rows to find a
+   * hole (see {@link SessionBackend.loadSettled}).
+   */
+  async loadSettled(id: string): Promise<backend.StoredSettledPage | undefined> {
     return this.#read(() => {
       const row = this.#statements.get("sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
@@ -215,17 +220,10 @@ export class SqliteBackend implements backend.SessionBackend {
       const last = this.#statements.get("lastTurnEnd", { sessionId: id });
       const settled = last === undefined ? 0 : last.seq + 1;
       const location = sql.eventsOf(id, this.path);
-      if (fromSeq === 0) {
-        const rows = this.#statements.get("settledCount", { sessionId: id, settled });
-        sql.checkSettledCount(Number(rows?.count ?? 0), settled, location);
-      }
-      const rows = this.#statements.iterate("settledLines", {
-        sessionId: id,
-        fromSeq,
-        settled,
-        limit,
-      });
-      return { header, settled, events: sql.settledEvents(rows, location) };
+      const counted = this.#statements.get("settledCount", { sessionId: id, settled });
+      sql.checkSettledCount(Number(counted?.count ?? 0), settled, location);
+      const rows = this.#statements.iterate("settledLines", { sessionId: id, settled });
+      return { header, settled, events: sql.settledEvents(rows, JSON_MEMBERS, location) };
     });
   }
 
