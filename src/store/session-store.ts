@@ -78,6 +78,12 @@ interface LiveState {
    * only reads (a cached view, brought up to date from the store before every read).
    */
   release: ReleaseLock | undefined;
+  /**
+   * The log's length when this store let go of its lock while it kept writing it (past the most
+   * locks held, or after a store failure): a turn it left open is its own, still going on, unless
+   * another process wrote the log meanwhile.
+   */
+  letGoAt?: number | undefined;
 }
 
 /** How many events the store reads at a time when it streams a log (opening, rebuilding state). */
@@ -809,7 +815,11 @@ export class SessionStore {
       if (current === undefined) throw sessionNotFound(id);
       const state = this.#requireState(current.session);
       const log = state.log;
-      const closers = closersFor(log.stateCopy(), log.lastTime ?? 0);
+      // A turn this store left open when it let go of the lock is its own, going on: closed only
+      // when another process wrote the log meanwhile (as a log whose writer died is).
+      const own = state.letGoAt !== undefined && state.letGoAt === log.length;
+      state.letGoAt = undefined;
+      const closers = own ? [] : closersFor(log.stateCopy(), log.lastTime ?? 0);
       if (closers.length > 0 || current.tornTail) {
         await this.backend.repair(id, log.length, closers);
         log.append(closers, "parsed");
@@ -839,6 +849,7 @@ export class SessionStore {
       if (state?.release === undefined || this.#locked.has(oldest)) return;
       const release = state.release;
       state.release = undefined;
+      state.letGoAt = state.log.length;
       await release();
     }).catch(() => {});
   }
@@ -861,9 +872,10 @@ export class SessionStore {
    * and the next write takes the lock again and reads the store first, like a session opened
    * anew — another process may have written it meanwhile.
    */
-  #letGo(state: { release: ReleaseLock | undefined }): void {
+  #letGo(state: LiveState): void {
     const release = state.release;
     state.release = undefined;
+    state.letGoAt = state.log.length;
     // Not waited for: with the store unreachable the release itself waits out a timeout, and the
     // caller should hear the failure now. The backend's lock operations run in order, so a later
     // take of the lock follows this release.
