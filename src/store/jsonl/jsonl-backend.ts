@@ -815,6 +815,12 @@ export class JsonlBackend implements SessionBackend {
         const events: unknown[] = [];
         if (from < end) {
           const start = seekPoint(state, from, this.#pageEnds.get(state.header));
+          // A buffer sized to what is left to read: a page of a few new lines (a watcher's read)
+          // should not cost a megabyte's allocation.
+          const readBytes = Math.min(
+            this.#chunkBytes,
+            Math.max(MIN_READ_BYTES, state.intactEnd - start.intactEnd),
+          );
           await scanLogFile(
             handle,
             this.#path(id),
@@ -825,7 +831,7 @@ export class JsonlBackend implements SessionBackend {
               this.#pageEnds.set(state.header, { seq: end, end: line.end });
               return "stop";
             },
-            this.#chunkBytes,
+            readBytes,
             start,
           );
         }
@@ -867,6 +873,11 @@ export class JsonlBackend implements SessionBackend {
     ) {
       const markers: IndexedMarker[] = [];
       let lastLine: LogLine | undefined;
+      // Sized to the new bytes, as `#readAfter` does.
+      const readBytes = Math.min(
+        this.#chunkBytes,
+        Math.max(MIN_READ_BYTES, now.size - known.intactEnd),
+      );
       const scan = await scanLogFile(
         handle,
         this.#path(id),
@@ -875,7 +886,7 @@ export class JsonlBackend implements SessionBackend {
           lastLine = line;
           return undefined;
         },
-        this.#chunkBytes,
+        readBytes,
         known,
       );
       const grown: FileState = {
