@@ -101,11 +101,7 @@ export class SessionLog {
   admitSurface(raw: readonly unknown[]): void {
     const state = this.#state;
     for (let i = 0; i < raw.length; i++) {
-      const own = (raw[i] as { seq?: unknown } | null)?.seq;
-      const seq =
-        Number.isSafeInteger(own) && (own as number) >= state.length
-          ? (own as number)
-          : state.length;
+      const seq = this.#sparseSeq(raw[i]);
       const event = settleEvent(takeEvent(raw[i], "parsed"), seq, i);
       if (!isSurfaceEvent(event)) {
         throw invalidEvent(
@@ -128,10 +124,7 @@ export class SessionLog {
    * @throws InvalidEventError when `turnEnd` is not a valid `turn/end` at or after the log's end.
    */
   settleAt(raw: unknown): void {
-    const state = this.#state;
-    const own = (raw as { seq?: unknown } | null)?.seq;
-    const seq =
-      Number.isSafeInteger(own) && (own as number) >= state.length ? (own as number) : state.length;
+    const seq = this.#sparseSeq(raw);
     const event = settleEvent(takeEvent(raw, "parsed"), seq, 0);
     if (event.type !== "turn/end") {
       throw invalidEvent(
@@ -142,7 +135,7 @@ export class SessionLog {
         `expected the last turn/end at seq ${seq}, got ${event.type}`,
       );
     }
-    state.settleAt(event);
+    this.#state.settleAt(event);
     this.#lastTime = event.time;
   }
 
@@ -253,6 +246,16 @@ export class SessionLog {
   /** The messages derived from the surface of the whole log, frozen (maintained incrementally). */
   deriveMessages(): readonly DerivedMessage[] {
     return this.#state.surface.messages();
+  }
+
+  /**
+   * The seq a stored event of a sparse read stands at: its own when it is past the log's end, else
+   * the end (where `settleEvent` then reports it breaking seq-contiguous).
+   */
+  #sparseSeq(raw: unknown): number {
+    const own = (raw as { seq?: unknown } | null)?.seq;
+    const end = this.#state.length;
+    return Number.isSafeInteger(own) && (own as number) >= end ? (own as number) : end;
   }
 
   /** How many leading events of `batch` repeat `stored` exactly; throws on a conflicting one. */

@@ -144,16 +144,15 @@ export async function readAnswer(
   const events: SessionEvent[] = [];
   let units = 0;
   let next = fromSeq;
-  let last: EventPage | undefined;
-  while (next < end) {
+  // `limit` is at least 1: there is always a first page.
+  let last: EventPage;
+  do {
     last = await store.read(id, { fromSeq: next, limit: Math.min(MAX_READ_LIMIT, end - next) });
     for (const event of last.events) events.push(event);
     next = last.nextSeq;
     units += JSON.stringify(last.events).length;
-    if (last.done || units >= budget) break;
-  }
-  const header = last?.header ?? (await store.read(id, { fromSeq, limit: 1 })).header;
-  const done = last?.done ?? false;
+  } while (!last.done && units < budget && next < end);
+  const { header, done } = last;
   const openTurn = await store.openTurn(id);
   return pagedAnswer(events, (page) => ({
     header,

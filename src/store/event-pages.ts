@@ -5,6 +5,7 @@ import { markAdmitted } from "../log/admitted-events.js";
 import { checkFormatVersion } from "../log/format-version.js";
 import { admitEvent } from "../log/invariants.js";
 import type { SessionLog } from "../log/session-log.js";
+import { invalidParams } from "./storage-errors.js";
 
 /** The page size of `read` when none is given. */
 export const DEFAULT_READ_LIMIT = 1000;
@@ -41,9 +42,7 @@ export interface EventPage {
  */
 export function checkReadOptions(options: ReadOptions): { fromSeq: number; limit: number } {
   const fromSeq = options.fromSeq ?? 0;
-  if (!Number.isSafeInteger(fromSeq) || fromSeq < 0) {
-    throw invalidParams("/fromSeq", `expected a seq (an integer >= 0), got ${show(fromSeq)}`);
-  }
+  checkSeq(fromSeq, "/fromSeq");
   const limit = options.limit ?? DEFAULT_READ_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_READ_LIMIT) {
     throw invalidParams(
@@ -52,6 +51,15 @@ export function checkReadOptions(options: ReadOptions): { fromSeq: number; limit
     );
   }
   return { fromSeq, limit };
+}
+
+/**
+ * Checks a seq given as a parameter.
+ * @throws StorageError INVALID_PARAMS naming `instancePath` when it is not an integer >= 0.
+ */
+export function checkSeq(seq: number, instancePath: string): void {
+  if (Number.isSafeInteger(seq) && seq >= 0) return;
+  throw invalidParams(instancePath, `expected a seq (an integer >= 0), got ${show(seq)}`);
 }
 
 /**
@@ -119,8 +127,4 @@ export function asCorruption<T>(location: string, read: () => T): T {
     }
     throw error;
   }
-}
-
-function invalidParams(instancePath: string, message: string): StorageError<"INVALID_PARAMS"> {
-  return new StorageError("INVALID_PARAMS", message, { errors: [{ instancePath, message }] });
 }

@@ -1,5 +1,6 @@
 // The page size of `loadFrom`: every backend refuses the same bad values the same way.
-import { StorageError, show } from "../errors.js";
+import { show } from "../errors.js";
+import { invalidParams } from "./storage-errors.js";
 
 /**
  * Checks a `loadFrom` page limit.
@@ -7,8 +8,8 @@ import { StorageError, show } from "../errors.js";
  */
 export function checkPageLimit(limit: number | undefined): void {
   if (limit === undefined || (Number.isSafeInteger(limit) && limit > 0)) return;
-  const message = `expected a page limit that is a positive integer, got ${show(limit)}`;
-  throw new StorageError("INVALID_PARAMS", message, {
-    errors: [{ instancePath: "/limit", message }],
-  });
+  throw invalidParams(
+    "/limit",
+    `expected a page limit that is a positive integer, got ${show(limit)}`,
+  );
 }

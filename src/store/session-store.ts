@@ -25,6 +25,7 @@ import {
   asCorruption,
   checkReadOptions,
   checkSeedLength,
+  checkSeq,
   checkStoredHeader,
   type EventPage,
   type ReadOptions,
@@ -33,7 +34,7 @@ import { parseLogText } from "./jsonl/log-reader.js";
 import { checkListLimit, DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
-import { sessionNotFound, sessionTaken } from "./storage-errors.js";
+import { invalidParams, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
 /** How a store is set up. */
 export interface SessionStoreOptions {
@@ -326,10 +327,7 @@ export class SessionStore {
    */
   watch(id: string, options: WatchOptions = {}): SessionWatch {
     checkSessionId(id, "/sessionId");
-    const fromSeq = options.fromSeq;
-    if (fromSeq !== undefined && (!Number.isSafeInteger(fromSeq) || fromSeq < 0)) {
-      throw invalidParams("/fromSeq", `expected a seq (an integer >= 0), got ${show(fromSeq)}`);
-    }
+    if (options.fromSeq !== undefined) checkSeq(options.fromSeq, "/fromSeq");
     return new SessionWatch(this, id, options);
   }
 
@@ -966,10 +964,6 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** Whether `text` holds no lone surrogate (`String.prototype.isWellFormed`, ES2024). */
 function isWellFormed(text: string): boolean {
   return !LONE_SURROGATE.test(text);
-}
-
-function invalidParams(instancePath: string, message: string): StorageError<"INVALID_PARAMS"> {
-  return new StorageError("INVALID_PARAMS", message, { errors: [{ instancePath, message }] });
 }
 
 function forkChildTaken(id: string): SessionForkError<"SESSION_ALREADY_EXISTS"> {

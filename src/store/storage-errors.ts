@@ -14,6 +14,14 @@ export function seqConflict(
   );
 }
 
+/** A parameter out of its bounds, named by its JSON pointer in the request's params. */
+export function invalidParams(
+  instancePath: string,
+  message: string,
+): StorageError<"INVALID_PARAMS"> {
+  return new StorageError("INVALID_PARAMS", message, { errors: [{ instancePath, message }] });
+}
+
 /** No stored session with this id. */
 export function sessionNotFound(id: string): StorageError<"SESSION_NOT_FOUND"> {
   return new StorageError("SESSION_NOT_FOUND", `expected a session ${show(id)}, found none`, {

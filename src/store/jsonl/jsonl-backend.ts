@@ -741,29 +741,44 @@ export class JsonlBackend implements SessionBackend {
     size: number,
   ): Promise<StoredSuffix> {
     const events: unknown[] = [];
+    const { tornTail } = await this.#extend(id, handle, known, size, events);
+    return { header: known.header, events, tornTail, from: known.length };
+  }
+
+  /**
+   * Reads the lines after the intact ones `known` remembers (the file grew to `size`), keeping
+   * their events in `keep` when given, and remembers the grown state when `known` is still the
+   * remembered one.
+   */
+  async #extend(
+    id: string,
+    handle: FileHandle,
+    known: FileState,
+    size: number,
+    keep?: unknown[],
+  ): Promise<{ state: FileState; tornTail: boolean }> {
     const markers: IndexedMarker[] = [];
     let lastLine: LogLine | undefined;
     // A buffer sized to the new bytes: a few appended lines should not cost a megabyte's allocation.
     const readBytes = Math.min(this.#chunkBytes, Math.max(MIN_READ_BYTES, size - known.intactEnd));
     const visit = (event: Record<string, unknown>, line: LogLine) => {
-      events.push(event);
+      keep?.push(event);
       collectMarker(markers, event, line.end);
       lastLine = line;
       return undefined;
     };
     const scan = await scanLogFile(handle, this.#path(id), visit, readBytes, known);
-    if (this.#states.get(id) === known) {
-      this.#states.set(id, {
-        ...known,
-        size: scan.end,
-        length: scan.length,
-        intactEnd: scan.intactEnd,
-        // A copy, not a push: the old array may be shared with a held state.
-        markers: markers.length === 0 ? known.markers : known.markers.concat(markers),
-        last: lastLine === undefined ? known.last : lineCheck(lastLine.start, lastLine.text),
-      });
-    }
-    return { header: known.header, events, tornTail: scan.tornTail, from: known.length };
+    const state: FileState = {
+      ...known,
+      size: scan.end,
+      length: scan.length,
+      intactEnd: scan.intactEnd,
+      // A copy, not a push: the old array may be shared with a held state.
+      markers: markers.length === 0 ? known.markers : known.markers.concat(markers),
+      last: lastLine === undefined ? known.last : lineCheck(lastLine.start, lastLine.text),
+    };
+    if (this.#states.get(id) === known) this.#states.set(id, state);
+    return { state, tornTail: scan.tornTail };
   }
 
   /**
@@ -856,56 +871,17 @@ export class JsonlBackend implements SessionBackend {
     if (trusted !== undefined) return trusted;
     const now = fileKey(handle);
     const known = this.#states.get(id);
-    // Unchanged in identity and size, and still holding its first and last intact lines.
+    // The same file, as large or larger, still holding its first and last intact lines.
     if (
       known !== undefined &&
       known.key === now.key &&
-      now.size === known.size &&
+      now.size >= known.size &&
       (await stillHolds(handle, known))
     ) {
-      return known;
+      if (now.size === known.size) return known;
+      return (await this.#extend(id, handle, known, now.size)).state;
     }
-    if (
-      known !== undefined &&
-      known.key === now.key &&
-      now.size > known.size &&
-      (await stillHolds(handle, known))
-    ) {
-      const markers: IndexedMarker[] = [];
-      let lastLine: LogLine | undefined;
-      // Sized to the new bytes, as `#readAfter` does.
-      const readBytes = Math.min(
-        this.#chunkBytes,
-        Math.max(MIN_READ_BYTES, now.size - known.intactEnd),
-      );
-      const scan = await scanLogFile(
-        handle,
-        this.#path(id),
-        (event, line) => {
-          collectMarker(markers, event, line.end);
-          lastLine = line;
-          return undefined;
-        },
-        readBytes,
-        known,
-      );
-      const grown: FileState = {
-        ...known,
-        size: scan.end,
-        length: scan.length,
-        intactEnd: scan.intactEnd,
-        markers: markers.length === 0 ? known.markers : known.markers.concat(markers),
-        last: lastLine === undefined ? known.last : lineCheck(lastLine.start, lastLine.text),
-      };
-      if (this.#states.get(id) === known && scan.end === now.size) this.#states.set(id, grown);
-      return grown;
-    }
-    const markers: IndexedMarker[] = [];
-    const scan = await this.#scan(id, handle, (event, line) => {
-      collectMarker(markers, event, line.end);
-      return undefined;
-    });
-    return this.#remember(id, now, scan, markers);
+    return this.#scanState(id, handle, now);
   }
 
   /** The state of an open log: remembered when the file is unchanged, else recovered by reading it. */
@@ -915,6 +891,15 @@ export class JsonlBackend implements SessionBackend {
     const key = fileKey(handle);
     const known = this.#states.get(id);
     if (known !== undefined && known.key === key.key && known.size === key.size) return known;
+    return this.#scanState(id, handle, key);
+  }
+
+  /** The state of an open log read from the whole file (its turn markers, not its events), remembered. */
+  async #scanState(
+    id: string,
+    handle: FileHandle,
+    key: { key: string; size: number },
+  ): Promise<FileState> {
     const markers: IndexedMarker[] = [];
     const scan = await this.#scan(id, handle, (event, line) => {
       collectMarker(markers, event, line.end);
