@@ -1,0 +1,47 @@
+// Cutting text for a terminal or a title: by grapheme (never inside an emoji or a combined
+// character) and by display width (a CJK character or an emoji takes two columns).
+import stringWidth from "string-width";
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** The columns `text` takes on a terminal (ANSI colour codes take none). */
+export function displayWidth(text: string): number {
+  return stringWidth(text);
+}
+
+/**
+ * `text` cut to at most `maxWidth` display columns, ending in `…` when something was cut. Cuts
+ * only between graphemes, so an emoji, a flag or a letter with its accents is whole or absent.
+ * @throws RangeError when `maxWidth` is not a positive integer.
+ */
+export function cutToWidth(text: string, maxWidth: number): string {
+  if (!Number.isSafeInteger(maxWidth) || maxWidth < 1) {
+    throw new RangeError(`expected maxWidth to be a positive integer, got ${maxWidth}`);
+  }
+  if (text.length <= maxWidth && stringWidth(text) <= maxWidth) return text;
+  const room = maxWidth - 1; // the ellipsis takes one column
+  let used = 0;
+  let end = 0;
+  for (const { segment, index } of graphemes.segment(text)) {
+    const width = stringWidth(segment);
+    if (used + width > maxWidth) break;
+    used += width;
+    end = index + segment.length;
+  }
+  if (end === text.length) return text;
+  // It does not fit: take graphemes up to `room` columns, then the ellipsis.
+  used = 0;
+  end = 0;
+  for (const { segment, index } of graphemes.segment(text)) {
+    const width = stringWidth(segment);
+    if (used + width > room) break;
+    used += width;
+    end = index + segment.length;
+  }
+  return `${text.slice(0, end)}…`;
+}
+
+/** `text` on one line: every run of white space (new lines included) becomes one space, trimmed. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/gu, " ").trim();
+}

@@ -1,0 +1,51 @@
+// Cutting by grapheme and display width: an emoji is never cut in half, CJK counts two columns.
+import { describe, expect, it } from "vitest";
+import { cutToWidth, displayWidth, oneLine } from "../src/util/text-width.js";
+
+describe("cutToWidth", () => {
+  it("keeps text that fits, whole", () => {
+    expect(cutToWidth("hello", 5)).toBe("hello");
+    expect(cutToWidth("", 3)).toBe("");
+  });
+
+  it("cuts to the width with an ellipsis", () => {
+    expect(cutToWidth("hello world", 8)).toBe("hello w…");
+    expect(displayWidth(cutToWidth("hello world", 8))).toBe(8);
+  });
+
+  // Before: `show` cut by UTF-16 code units and printed half a surrogate pair ("…aaaa\uD83D…").
+  it("never cuts inside an emoji or a combined grapheme", () => {
+    const text = "aaaa😀😀😀 family 👨‍👩‍👧 e\u0301";
+    for (let width = 1; width <= displayWidth(text) + 1; width++) {
+      const cut = cutToWidth(text, width);
+      expect(displayWidth(cut)).toBeLessThanOrEqual(width);
+      expect(cut.isWellFormed()).toBe(true);
+      const kept = cut.endsWith("…") && cut !== text ? cut.slice(0, -1) : cut;
+      expect(text.startsWith(kept)).toBe(true);
+      // No grapheme is split: the kept part ends where a grapheme of the text ends.
+      const ends = [
+        ...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text),
+      ].map((s) => s.index + s.segment.length);
+      if (kept.length > 0) expect(ends).toContain(kept.length);
+    }
+  });
+
+  // Before: CJK excerpts were cut at 100 code units, which is ~200 columns.
+  it("counts wide characters as two columns", () => {
+    const cjk = "修复解析器中的错误并添加测试用例";
+    const cut = cutToWidth(cjk, 10);
+    expect(displayWidth(cut)).toBeLessThanOrEqual(10);
+    expect(cut).toBe("修复解析…");
+  });
+
+  it("refuses a width that is not a positive integer", () => {
+    expect(() => cutToWidth("x", 0)).toThrow(RangeError);
+    expect(() => cutToWidth("x", 1.5)).toThrow(/positive integer, got 1.5/);
+  });
+});
+
+describe("oneLine", () => {
+  it("folds white space runs into single spaces", () => {
+    expect(oneLine("  fix\n\tthe   parser \n")).toBe("fix the parser");
+  });
+});
