@@ -19,7 +19,9 @@ describe("cutToWidth", () => {
     for (let width = 1; width <= displayWidth(text) + 1; width++) {
       const cut = cutToWidth(text, width);
       expect(displayWidth(cut)).toBeLessThanOrEqual(width);
-      expect(cut).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/u);
+      expect(cut).not.toMatch(
+        /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/u,
+      );
       const kept = cut.endsWith("…") && cut !== text ? cut.slice(0, -1) : cut;
       expect(text.startsWith(kept)).toBe(true);
       // No grapheme is split: the kept part ends where a grapheme of the text ends.
