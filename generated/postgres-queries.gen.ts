@@ -119,19 +119,71 @@ export const POSTGRES_QUERIES = {
   /** The session's events go with it (ON DELETE CASCADE); its children keep their own copies. */
   deleteSession: "DELETE FROM sessions WHERE id = $1;",
   /**
-   * One page, newest first, strictly after the cursor (`@afterCreatedAt`, `@afterId`); the first
-   * page passes a cursor above every stored session. Walks sessions_by_created without sorting (ids
-   * compare bytewise: the columns are COLLATE "C"). Each row carries the seq and time of the
-   * session's last event (NULL when it has none), read by primary-key probes inside the statement,
-   * so that a page is one round trip rather than one per listed session.
+   * One page in created order (newest first), strictly after the cursor (`@afterAt`: createdAt,
+   * `@afterId`); the first page passes a cursor above every stored session. Walks
+   * sessions_by_created without sorting (ids compare bytewise: the columns are COLLATE "C"). Each
+   * row carries the seq of the session's last event (NULL when it has none), read by a primary-key
+   * probe inside the statement, and its summary (last activity, titles).
    */
-  listSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  (\n    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  )::bigint AS \"lastTime\"\nFROM sessions AS s\nWHERE (s.created_at, s.id) < ($1, $2)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $3;",
+  listSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE (s.created_at, s.id) < ($1, $2)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $3;",
   /** listSessions filtered by cwd, through sessions_by_cwd. */
-  listSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  (\n    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  )::bigint AS \"lastTime\"\nFROM sessions AS s\nWHERE s.cwd = $1 AND (s.created_at, s.id) < ($2, $3)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $4;",
+  listSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.cwd = $1 AND (s.created_at, s.id) < ($2, $3)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $4;",
   /** listSessions filtered by parent session, through sessions_by_parent_session. */
-  listChildSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  (\n    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  )::bigint AS \"lastTime\"\nFROM sessions AS s\nWHERE s.parent_session = $1 AND (s.created_at, s.id) < ($2, $3)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $4;",
+  listChildSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.parent_session = $1 AND (s.created_at, s.id) < ($2, $3)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $4;",
   /** listSessions filtered by parent session and cwd (the planner picks the index). */
-  listChildSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  (\n    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  )::bigint AS \"lastTime\"\nFROM sessions AS s\nWHERE s.parent_session = $1 AND s.cwd = $2\n  AND (s.created_at, s.id) < ($3, $4)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $5;",
+  listChildSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.parent_session = $1 AND s.cwd = $2\n  AND (s.created_at, s.id) < ($3, $4)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $5;",
+  /**
+   * One page in activity order (most recent activity first), strictly after the cursor (`@afterAt`:
+   * last activity, `@afterId`); walks summaries_by_activity without sorting.
+   */
+  listSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < ($1, $2)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $3;",
+  /**
+   * listSessionsByActivity filtered by cwd: the sessions of one folder (through sessions_by_cwd),
+   * sorted by activity.
+   */
+  listSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.cwd = $1 AND (m.updated_at, m.session_id) < ($2, $3)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $4;",
+  /**
+   * listSessionsByActivity filtered by parent session (through sessions_by_parent_session), sorted.
+   */
+  listChildSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.parent_session = $1 AND (m.updated_at, m.session_id) < ($2, $3)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $4;",
+  /** listSessionsByActivity filtered by parent session and cwd, sorted. */
+  listChildSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.parent_session = $1 AND s.cwd = $2\n  AND (m.updated_at, m.session_id) < ($3, $4)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $5;",
+  /**
+   * A new session's summary, written with its sessions row: activity `@updatedAt`, no explicit
+   * title.
+   */
+  insertSummary: "INSERT INTO session_summaries (session_id, updated_at, title, derived_title)\nVALUES ($1, $2, NULL, $3);",
+  /**
+   * After events were written: the last activity, and the derived title when none was stored yet
+   * (`@derivedTitle` NULL: the batch has no user message).
+   */
+  touchSummary: "UPDATE session_summaries\nSET updated_at = $1, derived_title = coalesce(derived_title, $2::text)\nWHERE session_id = $3;",
+  /** Sets (or, with NULL, clears) the explicit title. */
+  setTitle: "UPDATE session_summaries SET title = $1::text WHERE session_id = $2;",
+  /** The derived title of a session whose events were copied or upgraded in SQL. */
+  setDerivedTitle: "UPDATE session_summaries SET derived_title = $1::text WHERE session_id = $2;",
+  /** The explicit and derived titles of a session (no row: no such session). */
+  sessionTitles: "SELECT title, derived_title AS \"derivedTitle\" FROM session_summaries WHERE session_id = $1;",
+  /** The data of a session's first user/message, walking the primary key from seq 0. */
+  firstUserMessage: "SELECT data FROM events WHERE session_id = $1 AND type = 'user/message' ORDER BY seq LIMIT 1;",
+  /** The time of a session's last event (no row: it has none). */
+  lastEventTime: "SELECT time FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1;",
+  /**
+   * Up to `@limit` stored ids that start with `@prefix`, in byte order: a range of the primary key
+   * (every id with the prefix sorts below the prefix followed by U+10FFFF).
+   */
+  idsWithPrefix: "SELECT id FROM sessions\nWHERE id >= $1 AND id < $1 || chr(1114111)\nORDER BY id\nLIMIT $2;",
+  /** How many stored ids start with `@prefix`: the same range, counted. */
+  countIdsWithPrefix: "SELECT count(*) AS count FROM sessions WHERE id >= $1 AND id < $1 || chr(1114111);",
+  /**
+   * Upgrade from layout 4: one summary per stored session, its activity from its last event row
+   * (else its creation time); the derived titles are set after, one setDerivedTitle each.
+   */
+  fillSummaries: "INSERT INTO session_summaries (session_id, updated_at, title, derived_title)\nSELECT\n  s.id,\n  coalesce(\n    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),\n    s.created_at\n  ),\n  NULL,\n  NULL\nFROM sessions AS s;",
+  /**
+   * Upgrade from layout 4: each stored session that has a user/message, with the data of its first.
+   */
+  firstUserMessages: "SELECT s.id AS \"sessionId\", u.data\nFROM sessions AS s\nJOIN events AS u ON u.session_id = s.id AND u.seq = (\n  SELECT min(e.seq) FROM events AS e WHERE e.session_id = s.id AND e.type = 'user/message'\n);",
   /**
    * Every relation of the target schema (tables, indexes, views, sequences…), each table with its
    * columns as `name type[ NOT NULL]`: none for a new schema, the generated layout's for one of
@@ -205,10 +257,25 @@ export const POSTGRES_QUERY_PARAMS = {
   copyEventPrefix: ["childId", "sourceId", "boundary"],
   deleteEventsFrom: ["sessionId", "keep"],
   deleteSession: ["sessionId"],
-  listSessions: ["afterCreatedAt", "afterId", "limit"],
-  listSessionsInCwd: ["cwd", "afterCreatedAt", "afterId", "limit"],
-  listChildSessions: ["parentSession", "afterCreatedAt", "afterId", "limit"],
-  listChildSessionsInCwd: ["parentSession", "cwd", "afterCreatedAt", "afterId", "limit"],
+  listSessions: ["afterAt", "afterId", "limit"],
+  listSessionsInCwd: ["cwd", "afterAt", "afterId", "limit"],
+  listChildSessions: ["parentSession", "afterAt", "afterId", "limit"],
+  listChildSessionsInCwd: ["parentSession", "cwd", "afterAt", "afterId", "limit"],
+  listSessionsByActivity: ["afterAt", "afterId", "limit"],
+  listSessionsInCwdByActivity: ["cwd", "afterAt", "afterId", "limit"],
+  listChildSessionsByActivity: ["parentSession", "afterAt", "afterId", "limit"],
+  listChildSessionsInCwdByActivity: ["parentSession", "cwd", "afterAt", "afterId", "limit"],
+  insertSummary: ["sessionId", "updatedAt", "derivedTitle"],
+  touchSummary: ["updatedAt", "derivedTitle", "sessionId"],
+  setTitle: ["title", "sessionId"],
+  setDerivedTitle: ["derivedTitle", "sessionId"],
+  sessionTitles: ["sessionId"],
+  firstUserMessage: ["sessionId"],
+  lastEventTime: ["sessionId"],
+  idsWithPrefix: ["prefix", "limit"],
+  countIdsWithPrefix: ["prefix"],
+  fillSummaries: [],
+  firstUserMessages: [],
   layoutObjects: ["schema"],
   layoutVersions: [],
   lockLayoutCreation: ["key"],
@@ -323,7 +390,9 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "parentSession", type: "string | null" },
     { name: "seedLength", type: "number | null" },
     { name: "lastSeq", type: "number | null" },
-    { name: "lastTime", type: "number | null" },
+    { name: "updatedAt", type: "number" },
+    { name: "title", type: "string | null" },
+    { name: "derivedTitle", type: "string | null" },
   ],
   listSessionsInCwd: [
     { name: "version", type: "number" },
@@ -333,7 +402,9 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "parentSession", type: "string | null" },
     { name: "seedLength", type: "number | null" },
     { name: "lastSeq", type: "number | null" },
-    { name: "lastTime", type: "number | null" },
+    { name: "updatedAt", type: "number" },
+    { name: "title", type: "string | null" },
+    { name: "derivedTitle", type: "string | null" },
   ],
   listChildSessions: [
     { name: "version", type: "number" },
@@ -343,7 +414,9 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "parentSession", type: "string | null" },
     { name: "seedLength", type: "number | null" },
     { name: "lastSeq", type: "number | null" },
-    { name: "lastTime", type: "number | null" },
+    { name: "updatedAt", type: "number" },
+    { name: "title", type: "string | null" },
+    { name: "derivedTitle", type: "string | null" },
   ],
   listChildSessionsInCwd: [
     { name: "version", type: "number" },
@@ -353,7 +426,77 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "parentSession", type: "string | null" },
     { name: "seedLength", type: "number | null" },
     { name: "lastSeq", type: "number | null" },
-    { name: "lastTime", type: "number | null" },
+    { name: "updatedAt", type: "number" },
+    { name: "title", type: "string | null" },
+    { name: "derivedTitle", type: "string | null" },
+  ],
+  listSessionsByActivity: [
+    { name: "version", type: "number" },
+    { name: "id", type: "string" },
+    { name: "createdAt", type: "number" },
+    { name: "cwd", type: "string | null" },
+    { name: "parentSession", type: "string | null" },
+    { name: "seedLength", type: "number | null" },
+    { name: "lastSeq", type: "number | null" },
+    { name: "updatedAt", type: "number" },
+    { name: "title", type: "string | null" },
+    { name: "derivedTitle", type: "string | null" },
+  ],
+  listSessionsInCwdByActivity: [
+    { name: "version", type: "number" },
+    { name: "id", type: "string" },
+    { name: "createdAt", type: "number" },
+    { name: "cwd", type: "string | null" },
+    { name: "parentSession", type: "string | null" },
+    { name: "seedLength", type: "number | null" },
+    { name: "lastSeq", type: "number | null" },
+    { name: "updatedAt", type: "number" },
+    { name: "title", type: "string | null" },
+    { name: "derivedTitle", type: "string | null" },
+  ],
+  listChildSessionsByActivity: [
+    { name: "version", type: "number" },
+    { name: "id", type: "string" },
+    { name: "createdAt", type: "number" },
+    { name: "cwd", type: "string | null" },
+    { name: "parentSession", type: "string | null" },
+    { name: "seedLength", type: "number | null" },
+    { name: "lastSeq", type: "number | null" },
+    { name: "updatedAt", type: "number" },
+    { name: "title", type: "string | null" },
+    { name: "derivedTitle", type: "string | null" },
+  ],
+  listChildSessionsInCwdByActivity: [
+    { name: "version", type: "number" },
+    { name: "id", type: "string" },
+    { name: "createdAt", type: "number" },
+    { name: "cwd", type: "string | null" },
+    { name: "parentSession", type: "string | null" },
+    { name: "seedLength", type: "number | null" },
+    { name: "lastSeq", type: "number | null" },
+    { name: "updatedAt", type: "number" },
+    { name: "title", type: "string | null" },
+    { name: "derivedTitle", type: "string | null" },
+  ],
+  sessionTitles: [
+    { name: "title", type: "string | null" },
+    { name: "derivedTitle", type: "string | null" },
+  ],
+  firstUserMessage: [
+    { name: "data", type: "string" },
+  ],
+  lastEventTime: [
+    { name: "time", type: "number" },
+  ],
+  idsWithPrefix: [
+    { name: "id", type: "string" },
+  ],
+  countIdsWithPrefix: [
+    { name: "count", type: "PostgresScalar" },
+  ],
+  firstUserMessages: [
+    { name: "sessionId", type: "string" },
+    { name: "data", type: "string" },
   ],
   layoutObjects: [
     { name: "kind", type: "string | null" },
@@ -441,7 +584,9 @@ export interface PostgresQueryRows {
     readonly parentSession: string | null;
     readonly seedLength: number | null;
     readonly lastSeq: number | null;
-    readonly lastTime: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
   };
   readonly listSessionsInCwd: {
     readonly version: number;
@@ -451,7 +596,9 @@ export interface PostgresQueryRows {
     readonly parentSession: string | null;
     readonly seedLength: number | null;
     readonly lastSeq: number | null;
-    readonly lastTime: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
   };
   readonly listChildSessions: {
     readonly version: number;
@@ -461,7 +608,9 @@ export interface PostgresQueryRows {
     readonly parentSession: string | null;
     readonly seedLength: number | null;
     readonly lastSeq: number | null;
-    readonly lastTime: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
   };
   readonly listChildSessionsInCwd: {
     readonly version: number;
@@ -471,8 +620,64 @@ export interface PostgresQueryRows {
     readonly parentSession: string | null;
     readonly seedLength: number | null;
     readonly lastSeq: number | null;
-    readonly lastTime: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
   };
+  readonly listSessionsByActivity: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly lastSeq: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
+  };
+  readonly listSessionsInCwdByActivity: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly lastSeq: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
+  };
+  readonly listChildSessionsByActivity: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly lastSeq: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
+  };
+  readonly listChildSessionsInCwdByActivity: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly lastSeq: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
+  };
+  readonly sessionTitles: { readonly title: string | null; readonly derivedTitle: string | null };
+  readonly firstUserMessage: { readonly data: string };
+  readonly lastEventTime: { readonly time: number };
+  readonly idsWithPrefix: { readonly id: string };
+  readonly countIdsWithPrefix: { readonly count: PostgresScalar };
+  readonly firstUserMessages: { readonly sessionId: string; readonly data: string };
   readonly layoutObjects: {
     readonly kind: string | null;
     readonly name: string | null;

@@ -49,6 +49,8 @@ export const RPC_ERROR_CODES = {
   STORAGE_REFUSED: -32020,
   /** The answer would not fit in one message of the 32 MiB frame limit, even as the smallest page the method can return (one event for session/read and session/export). Nothing changed; read the session in pages (session/read with fromSeq and limit, session/export with fromSeq) instead. */
   RESPONSE_TOO_LARGE: -32021,
+  /** An id prefix matches more than one stored session. */
+  AMBIGUOUS_ID: -32022,
   /** A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden. */
   REPLAY_INCOMPLETE: -32030,
   /** A caller asked for a response past the end of its script. */
@@ -82,6 +84,7 @@ export const RPC_ERROR_CODE_NAMES = [
   "WATCH_OVERFLOW",
   "STORAGE_REFUSED",
   "RESPONSE_TOO_LARGE",
+  "AMBIGUOUS_ID",
   "REPLAY_INCOMPLETE",
   "REPLAY_EXHAUSTED",
   "REPLAY_UNEXPECTED_SESSION",
@@ -111,6 +114,7 @@ export interface RpcErrorData {
   readonly WATCH_OVERFLOW: WatchOverflowErrorData;
   readonly STORAGE_REFUSED: StorageRefusedErrorData;
   readonly RESPONSE_TOO_LARGE: ResponseTooLargeErrorData;
+  readonly AMBIGUOUS_ID: AmbiguousIdErrorData;
   readonly REPLAY_INCOMPLETE: ReplayIncompleteErrorData;
   readonly REPLAY_EXHAUSTED: ReplayExhaustedErrorData;
   readonly REPLAY_UNEXPECTED_SESSION: ReplayUnexpectedSessionErrorData;
@@ -345,6 +349,24 @@ export interface ResponseTooLargeErrorData {
    * How many bytes the smallest answer would take, at least.
    */
   readonly size: number;
+}
+/**
+ * An id prefix matches more than one stored session.
+ */
+export interface AmbiguousIdErrorData {
+  readonly code: "AMBIGUOUS_ID";
+  /**
+   * The prefix given.
+   */
+  readonly prefix: string;
+  /**
+   * Up to 10 of the matching ids, in byte order.
+   */
+  readonly candidates: readonly string[];
+  /**
+   * How many stored ids start with the prefix.
+   */
+  readonly count: number;
 }
 /**
  * A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden.

@@ -25,6 +25,8 @@ import type {
   SessionImportResult,
   SessionDeleteParams,
   SessionDeleteResult,
+  SessionSetTitleParams,
+  SessionSetTitleResult,
   ReplayScriptParams,
   ReplayScriptResult,
   ReplayScriptsParams,
@@ -65,6 +67,8 @@ import {
   validateSessionImportResult,
   validateSessionDeleteParams,
   validateSessionDeleteResult,
+  validateSessionSetTitleParams,
+  validateSessionSetTitleResult,
   validateReplayScriptParams,
   validateReplayScriptResult,
   validateReplayScriptsParams,
@@ -217,6 +221,17 @@ export interface RpcMethods {
       | "INVALID_PARAMS"
       | "SESSION_NOT_FOUND"
       | "SESSION_BUSY"
+      | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "INTERNAL";
+  };
+  /** Sets or clears a session's explicit title (ACP's name); session/list shows it. */
+  readonly "session/set_title": {
+    readonly params: SessionSetTitleParams;
+    readonly result: SessionSetTitleResult;
+    readonly errors:
+      | "INVALID_PARAMS"
+      | "SESSION_NOT_FOUND"
       | "STORAGE_UNAVAILABLE"
       | "STORAGE_REFUSED"
       | "INTERNAL";
@@ -513,6 +528,21 @@ export const RPC_METHODS = {
     orderingKey: "sessionId",
     summary: "Deletes a session; its children keep their copies of the inherited prefix.",
   },
+  "session/set_title": {
+    method: "session/set_title",
+    clientName: "sessionSetTitle",
+    validateParams: validateSessionSetTitleParams,
+    validateResult: validateSessionSetTitleResult,
+    errors: [
+      "INVALID_PARAMS",
+      "SESSION_NOT_FOUND",
+      "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "INTERNAL",
+    ],
+    orderingKey: "sessionId",
+    summary: "Sets or clears a session's explicit title (ACP's name); session/list shows it.",
+  },
   "replay/script": {
     method: "replay/script",
     clientName: "replayScript",
@@ -656,6 +686,7 @@ export const RPC_METHOD_NAMES = [
   "session/export",
   "session/import",
   "session/delete",
+  "session/set_title",
   "replay/script",
   "replay/scripts",
   "replay/open",
@@ -686,6 +717,7 @@ export const RPC_METHOD = {
   sessionExport: "session/export",
   sessionImport: "session/import",
   sessionDelete: "session/delete",
+  sessionSetTitle: "session/set_title",
   replayScript: "replay/script",
   replayScripts: "replay/scripts",
   replayOpen: "replay/open",

@@ -6,7 +6,7 @@ export type SqliteScalar = string | number | null;
 
 /**
  * Every SQL statement of the SQLite backend, by name (schema/storage/sqlite-queries.sql). Each
- * one prepared successfully on layout 4 when this file was generated.
+ * one prepared successfully on layout 5 when this file was generated.
  */
 export const SQLITE_QUERIES = {
   /** One row when the session is stored. */
@@ -70,16 +70,71 @@ export const SQLITE_QUERIES = {
   /** The session's events go with it (ON DELETE CASCADE); its children keep their own copies. */
   deleteSession: "DELETE FROM sessions WHERE id = @sessionId;",
   /**
-   * One page, newest first, strictly after the cursor (`@afterCreatedAt`, `@afterId`); the first
-   * page passes a cursor above every stored session. Walks sessions_by_created without sorting.
+   * One page in created order (newest first), strictly after the cursor (`@afterAt`: createdAt,
+   * `@afterId`); the first page passes a cursor above every stored session. Walks
+   * sessions_by_created without sorting. Each row carries its summary (last activity, titles) by a
+   * primary-key probe.
    */
-  listSessions: "SELECT\n  version,\n  id,\n  created_at AS createdAt,\n  cwd,\n  parent_session AS parentSession,\n  seed_length AS seedLength\nFROM sessions\nWHERE (created_at, id) < (@afterCreatedAt, @afterId)\nORDER BY created_at DESC, id DESC\nLIMIT @limit;",
+  listSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
   /** listSessions filtered by cwd, through sessions_by_cwd. */
-  listSessionsInCwd: "SELECT\n  version,\n  id,\n  created_at AS createdAt,\n  cwd,\n  parent_session AS parentSession,\n  seed_length AS seedLength\nFROM sessions\nWHERE cwd = @cwd AND (created_at, id) < (@afterCreatedAt, @afterId)\nORDER BY created_at DESC, id DESC\nLIMIT @limit;",
+  listSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.cwd = @cwd AND (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
   /** listSessions filtered by parent session, through sessions_by_parent_session. */
-  listChildSessions: "SELECT\n  version,\n  id,\n  created_at AS createdAt,\n  cwd,\n  parent_session AS parentSession,\n  seed_length AS seedLength\nFROM sessions\nWHERE parent_session = @parentSession AND (created_at, id) < (@afterCreatedAt, @afterId)\nORDER BY created_at DESC, id DESC\nLIMIT @limit;",
+  listChildSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.parent_session = @parentSession AND (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
   /** listSessions filtered by parent session and cwd: the children index, then the cwd filter. */
-  listChildSessionsInCwd: "SELECT\n  version,\n  id,\n  created_at AS createdAt,\n  cwd,\n  parent_session AS parentSession,\n  seed_length AS seedLength\nFROM sessions INDEXED BY sessions_by_parent_session\nWHERE parent_session = @parentSession AND cwd = @cwd\n  AND (created_at, id) < (@afterCreatedAt, @afterId)\nORDER BY created_at DESC, id DESC\nLIMIT @limit;",
+  listChildSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s INDEXED BY sessions_by_parent_session\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.parent_session = @parentSession AND s.cwd = @cwd\n  AND (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
+  /**
+   * One page in activity order (most recent activity first), strictly after the cursor (`@afterAt`:
+   * last activity, `@afterId`); walks summaries_by_activity without sorting.
+   */
+  listSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
+  /**
+   * listSessionsByActivity filtered by cwd: the sessions of one folder (through sessions_by_cwd),
+   * sorted by activity.
+   */
+  listSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.cwd = @cwd AND (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
+  /**
+   * listSessionsByActivity filtered by parent session (through sessions_by_parent_session), sorted.
+   */
+  listChildSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.parent_session = @parentSession AND (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
+  /** listSessionsByActivity filtered by parent session and cwd, sorted. */
+  listChildSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.parent_session = @parentSession AND s.cwd = @cwd\n  AND (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
+  /**
+   * A new session's summary, written with its sessions row: activity `@updatedAt`, no explicit
+   * title.
+   */
+  insertSummary: "INSERT INTO session_summaries (session_id, updated_at, title, derived_title)\nVALUES (@sessionId, @updatedAt, NULL, @derivedTitle);",
+  /**
+   * After events were written: the last activity, and the derived title when none was stored yet
+   * (`@derivedTitle` NULL: the batch has no user message).
+   */
+  touchSummary: "UPDATE session_summaries\nSET updated_at = @updatedAt, derived_title = coalesce(derived_title, @derivedTitle)\nWHERE session_id = @sessionId;",
+  /** Sets (or, with NULL, clears) the explicit title. */
+  setTitle: "UPDATE session_summaries SET title = @title WHERE session_id = @sessionId;",
+  /** The derived title of a session whose events were copied or upgraded in SQL. */
+  setDerivedTitle: "UPDATE session_summaries SET derived_title = @derivedTitle WHERE session_id = @sessionId;",
+  /** The explicit and derived titles of a session (no row: no such session). */
+  sessionTitles: "SELECT title, derived_title AS derivedTitle FROM session_summaries WHERE session_id = @sessionId;",
+  /** The data of a session's first user/message, walking the primary key from seq 0. */
+  firstUserMessage: "SELECT data FROM events WHERE session_id = @sessionId AND type = 'user/message' ORDER BY seq LIMIT 1;",
+  /** The time of a session's last event (no row: it has none). */
+  lastEventTime: "SELECT time FROM events WHERE session_id = @sessionId ORDER BY seq DESC LIMIT 1;",
+  /**
+   * Up to `@limit` stored ids that start with `@prefix`, in byte order: a range of the primary key
+   * (every id with the prefix sorts below the prefix followed by the byte 0xFF, which UTF-8 never
+   * holds).
+   */
+  idsWithPrefix: "SELECT id FROM sessions\nWHERE id >= @prefix AND id < CAST(@prefix || x'ff' AS TEXT)\nORDER BY id\nLIMIT @limit;",
+  /** How many stored ids start with `@prefix`: the same range, counted. */
+  countIdsWithPrefix: "SELECT count(*) AS count FROM sessions WHERE id >= @prefix AND id < CAST(@prefix || x'ff' AS TEXT);",
+  /**
+   * Upgrade from layout 4: one summary per stored session, its activity from its last event row
+   * (else its creation time); the derived titles are set after, one setDerivedTitle each.
+   */
+  fillSummaries: "INSERT INTO session_summaries (session_id, updated_at, title, derived_title)\nSELECT\n  s.id,\n  coalesce(\n    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),\n    s.created_at\n  ),\n  NULL,\n  NULL\nFROM sessions AS s;",
+  /**
+   * Upgrade from layout 4: each stored session that has a user/message, with the data of its first.
+   */
+  firstUserMessages: "SELECT s.id AS sessionId, u.data\nFROM sessions AS s\nJOIN events AS u ON u.session_id = s.id AND u.seq = (\n  SELECT min(e.seq) FROM events AS e WHERE e.session_id = s.id AND e.type = 'user/message'\n);",
   /**
    * The layout version stamped in the file header (PRAGMA user_version), read before anything else.
    */
@@ -144,10 +199,25 @@ export const SQLITE_QUERY_PARAMS = {
   copyEventPrefix: ["childId", "sourceId", "boundary"],
   deleteEventsFrom: ["sessionId", "keep"],
   deleteSession: ["sessionId"],
-  listSessions: ["afterCreatedAt", "afterId", "limit"],
-  listSessionsInCwd: ["cwd", "afterCreatedAt", "afterId", "limit"],
-  listChildSessions: ["parentSession", "afterCreatedAt", "afterId", "limit"],
-  listChildSessionsInCwd: ["parentSession", "cwd", "afterCreatedAt", "afterId", "limit"],
+  listSessions: ["afterAt", "afterId", "limit"],
+  listSessionsInCwd: ["cwd", "afterAt", "afterId", "limit"],
+  listChildSessions: ["parentSession", "afterAt", "afterId", "limit"],
+  listChildSessionsInCwd: ["parentSession", "cwd", "afterAt", "afterId", "limit"],
+  listSessionsByActivity: ["afterAt", "afterId", "limit"],
+  listSessionsInCwdByActivity: ["cwd", "afterAt", "afterId", "limit"],
+  listChildSessionsByActivity: ["parentSession", "afterAt", "afterId", "limit"],
+  listChildSessionsInCwdByActivity: ["parentSession", "cwd", "afterAt", "afterId", "limit"],
+  insertSummary: ["sessionId", "updatedAt", "derivedTitle"],
+  touchSummary: ["updatedAt", "derivedTitle", "sessionId"],
+  setTitle: ["title", "sessionId"],
+  setDerivedTitle: ["derivedTitle", "sessionId"],
+  sessionTitles: ["sessionId"],
+  firstUserMessage: ["sessionId"],
+  lastEventTime: ["sessionId"],
+  idsWithPrefix: ["prefix", "limit"],
+  countIdsWithPrefix: ["prefix"],
+  fillSummaries: [],
+  firstUserMessages: [],
   layoutVersion: [],
   schemaObjects: [],
   connectionSettings: [],
@@ -204,6 +274,9 @@ export interface SqliteQueryRows {
     readonly cwd: string | null;
     readonly parentSession: string | null;
     readonly seedLength: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
   };
   readonly listSessionsInCwd: {
     readonly version: number;
@@ -212,6 +285,9 @@ export interface SqliteQueryRows {
     readonly cwd: string | null;
     readonly parentSession: string | null;
     readonly seedLength: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
   };
   readonly listChildSessions: {
     readonly version: number;
@@ -220,6 +296,9 @@ export interface SqliteQueryRows {
     readonly cwd: string | null;
     readonly parentSession: string | null;
     readonly seedLength: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
   };
   readonly listChildSessionsInCwd: {
     readonly version: number;
@@ -228,7 +307,60 @@ export interface SqliteQueryRows {
     readonly cwd: string | null;
     readonly parentSession: string | null;
     readonly seedLength: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
   };
+  readonly listSessionsByActivity: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
+  };
+  readonly listSessionsInCwdByActivity: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
+  };
+  readonly listChildSessionsByActivity: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
+  };
+  readonly listChildSessionsInCwdByActivity: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly updatedAt: number;
+    readonly title: string | null;
+    readonly derivedTitle: string | null;
+  };
+  readonly sessionTitles: { readonly title: string | null; readonly derivedTitle: string | null };
+  readonly firstUserMessage: { readonly data: string };
+  readonly lastEventTime: { readonly time: number };
+  readonly idsWithPrefix: { readonly id: string };
+  readonly countIdsWithPrefix: { readonly count: SqliteScalar };
+  readonly firstUserMessages: { readonly sessionId: string; readonly data: string };
   readonly layoutVersion: { readonly userVersion: SqliteScalar };
   readonly schemaObjects: {
     readonly type: SqliteScalar;

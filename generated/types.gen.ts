@@ -1473,7 +1473,7 @@ export interface SessionImportStaged {
   readonly bytes: number;
 }
 /**
- * ACP's session/list with seedline's filters: stored sessions, newest first (createdAt descending, then id), paged by an opaque cursor. Open: `_meta` and any member an ACP client adds are accepted and ignored. `parentSession`: Only the direct children of this session.
+ * ACP's session/list with seedline's filters: stored sessions, most recent activity first (the time of the last event, else createdAt; then id) unless `order` says created, paged by an opaque cursor. Open: `_meta` and any member an ACP client adds are accepted and ignored. `parentSession`: Only the direct children of this session.
  */
 export interface SessionListParams {
   /**
@@ -1489,6 +1489,10 @@ export interface SessionListParams {
    * The most sessions to return; 100 when absent. A limit above 1000 is INVALID_PARAMS: page with the cursor instead.
    */
   readonly limit?: number;
+  /**
+   * activity (the default): most recent activity first — the time of the last event, else createdAt, then id descending; created: createdAt descending, then id descending. A cursor continues only the order that issued it.
+   */
+  readonly order?: "activity" | "created";
   readonly _meta?: AcpMeta;
   readonly [k: string]: unknown | undefined;
 }
@@ -1497,7 +1501,7 @@ export interface SessionListParams {
  */
 export interface SessionListResult {
   /**
-   * One page of sessions, newest first.
+   * One page of sessions, in the order asked for (most recent activity first by default).
    */
   readonly sessions: readonly SessionListEntry[];
   /**
@@ -1515,7 +1519,11 @@ export interface SessionListEntry {
    */
   readonly cwd?: string;
   /**
-   * The time of the last event as an ISO 8601 UTC string (e.g. 2025-01-31T12:00:00.000Z); absent when the session has no events.
+   * ACP's title: the explicit title (session/set_title), else the first user/message's text on one line cut to 80 columns; absent when the session has neither.
+   */
+  readonly title?: string;
+  /**
+   * Last activity as an ISO 8601 UTC string (e.g. 2025-01-31T12:00:00.000Z): the time of the last event, or createdAt when the session has none; absent only for a time past what a date can hold.
    */
   readonly updatedAt?: string;
   /**
@@ -1599,6 +1607,22 @@ export interface SessionReadResult {
    */
   readonly done: boolean;
 }
+/**
+ * ACP's session/set_title: sets or clears a session's explicit title, stored beside its log (the log is not rewritten). Open: `_meta` and unknown members are accepted and ignored. `sessionId`: The session to title.
+ */
+export interface SessionSetTitleParams {
+  readonly sessionId: SessionId;
+  /**
+   * The explicit title: 1 to 256 characters, no control characters (U+0000–U+001F, U+007F); null clears it, so that the title derived from the first user/message shows again.
+   */
+  readonly title: string | null;
+  readonly _meta?: AcpMeta;
+  readonly [k: string]: unknown | undefined;
+}
+/**
+ * Empty: the title is stored.
+ */
+export interface SessionSetTitleResult {}
 /**
  * Stops a watch of this connection; no session/events notification for it follows the answer. Unwatching a watch that already ended (or never existed) is answered the same way. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `watchId`: The watch to stop.
  */

@@ -6,6 +6,7 @@ import {
   POSTGRES_VERSION_TABLE,
   postgresDdlBody,
   postgresLayoutObjects,
+  postgresUpgradeDdlBody,
 } from "./lib/postgres-layout.js";
 import type { SchemaSet } from "./lib/schema-set.js";
 import {
@@ -13,6 +14,7 @@ import {
   SQLITE_LAYOUT_PATH,
   type SqliteLayout,
   tableNameMembers,
+  upgradeSource,
 } from "./lib/sqlite-layout.js";
 import { POSTGRES_QUERIES_PATH, renderPostgresQueries } from "./render-postgres-queries.js";
 
@@ -49,6 +51,15 @@ export function renderPostgresModule(layout: SqliteLayout): string {
     " * its record, or nothing. JSON columns are `text`, which keeps the bytes (`jsonb` reorders keys).",
     " */",
     `export const POSTGRES_DDL = ${JSON.stringify(postgresDdlBody(layout))};`,
+    "",
+    "/** The layout version a schema may be upgraded from (null: none): the version before this one. */",
+    `export const POSTGRES_UPGRADE_FROM = ${upgradeSource(layout) ?? "null"};`,
+    "",
+    "/**",
+    " * Upgrades a schema of layout {@link POSTGRES_UPGRADE_FROM}: the tables and indexes added since and",
+    " * the version record. Run it inside the transaction that also fills the added tables.",
+    " */",
+    `export const POSTGRES_UPGRADE_DDL = ${JSON.stringify(postgresUpgradeDdlBody(layout))};`,
     "",
     "/**",
     " * The relations of a schema made by {@link POSTGRES_DDL}, sorted by name: kind (`r` table, `i`",

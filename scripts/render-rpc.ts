@@ -499,10 +499,10 @@ export async function renderRpcFiles(set: SchemaSet): Promise<{ path: string; co
   ];
 }
 
-/** "session/create" → "sessionCreate". */
+/** "session/create" → "sessionCreate"; "session/set_title" → "sessionSetTitle". */
 export function camelCase(method: string): string {
   return method
-    .split(/[/-]/)
+    .split(/[/_-]/)
     .map((part, i) => (i === 0 ? part : part.charAt(0).toUpperCase() + part.slice(1)))
     .join("");
 }
@@ -595,10 +595,10 @@ function checkMethodSchema(
   kind: "params" | "result",
   at: string,
 ): string {
-  const expected = `methods/${entry.method.replaceAll("/", "-")}.${kind}.schema.json`;
+  const expected = `methods/${entry.method.replaceAll(/[/_]/g, "-")}.${kind}.schema.json`;
   if (entry[kind] !== expected) {
     throw new Error(
-      `expected ${at}/${kind} of ${METHODS_DOC} to be "${expected}" (the method name with "/" replaced by "-"), got "${entry[kind]}"`,
+      `expected ${at}/${kind} of ${METHODS_DOC} to be "${expected}" (the method name with "/" and "_" replaced by "-"), got "${entry[kind]}"`,
     );
   }
   const path = RPC_DIR + (entry[kind] ?? "");

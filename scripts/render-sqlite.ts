@@ -7,7 +7,9 @@ import {
   SQLITE_LAYOUT_PATH,
   type SqliteLayout,
   sqliteDdlBody,
+  sqliteUpgradeDdlBody,
   tableNameMembers,
+  upgradeSource,
 } from "./lib/sqlite-layout.js";
 import { readSqliteQueries, renderSqliteQueries } from "./render-sqlite-queries.js";
 
@@ -41,6 +43,18 @@ export function renderSqliteModule(layout: SqliteLayout): string {
     " * one transaction so that a database either has the whole layout and its stamp or nothing.",
     " */",
     `export const SQLITE_DDL = ${JSON.stringify(sqliteDdlBody(layout))};`,
+    "",
+    ...jsDoc(
+      "The layout version an existing database may be upgraded from (null: none): the version before this one.",
+      "",
+    ),
+    `export const SQLITE_UPGRADE_FROM = ${upgradeSource(layout) ?? "null"};`,
+    "",
+    "/**",
+    " * Upgrades a database of layout {@link SQLITE_UPGRADE_FROM}: creates the tables and indexes added",
+    " * since and stamps `user_version`. Run it inside the transaction that also fills the added tables.",
+    " */",
+    `export const SQLITE_UPGRADE_DDL = ${JSON.stringify(upgradeSource(layout) === undefined ? "" : sqliteUpgradeDdlBody(layout))};`,
     "",
     ...jsDoc(
       "Connection pragmas, applied after the version check (journal_mode rewrites the file header).",

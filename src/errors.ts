@@ -65,7 +65,8 @@ export type StorageErrorCode =
   | "SESSION_ALREADY_EXISTS"
   | "INVALID_PARAMS"
   | "STORAGE_UNAVAILABLE"
-  | "STORAGE_REFUSED";
+  | "STORAGE_REFUSED"
+  | "AMBIGUOUS_ID";
 
 /** A store or backend refused an operation, or found its data unreadable. */
 export class StorageError<C extends StorageErrorCode = StorageErrorCode> extends SeedlineError<C> {}

@@ -70,7 +70,7 @@ function writeLog(
 
 function listedAs(head: SessionHeader, events: readonly SessionEvent[]): ListedSession {
   const last = events.at(-1);
-  return { header: head, eventCount: events.length, ...(last ? { updatedAt: last.time } : {}) };
+  return { header: head, eventCount: events.length, updatedAt: last?.time ?? head.createdAt };
 }
 
 /** Every page of a listing, following cursors; with the pages' sizes. */
@@ -100,7 +100,12 @@ function expected(
     .filter(
       (s) => filter.parentSession === undefined || s.header.parentSession === filter.parentSession,
     )
-    .sort((a, b) => compareNewestFirst(a.header, b.header));
+    .sort((a, b) =>
+      compareNewestFirst(
+        { at: a.header.createdAt, id: a.header.id },
+        { at: b.header.createdAt, id: b.header.id },
+      ),
+    );
 }
 
 /** Runs `body` in a child process with `JsonlBackend` imported and the root as argv[2]. */

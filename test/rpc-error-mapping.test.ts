@@ -22,6 +22,7 @@ import {
 const DETAILS: { [C in Exclude<RpcErrorCode, "INTERNAL">]: Omit<RpcErrorData[C], "code"> } = {
   INVALID_PARAMS: { errors: [{ instancePath: "/sessionId", message: "must be string" }] },
   SESSION_NOT_FOUND: { sessionId: "s" },
+  AMBIGUOUS_ID: { prefix: "abcd", candidates: ["abcd1", "abcd2"], count: 2 },
   SESSION_ALREADY_EXISTS: { sessionId: "s" },
   INVALID_BOUNDARY: { boundary: 9, lastSeq: 3 },
   OPEN_TURN: { boundary: 2, turn: 1 },
@@ -164,6 +165,7 @@ describe("toResponseError", () => {
     expect(numbers).toEqual({
       INVALID_PARAMS: -32602,
       SESSION_NOT_FOUND: -32002,
+      AMBIGUOUS_ID: -32022,
       SESSION_ALREADY_EXISTS: -32010,
       INVALID_BOUNDARY: -32011,
       OPEN_TURN: -32012,

@@ -129,62 +129,220 @@ DELETE FROM events WHERE session_id = @sessionId AND seq >= @keep;
 DELETE FROM sessions WHERE id = @sessionId;
 
 -- name: listSessions
--- One page, newest first, strictly after the cursor (@afterCreatedAt, @afterId); the first page
--- passes a cursor above every stored session. Walks sessions_by_created without sorting.
+-- One page in created order (newest first), strictly after the cursor (@afterAt: createdAt,
+-- @afterId); the first page passes a cursor above every stored session. Walks sessions_by_created
+-- without sorting. Each row carries its summary (last activity, titles) by a primary-key probe.
 SELECT
-  version,
-  id,
-  created_at AS createdAt,
-  cwd,
-  parent_session AS parentSession,
-  seed_length AS seedLength
-FROM sessions
-WHERE (created_at, id) < (@afterCreatedAt, @afterId)
-ORDER BY created_at DESC, id DESC
+  s.version,
+  s.id,
+  s.created_at AS createdAt,
+  s.cwd,
+  s.parent_session AS parentSession,
+  s.seed_length AS seedLength,
+  m.updated_at AS updatedAt,
+  m.title,
+  m.derived_title AS derivedTitle
+FROM sessions AS s
+JOIN session_summaries AS m ON m.session_id = s.id
+WHERE (s.created_at, s.id) < (@afterAt, @afterId)
+ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
 
 -- name: listSessionsInCwd
 -- listSessions filtered by cwd, through sessions_by_cwd.
 SELECT
-  version,
-  id,
-  created_at AS createdAt,
-  cwd,
-  parent_session AS parentSession,
-  seed_length AS seedLength
-FROM sessions
-WHERE cwd = @cwd AND (created_at, id) < (@afterCreatedAt, @afterId)
-ORDER BY created_at DESC, id DESC
+  s.version,
+  s.id,
+  s.created_at AS createdAt,
+  s.cwd,
+  s.parent_session AS parentSession,
+  s.seed_length AS seedLength,
+  m.updated_at AS updatedAt,
+  m.title,
+  m.derived_title AS derivedTitle
+FROM sessions AS s
+JOIN session_summaries AS m ON m.session_id = s.id
+WHERE s.cwd = @cwd AND (s.created_at, s.id) < (@afterAt, @afterId)
+ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
 
 -- name: listChildSessions
 -- listSessions filtered by parent session, through sessions_by_parent_session.
 SELECT
-  version,
-  id,
-  created_at AS createdAt,
-  cwd,
-  parent_session AS parentSession,
-  seed_length AS seedLength
-FROM sessions
-WHERE parent_session = @parentSession AND (created_at, id) < (@afterCreatedAt, @afterId)
-ORDER BY created_at DESC, id DESC
+  s.version,
+  s.id,
+  s.created_at AS createdAt,
+  s.cwd,
+  s.parent_session AS parentSession,
+  s.seed_length AS seedLength,
+  m.updated_at AS updatedAt,
+  m.title,
+  m.derived_title AS derivedTitle
+FROM sessions AS s
+JOIN session_summaries AS m ON m.session_id = s.id
+WHERE s.parent_session = @parentSession AND (s.created_at, s.id) < (@afterAt, @afterId)
+ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
 
 -- name: listChildSessionsInCwd
 -- listSessions filtered by parent session and cwd: the children index, then the cwd filter.
 SELECT
-  version,
-  id,
-  created_at AS createdAt,
-  cwd,
-  parent_session AS parentSession,
-  seed_length AS seedLength
-FROM sessions INDEXED BY sessions_by_parent_session
-WHERE parent_session = @parentSession AND cwd = @cwd
-  AND (created_at, id) < (@afterCreatedAt, @afterId)
-ORDER BY created_at DESC, id DESC
+  s.version,
+  s.id,
+  s.created_at AS createdAt,
+  s.cwd,
+  s.parent_session AS parentSession,
+  s.seed_length AS seedLength,
+  m.updated_at AS updatedAt,
+  m.title,
+  m.derived_title AS derivedTitle
+FROM sessions AS s INDEXED BY sessions_by_parent_session
+JOIN session_summaries AS m ON m.session_id = s.id
+WHERE s.parent_session = @parentSession AND s.cwd = @cwd
+  AND (s.created_at, s.id) < (@afterAt, @afterId)
+ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
+
+-- name: listSessionsByActivity
+-- One page in activity order (most recent activity first), strictly after the cursor (@afterAt:
+-- last activity, @afterId); walks summaries_by_activity without sorting.
+SELECT
+  s.version,
+  s.id,
+  s.created_at AS createdAt,
+  s.cwd,
+  s.parent_session AS parentSession,
+  s.seed_length AS seedLength,
+  m.updated_at AS updatedAt,
+  m.title,
+  m.derived_title AS derivedTitle
+FROM session_summaries AS m
+JOIN sessions AS s ON s.id = m.session_id
+WHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)
+ORDER BY m.updated_at DESC, m.session_id DESC
+LIMIT @limit;
+
+-- name: listSessionsInCwdByActivity
+-- listSessionsByActivity filtered by cwd: the sessions of one folder (through sessions_by_cwd),
+-- sorted by activity.
+SELECT
+  s.version,
+  s.id,
+  s.created_at AS createdAt,
+  s.cwd,
+  s.parent_session AS parentSession,
+  s.seed_length AS seedLength,
+  m.updated_at AS updatedAt,
+  m.title,
+  m.derived_title AS derivedTitle
+FROM session_summaries AS m
+JOIN sessions AS s ON s.id = m.session_id
+WHERE s.cwd = @cwd AND (m.updated_at, m.session_id) < (@afterAt, @afterId)
+ORDER BY m.updated_at DESC, m.session_id DESC
+LIMIT @limit;
+
+-- name: listChildSessionsByActivity
+-- listSessionsByActivity filtered by parent session (through sessions_by_parent_session), sorted.
+SELECT
+  s.version,
+  s.id,
+  s.created_at AS createdAt,
+  s.cwd,
+  s.parent_session AS parentSession,
+  s.seed_length AS seedLength,
+  m.updated_at AS updatedAt,
+  m.title,
+  m.derived_title AS derivedTitle
+FROM session_summaries AS m
+JOIN sessions AS s ON s.id = m.session_id
+WHERE s.parent_session = @parentSession AND (m.updated_at, m.session_id) < (@afterAt, @afterId)
+ORDER BY m.updated_at DESC, m.session_id DESC
+LIMIT @limit;
+
+-- name: listChildSessionsInCwdByActivity
+-- listSessionsByActivity filtered by parent session and cwd, sorted.
+SELECT
+  s.version,
+  s.id,
+  s.created_at AS createdAt,
+  s.cwd,
+  s.parent_session AS parentSession,
+  s.seed_length AS seedLength,
+  m.updated_at AS updatedAt,
+  m.title,
+  m.derived_title AS derivedTitle
+FROM session_summaries AS m
+JOIN sessions AS s ON s.id = m.session_id
+WHERE s.parent_session = @parentSession AND s.cwd = @cwd
+  AND (m.updated_at, m.session_id) < (@afterAt, @afterId)
+ORDER BY m.updated_at DESC, m.session_id DESC
+LIMIT @limit;
+
+-- name: insertSummary
+-- A new session's summary, written with its sessions row: activity @updatedAt, no explicit title.
+INSERT INTO session_summaries (session_id, updated_at, title, derived_title)
+VALUES (@sessionId, @updatedAt, NULL, @derivedTitle);
+
+-- name: touchSummary
+-- After events were written: the last activity, and the derived title when none was stored yet
+-- (@derivedTitle NULL: the batch has no user message).
+UPDATE session_summaries
+SET updated_at = @updatedAt, derived_title = coalesce(derived_title, @derivedTitle)
+WHERE session_id = @sessionId;
+
+-- name: setTitle
+-- Sets (or, with NULL, clears) the explicit title.
+UPDATE session_summaries SET title = @title WHERE session_id = @sessionId;
+
+-- name: setDerivedTitle
+-- The derived title of a session whose events were copied or upgraded in SQL.
+UPDATE session_summaries SET derived_title = @derivedTitle WHERE session_id = @sessionId;
+
+-- name: sessionTitles
+-- The explicit and derived titles of a session (no row: no such session).
+SELECT title, derived_title AS derivedTitle FROM session_summaries WHERE session_id = @sessionId;
+
+-- name: firstUserMessage
+-- The data of a session's first user/message, walking the primary key from seq 0.
+SELECT data FROM events WHERE session_id = @sessionId AND type = 'user/message' ORDER BY seq LIMIT 1;
+
+-- name: lastEventTime
+-- The time of a session's last event (no row: it has none).
+SELECT time FROM events WHERE session_id = @sessionId ORDER BY seq DESC LIMIT 1;
+
+-- name: idsWithPrefix
+-- Up to @limit stored ids that start with @prefix, in byte order: a range of the primary key
+-- (every id with the prefix sorts below the prefix followed by the byte 0xFF, which UTF-8 never holds).
+SELECT id FROM sessions
+WHERE id >= @prefix AND id < CAST(@prefix || x'ff' AS TEXT)
+ORDER BY id
+LIMIT @limit;
+
+-- name: countIdsWithPrefix
+-- How many stored ids start with @prefix: the same range, counted.
+SELECT count(*) AS count FROM sessions WHERE id >= @prefix AND id < CAST(@prefix || x'ff' AS TEXT);
+
+-- name: fillSummaries
+-- Upgrade from layout 4: one summary per stored session, its activity from its last event row
+-- (else its creation time); the derived titles are set after, one setDerivedTitle each.
+INSERT INTO session_summaries (session_id, updated_at, title, derived_title)
+SELECT
+  s.id,
+  coalesce(
+    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),
+    s.created_at
+  ),
+  NULL,
+  NULL
+FROM sessions AS s;
+
+-- name: firstUserMessages
+-- Upgrade from layout 4: each stored session that has a user/message, with the data of its first.
+SELECT s.id AS sessionId, u.data
+FROM sessions AS s
+JOIN events AS u ON u.session_id = s.id AND u.seq = (
+  SELECT min(e.seq) FROM events AS e WHERE e.session_id = s.id AND e.type = 'user/message'
+);
 
 -- name: layoutVersion
 -- The layout version stamped in the file header (PRAGMA user_version), read before anything else.

@@ -109,14 +109,23 @@ export function b7ListScale(sizes: Sizes): Benchmark {
         const backend = new JsonlBackend(root);
         await backend.list({ limit: PAGE });
         const middle = Math.floor(count / 2);
-        const cursor = encodeCursor(headerOf(middle + 1));
+        const cursor = encodeCursor(
+          { at: headerOf(middle + 1).createdAt, id: headerOf(middle + 1).id },
+          "created",
+        );
         const calls = 20;
         const pageRow = async (what: string, first: number, query: { cursor?: string }) => {
           const subject = async (): Promise<number> => {
             let listed = 0;
             const ms = await timed(async () => {
               for (let i = 0; i < calls; i++) {
-                listed = (await backend.list({ limit: PAGE, ...query })).sessions.length;
+                listed = (
+                  await backend.list({
+                    limit: PAGE,
+                    ...query,
+                    ...(query.cursor === undefined ? {} : { order: "created" as const }),
+                  })
+                ).sessions.length;
               }
             });
             if (listed !== PAGE) throw new Error(`B7 scale: listed ${listed}`);

@@ -48,7 +48,7 @@ export function* manySessions(
 /** One SELECT of the first page's session rows, through the backend's own statement. */
 function floorSqlite(select: Database.Statement): number {
   const rows = select.all({
-    afterCreatedAt: Number.MAX_SAFE_INTEGER + 1,
+    afterAt: Number.MAX_SAFE_INTEGER + 1,
     afterId: "",
     limit: PAGE + 1,
   });

@@ -1,11 +1,13 @@
 // The PostgreSQL rendering of the storage layout: its DDL, the version table, and the relations a current schema holds.
 import {
+  addedTables,
   columnDefinition,
   indexStatements,
   LayoutError,
   type SqliteColumn,
   type SqliteLayout,
   type SqliteTable,
+  upgradeSource,
 } from "./sqlite-layout.js";
 
 /**
@@ -96,6 +98,30 @@ export function postgresDdlBody(layout: SqliteLayout): string {
     `CREATE TABLE ${POSTGRES_VERSION_TABLE} (\n  version integer NOT NULL,\n  CONSTRAINT ${POSTGRES_VERSION_TABLE}_pkey PRIMARY KEY (version)\n);`,
     `INSERT INTO ${POSTGRES_VERSION_TABLE} (version) VALUES (${layout.version});`,
   );
+  return `${statements.join("\n\n")}\n`;
+}
+
+/**
+ * The statements that upgrade a schema of the layout version before this one: the added tables
+ * and their indexes, then the version record set to this version (filling the added tables is the
+ * backend's part). Empty when this version added no table.
+ */
+export function postgresUpgradeDdlBody(layout: SqliteLayout): string {
+  if (upgradeSource(layout) === undefined) return "";
+  const added = addedTables(layout);
+  const statements: string[] = [];
+  for (const table of added.tables) {
+    const lines = table.columns.map(
+      (column) => `  ${columnDefinition(column, columnType(column))}`,
+    );
+    lines.push(
+      `  CONSTRAINT ${primaryKeyName(table)} PRIMARY KEY (${table.primaryKey.join(", ")})`,
+    );
+    statements.push(`CREATE TABLE ${table.name} (\n${lines.join(",\n")}\n);`);
+  }
+  const indexes = indexStatements(added);
+  if (indexes.length > 0) statements.push(indexes.join("\n"));
+  statements.push(`UPDATE ${POSTGRES_VERSION_TABLE} SET version = ${layout.version};`);
   return `${statements.join("\n\n")}\n`;
 }
 

@@ -1,6 +1,6 @@
 // Arranges listed sessions into lineage trees (children under their parent via parentSession) and renders them.
 import type { SessionListEntry } from "../generated.js";
-import type { ListedSession } from "../store/backend.js";
+import type { StoreListedSession as ListedSession } from "../store/session-store.js";
 import { isoTime, type Palette, plural } from "./output.js";
 
 /** A listed session with the sessions forked (or spawned) from it. */
@@ -61,7 +61,7 @@ export function lineageJson(node: LineageNode): LineageJson {
     sessionId: header.id,
     ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
     createdAt: isoTime(header.createdAt),
-    ...(updatedAt === undefined ? {} : { updatedAt: isoTime(updatedAt) }),
+    ...(updatedAt === undefined ? {} : { updatedAt }),
     eventCount,
     header,
     children: node.children.map(lineageJson),

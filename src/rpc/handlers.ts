@@ -44,9 +44,6 @@ export interface HandlerContext {
 /** The ACP protocol version the handshake answers with. */
 const ACP_PROTOCOL_VERSION = 1;
 
-/** The latest instant `Date` can represent (ms): later event times get no `updatedAt`. */
-const MAX_DATE_MS = 8_640_000_000_000_000;
-
 /**
  * The handlers of every method over `context`. Each throws `SeedlineError`s for the failures its
  * method lists in the table; the dispatcher maps them.
@@ -110,14 +107,15 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       readAnswer(store, params.sessionId, params.fromSeq ?? 0, params.limit),
 
     [RPC_METHOD.sessionList]: async (params) => {
-      const page = await store.list(pick(params, ["cwd", "parentSession", "cursor", "limit"]));
+      const page = await store.list(
+        pick(params, ["cwd", "parentSession", "cursor", "limit", "order"]),
+      );
       return {
-        sessions: page.sessions.map(({ header, eventCount, updatedAt }) => ({
+        sessions: page.sessions.map(({ header, eventCount, updatedAt, title }) => ({
           sessionId: header.id,
           ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
-          ...(updatedAt === undefined || updatedAt > MAX_DATE_MS
-            ? {}
-            : { updatedAt: new Date(updatedAt).toISOString() }),
+          ...(title === undefined ? {} : { title }),
+          ...(updatedAt === undefined ? {} : { updatedAt }),
           eventCount,
           header,
         })),
@@ -157,6 +155,11 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
 
     [RPC_METHOD.sessionDelete]: async (params) => {
       await store.delete(params.sessionId);
+      return {};
+    },
+
+    [RPC_METHOD.sessionSetTitle]: async (params) => {
+      await store.setTitle(params.sessionId, params.title);
       return {};
     },
 

@@ -55,23 +55,46 @@ export interface StoredForkPoint {
   readonly marker: TurnMarker | undefined;
 }
 
-/** A `list` query: filters, page size and the opaque cursor of the previous page. */
+/**
+ * How `list` orders: `activity`, most recent activity first (the time of the last event, else
+ * `createdAt`, descending, then id descending); `created`, `createdAt` descending, then id
+ * descending. Ids compare as UTF-8 bytes.
+ */
+export type ListOrder = "activity" | "created";
+
+/** A `list` query: filters, order, page size and the opaque cursor of the previous page. */
 export interface ListQuery {
   readonly cwd?: string;
   readonly parentSession?: string;
   readonly cursor?: string;
   readonly limit: number;
+  /** `created` when absent (the order of earlier builds); the store asks for `activity` by default. */
+  readonly order?: ListOrder;
 }
 
-/** One listed session: its header and what one indexed lookup of its last event tells. */
+/** One listed session: its header and what its summary (or one indexed lookup of its last event) tells. */
 export interface ListedSession {
   readonly header: SessionHeader;
   readonly eventCount: number;
-  /** The `time` of the last event, when there is one. */
-  readonly updatedAt?: number;
+  /** Last activity (epoch ms): the `time` of the last event, else `createdAt`. */
+  readonly updatedAt: number;
+  /** The explicit title, else the derived one; absent when the session has neither. */
+  readonly title?: string;
 }
 
-/** One page of `list`, newest first (`createdAt` descending, then id descending). */
+/** The titles stored for a session: the explicit one and the one derived from its first user message. */
+export interface StoredTitles {
+  readonly explicit?: string;
+  readonly derived?: string;
+}
+
+/** Stored ids that start with a prefix: the first few in byte order, and how many there are. */
+export interface IdMatches {
+  readonly ids: readonly string[];
+  readonly count: number;
+}
+
+/** One page of `list`, in the order asked for. */
 export interface ListPage {
   readonly sessions: readonly ListedSession[];
   readonly nextCursor?: string;
@@ -187,6 +210,22 @@ export interface SessionBackend {
    *   cursor this backend did not issue.
    */
   list(query: ListQuery): Promise<ListPage>;
+
+  /**
+   * Sets (a string) or clears (null) the explicit title of a session, durably and beside its log
+   * (the log is not rewritten). The title reaches the backend already checked.
+   * @throws StorageError SESSION_NOT_FOUND when there is no such session.
+   */
+  setTitle(id: string, title: string | null): Promise<void>;
+
+  /** The titles of a stored session (see {@link StoredTitles}); undefined when there is no such session. */
+  titles(id: string): Promise<StoredTitles | undefined>;
+
+  /**
+   * The stored ids that start with `prefix` (an exact id included): at most `limit` of them, in
+   * UTF-8 byte order, and how many match in all.
+   */
+  idsWithPrefix(prefix: string, limit: number): Promise<IdMatches>;
 
   /** Removes a session; returns whether there was one. Other sessions keep their own copies. */
   delete(id: string): Promise<boolean>;

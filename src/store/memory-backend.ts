@@ -2,7 +2,10 @@
 
 import type { SessionEvent, SessionHeader } from "../generated.js";
 import { lastTurnMarkerAt } from "../log/fork-rules.js";
+import { derivedTitle } from "../log/session-title.js";
 import type {
+  IdMatches,
+  ListedSession,
   ListPage,
   ListQuery,
   ReleaseLock,
@@ -10,10 +13,12 @@ import type {
   StoredForkPoint,
   StoredLog,
   StoredSuffix,
+  StoredTitles,
   Unsubscribe,
 } from "./backend.js";
 import { ChangeHub } from "./change-hub.js";
-import { compareNewestFirst, decodeCursor, encodeCursor, isAfter } from "./list-cursor.js";
+import { matchIds } from "./id-prefix.js";
+import { pageOf } from "./list-cursor.js";
 import { checkListLimit } from "./list-limit.js";
 import { checkPageLimit } from "./page-limit.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "./storage-errors.js";
@@ -22,6 +27,9 @@ interface Entry {
   readonly header: string;
   readonly events: string[];
   readonly lastTime: number | undefined;
+  readonly title?: string | undefined;
+  /** Derived from the first user message, once one is stored. */
+  readonly derived?: string | undefined;
 }
 
 /** Sessions in memory: for tests, and for the SDK used without persistence. Gone with the process. */
@@ -36,6 +44,7 @@ export class MemoryBackend implements SessionBackend {
       header: JSON.stringify(header),
       events: events.map((e) => JSON.stringify(e)),
       lastTime: events.at(-1)?.time,
+      derived: derivedTitle(events),
     });
     this.#changes.notify(header.id);
   }
@@ -50,6 +59,7 @@ export class MemoryBackend implements SessionBackend {
       ...entry,
       events: entry.events.concat(lines),
       lastTime: events.at(-1)?.time ?? entry.lastTime,
+      derived: entry.derived ?? derivedTitle(events),
     });
     this.#changes.notify(id);
   }
@@ -106,6 +116,7 @@ export class MemoryBackend implements SessionBackend {
       header: JSON.stringify(header),
       events,
       lastTime: last === undefined ? undefined : (JSON.parse(last) as SessionEvent).time,
+      derived: derivedTitle(events.map((line) => JSON.parse(line))),
     });
     this.#changes.notify(header.id);
   }
@@ -113,32 +124,51 @@ export class MemoryBackend implements SessionBackend {
   async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
     const entry = this.#get(id);
     const events = entry.events.slice(0, keep).concat(closers.map((e) => JSON.stringify(e)));
-    this.#sessions.set(id, { ...entry, events, lastTime: closers.at(-1)?.time ?? entry.lastTime });
+    this.#sessions.set(id, {
+      ...entry,
+      events,
+      lastTime: closers.at(-1)?.time ?? entry.lastTime,
+      derived: entry.derived ?? derivedTitle(closers),
+    });
     this.#changes.notify(id);
   }
 
   async list(query: ListQuery): Promise<ListPage> {
     checkListLimit(query.limit);
-    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-    const headers = [...this.#sessions.values()]
-      .map((entry) => ({ entry, header: JSON.parse(entry.header) as SessionHeader }))
-      .filter(({ header }) => query.cwd === undefined || header.cwd === query.cwd)
-      .filter(
-        ({ header }) =>
-          query.parentSession === undefined || header.parentSession === query.parentSession,
-      )
-      .filter(({ header }) => after === undefined || isAfter(header, after))
-      .sort((a, b) => compareNewestFirst(a.header, b.header));
-    const page = headers.slice(0, query.limit);
-    const last = page.at(-1);
-    return {
-      sessions: page.map(({ entry, header }) => ({
+    const listed: ListedSession[] = [];
+    for (const entry of this.#sessions.values()) {
+      const header = JSON.parse(entry.header) as SessionHeader;
+      if (query.cwd !== undefined && header.cwd !== query.cwd) continue;
+      if (query.parentSession !== undefined && header.parentSession !== query.parentSession) {
+        continue;
+      }
+      const title = entry.title ?? entry.derived;
+      listed.push({
         header,
         eventCount: entry.events.length,
-        ...(entry.lastTime === undefined ? {} : { updatedAt: entry.lastTime }),
-      })),
-      ...(headers.length > query.limit && last ? { nextCursor: encodeCursor(last.header) } : {}),
+        updatedAt: entry.lastTime ?? header.createdAt,
+        ...(title === undefined ? {} : { title }),
+      });
+    }
+    return pageOf(listed, query);
+  }
+
+  async setTitle(id: string, title: string | null): Promise<void> {
+    const entry = this.#get(id);
+    this.#sessions.set(id, { ...entry, title: title ?? undefined });
+  }
+
+  async titles(id: string): Promise<StoredTitles | undefined> {
+    const entry = this.#sessions.get(id);
+    if (entry === undefined) return undefined;
+    return {
+      ...(entry.title === undefined ? {} : { explicit: entry.title }),
+      ...(entry.derived === undefined ? {} : { derived: entry.derived }),
     };
+  }
+
+  async idsWithPrefix(prefix: string, limit: number): Promise<IdMatches> {
+    return matchIds(this.#sessions.keys(), prefix, limit);
   }
 
   async delete(id: string): Promise<boolean> {

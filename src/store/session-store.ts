@@ -18,8 +18,9 @@ import { LogState, TakenBatch } from "../log/invariants.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
+import { titleProblem } from "../log/session-title.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
-import type { ListPage, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
+import type { ListedSession, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
 import {
   admitStored,
   asCorruption,
@@ -30,11 +31,27 @@ import {
   type EventPage,
   type ReadOptions,
 } from "./event-pages.js";
+import { MAX_ID_CANDIDATES, onlyMatch } from "./id-prefix.js";
 import { parseLogText } from "./jsonl/log-reader.js";
 import { checkListLimit, DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
 import { invalidParams, sessionNotFound, sessionTaken } from "./storage-errors.js";
+
+/** The latest instant `Date` can represent (ms): later activity times get no `updatedAt`. */
+const MAX_DATE_MS = 8.64e15;
+
+/** One listed session as the store reports it: `updatedAt` (last activity) as an ISO 8601 string. */
+export interface StoreListedSession extends Omit<ListedSession, "updatedAt"> {
+  /** Last activity (the time of the last event, else createdAt) as an ISO 8601 UTC string. */
+  readonly updatedAt?: string;
+}
+
+/** One page of `SessionStore.list`, in the order asked for. */
+export interface StoreListPage {
+  readonly sessions: readonly StoreListedSession[];
+  readonly nextCursor?: string;
+}
 
 /** How a store is set up. */
 export interface SessionStoreOptions {
@@ -605,10 +622,62 @@ export class SessionStore {
    * `limit` of them ({@link DEFAULT_LIST_LIMIT} when absent, at most {@link MAX_LIST_LIMIT}).
    * @throws StorageError INVALID_PARAMS for a limit out of range or a cursor `list` did not issue.
    */
-  async list(query: Partial<ListQuery> = {}): Promise<ListPage> {
+  async list(query: Partial<ListQuery> = {}): Promise<StoreListPage> {
     const limit = query.limit ?? DEFAULT_LIST_LIMIT;
     checkListLimit(limit);
-    return this.backend.list({ ...query, limit });
+    if (query.order !== undefined && query.order !== "activity" && query.order !== "created") {
+      throw invalidParams(
+        "/order",
+        `expected order "activity" or "created", got ${show(query.order)}`,
+      );
+    }
+    const page = await this.backend.list({ ...query, limit, order: query.order ?? "activity" });
+    return {
+      sessions: page.sessions.map(({ updatedAt, ...session }) => ({
+        ...session,
+        ...(updatedAt > MAX_DATE_MS ? {} : { updatedAt: new Date(updatedAt).toISOString() }),
+      })),
+      ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
+    };
+  }
+
+  /**
+   * Sets (a string) or clears (null) the explicit title of a session, stored beside its log
+   * without rewriting it. A session without one is titled by its first user message.
+   * @throws StorageError INVALID_PARAMS for a title that is not 1–256 characters without control
+   *   characters; SESSION_NOT_FOUND.
+   */
+  async setTitle(id: string, title: string | null): Promise<void> {
+    checkSessionId(id, "/sessionId");
+    if (title !== null) {
+      const problem = titleProblem(title);
+      if (problem !== undefined) throw invalidParams("/title", problem);
+    }
+    await this.#serial(id, () => this.backend.setTitle(id, title));
+  }
+
+  /**
+   * The title of a session: its explicit title, else the one derived from its first user message
+   * (its text on one line, cut to 80 columns); undefined when it has neither.
+   * @throws StorageError SESSION_NOT_FOUND.
+   */
+  async title(id: string): Promise<string | undefined> {
+    checkSessionId(id, "/sessionId");
+    const titles = await this.backend.titles(id);
+    if (titles === undefined) throw sessionNotFound(id);
+    return titles.explicit ?? titles.derived;
+  }
+
+  /**
+   * The full id that `prefixOrId` names: an exact stored id wins; otherwise the one stored id that
+   * starts with it, when it has at least 4 characters.
+   * @throws StorageError SESSION_NOT_FOUND when none matches; AMBIGUOUS_ID (with up to 10
+   *   candidates and the count) when several do.
+   */
+  async resolveId(prefixOrId: string): Promise<string> {
+    checkSessionId(prefixOrId, "/sessionId");
+    if (await this.backend.has(prefixOrId)) return prefixOrId;
+    return onlyMatch(prefixOrId, await this.backend.idsWithPrefix(prefixOrId, MAX_ID_CANDIDATES));
   }
 
   /**

@@ -1,6 +1,6 @@
 // `seedline ls`: the sessions of a store as lineage trees, with event counts and creation times.
 import { resolve } from "node:path";
-import type { ListedSession } from "../../store/backend.js";
+import type { StoreListedSession as ListedSession } from "../../store/session-store.js";
 import { type CommandSpec, EXIT_OK } from "../command.js";
 import { lineageJson, lineageTrees, renderLineage } from "../lineage.js";
 import { plural } from "../output.js";

@@ -8,6 +8,7 @@ import { formatEventLine, formatHeaderLine, type LogLine } from "../../log/jsonl
 import { isErrno } from "../../util/errno.js";
 import { KeyedQueue } from "../../util/keyed-queue.js";
 import type {
+  IdMatches,
   ListPage,
   ListQuery,
   ReleaseLock,
@@ -15,10 +16,12 @@ import type {
   StoredForkPoint,
   StoredLog,
   StoredSuffix,
+  StoredTitles,
   Unsubscribe,
 } from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
+import { matchIds } from "../id-prefix.js";
 import { LockFiles } from "../lock-files.js";
 import { checkPageLimit } from "../page-limit.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
@@ -46,12 +49,21 @@ import {
 } from "./file-state.js";
 import { LOG_SUFFIX, logFileName } from "./layout.js";
 import { legacyLogToMove, legacyOwnerOf, locateLog } from "./legacy-names.js";
-import { CHUNK_BYTES, scanLogFile } from "./line-reader.js";
+import { CHUNK_BYTES, readHeaderSync, scanLogFile } from "./line-reader.js";
 import { ListIndex } from "./list-index.js";
 import { IndexFile } from "./list-index-file.js";
 import { listLogs } from "./listing.js";
 import type { LogScan, ResumePoint } from "./log-reader.js";
 import { RETAINED_STATES, StateCache } from "./state-cache.js";
+import {
+  readDerivedTitle,
+  readExplicitTitle,
+  removeTitleFile,
+  writeExplicitTitle,
+} from "./title-files.js";
+
+/** How many derived titles a backend keeps before it starts over (each is one short string). */
+const MAX_DERIVED_TITLES = 100_000;
 
 /** How a JSONL backend writes. */
 export interface JsonlBackendOptions {
@@ -139,6 +151,8 @@ export class JsonlBackend implements SessionBackend {
   readonly #watch: ChangeWatch;
   /** What listing knows of every log; see {@link ListIndex}. */
   readonly #index: ListIndex;
+  /** Derived titles found so far, by id (with the createdAt of the session they belong to). */
+  readonly #derived = new Map<string, { readonly createdAt: number; readonly title: string }>();
   #dirReady: Promise<void> | undefined;
   #closed = false;
 
@@ -508,7 +522,9 @@ export class JsonlBackend implements SessionBackend {
   async list(query: ListQuery): Promise<ListPage> {
     this.#assertOpen();
     try {
-      return await listLogs(this.sessionsDir, this.#index, query);
+      return await listLogs(this.sessionsDir, this.#index, query, (header) =>
+        this.#titleOf(header),
+      );
     } catch (error) {
       throw refused(error, this.sessionsDir);
     }
@@ -531,6 +547,8 @@ export class JsonlBackend implements SessionBackend {
         throw error;
       }
       this.#index.noteRemoved(basename(path));
+      this.#derived.delete(id);
+      await removeTitleFile(this.#files, this.sessionsDir, id);
       await this.#files.syncDir(this.sessionsDir);
       return true;
     });
@@ -581,6 +599,81 @@ export class JsonlBackend implements SessionBackend {
   }
 
   /** Where the log of `id` is, or undefined when it certainly has none; see {@link locateLog}. */
+  /**
+   * Sets or clears the explicit title in the title file beside the log (the log is not rewritten),
+   * after the earlier writes of the session.
+   * @throws StorageError SESSION_NOT_FOUND.
+   */
+  async setTitle(id: string, title: string | null): Promise<void> {
+    this.#assertOpen();
+    await this.#queue.run(id, async () => {
+      const header = this.#headerOf(id);
+      if (header === undefined) throw sessionNotFound(id);
+      await writeExplicitTitle(this.#files, this.sessionsDir, header, title);
+    });
+    this.#changes.notify(id);
+  }
+
+  async titles(id: string): Promise<StoredTitles | undefined> {
+    this.#assertOpen();
+    const header = this.#headerOf(id);
+    if (header === undefined) return undefined;
+    const explicit = readExplicitTitle(this.sessionsDir, id, header.createdAt);
+    const derived = await this.#derivedOf(header);
+    return {
+      ...(explicit === undefined ? {} : { explicit }),
+      ...(derived === undefined ? {} : { derived }),
+    };
+  }
+
+  /** Every listed id, from the listing index, matched by a scan. */
+  async idsWithPrefix(prefix: string, limit: number): Promise<IdMatches> {
+    this.#assertOpen();
+    await this.#index.refresh();
+    const entries = this.#index.select({
+      cwd: undefined,
+      parentSession: undefined,
+      after: undefined,
+      count: Number.POSITIVE_INFINITY,
+    });
+    return matchIds(
+      entries.map((e) => e.header.id),
+      prefix,
+      limit,
+    );
+  }
+
+  async #titleOf(header: SessionHeader): Promise<string | undefined> {
+    return (
+      readExplicitTitle(this.sessionsDir, header.id, header.createdAt) ??
+      (await this.#derivedOf(header))
+    );
+  }
+
+  /**
+   * The derived title, read from the log's first lines once found and then kept (a log's first
+   * user message never changes; a session deleted and created again has another createdAt).
+   */
+  async #derivedOf(header: SessionHeader): Promise<string | undefined> {
+    const known = this.#derived.get(header.id);
+    if (known !== undefined && known.createdAt === header.createdAt) return known.title;
+    const path = this.#where(header.id);
+    if (path === undefined) return undefined;
+    const title = await readDerivedTitle(path);
+    if (title !== undefined) {
+      if (this.#derived.size >= MAX_DERIVED_TITLES) this.#derived.clear();
+      this.#derived.set(header.id, { createdAt: header.createdAt, title });
+    }
+    return title;
+  }
+
+  /** The header of a stored session from its first line; undefined when there is none. */
+  #headerOf(id: string): SessionHeader | undefined {
+    const path = this.#where(id);
+    if (path === undefined) return undefined;
+    return readHeaderSync(path, Buffer.allocUnsafe(4096))?.header;
+  }
+
   #where(id: string): string | undefined {
     return locateLog(this.sessionsDir, id);
   }

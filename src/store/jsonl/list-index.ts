@@ -122,7 +122,7 @@ export class ListIndex {
     const order = this.#sorted();
     let index = 0;
     if (selection.after !== undefined) {
-      const key = rankOf(selection.after.createdAt, selection.after.id);
+      const key = rankOf(selection.after.at, selection.after.id);
       let high = order.length;
       while (index < high) {
         const middle = (index + high) >>> 1;

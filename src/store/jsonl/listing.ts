@@ -6,7 +6,7 @@ import type { SessionHeader } from "../../generated.js";
 import { parseEventLine, parseHeaderLine } from "../../log/jsonl-codec.js";
 import { isErrno } from "../../util/errno.js";
 import type { ListedSession, ListPage, ListQuery } from "../backend.js";
-import { decodeCursor, encodeCursor } from "../list-cursor.js";
+import { decodeCursor, encodeCursor, keyOf, pageOf } from "../list-cursor.js";
 import { checkListLimit } from "../list-limit.js";
 import { openIfPresentSync, walkLinesBackwards } from "./line-reader.js";
 import type { ListIndex } from "./list-index.js";
@@ -44,9 +44,30 @@ const MAX_ROUNDS = 8;
  * previous build gave it is listed while its own name holds no file.
  * @throws StorageError INVALID_PARAMS for a cursor this did not issue or a limit out of range.
  */
-export async function listLogs(dir: string, index: ListIndex, query: ListQuery): Promise<ListPage> {
+export async function listLogs(
+  dir: string,
+  index: ListIndex,
+  query: ListQuery,
+  titleOf: (header: SessionHeader) => Promise<string | undefined>,
+): Promise<ListPage> {
+  const page = await selectLogs(dir, index, query);
+  const sessions = await Promise.all(
+    page.sessions.map(async (session) => {
+      const title = await titleOf(session.header);
+      return title === undefined ? session : { ...session, title };
+    }),
+  );
+  return { ...page, sessions };
+}
+
+/**
+ * The page of {@link listLogs} without titles. In activity order every matching file's last line
+ * is read (the index orders by creation only), then the page is taken from them sorted.
+ */
+async function selectLogs(dir: string, index: ListIndex, query: ListQuery): Promise<ListPage> {
   checkListLimit(query.limit);
-  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+  const order = query.order ?? "created";
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, order);
   await index.refresh();
   const buffer = Buffer.allocUnsafe(WINDOW_BYTES);
   for (let round = 1; ; round++) {
@@ -54,15 +75,16 @@ export async function listLogs(dir: string, index: ListIndex, query: ListQuery):
     const picked = index.select({
       cwd: query.cwd,
       parentSession: query.parentSession,
-      after,
-      count: query.limit + 1,
+      after: order === "created" ? after : undefined,
+      count: order === "created" ? query.limit + 1 : Number.POSITIVE_INFINITY,
     });
     const read: (ListedSession | undefined)[] = new Array(picked.length);
     const slow: number[] = [];
     for (let at = 0; at < picked.length; at++) {
       if (at > 0 && at % FILES_PER_TURN === 0) await new Promise((next) => setImmediate(next));
       const entry = picked[at] as HeaderEntry;
-      const got = readListedSync(join(dir, entry.name), entry, at < query.limit, buffer);
+      const withLast = order === "activity" || at < query.limit;
+      const got = readListedSync(join(dir, entry.name), entry, withLast, buffer);
       if (got === "slow") slow.push(at);
       else read[at] = got;
     }
@@ -76,11 +98,14 @@ export async function listLogs(dir: string, index: ListIndex, query: ListQuery):
       continue;
     }
     const listed = read.filter((session) => session !== undefined);
+    if (order === "activity") return pageOf(listed, query);
     const sessions = listed.slice(0, query.limit);
     const last = sessions.at(-1);
     return {
       sessions,
-      ...(listed.length > query.limit && last ? { nextCursor: encodeCursor(last.header) } : {}),
+      ...(listed.length > query.limit && last
+        ? { nextCursor: encodeCursor(keyOf(last, order), order) }
+        : {}),
     };
   }
 }
@@ -103,8 +128,9 @@ async function readListed(
     if (!sameHeader(head.toString("utf8", 0, head.length - 1), entry.header, path)) {
       return undefined;
     }
-    if (!withLast) return { header: entry.header, eventCount: 0 };
-    return { header: entry.header, ...(await lastEvent(handle, entry.headerEnd)) };
+    if (!withLast)
+      return { header: entry.header, eventCount: 0, updatedAt: entry.header.createdAt };
+    return { header: entry.header, ...(await lastEvent(handle, entry.headerEnd, entry.header)) };
   } finally {
     await handle.close();
   }
@@ -131,7 +157,8 @@ function readListedSync(
     if (readSync(fd, head, 0, headerEnd, 0) !== headerEnd) return undefined;
     if (head.indexOf(0x0a) !== headerEnd - 1) return undefined;
     if (!sameHeader(head.toString("utf8", 0, headerEnd - 1), entry.header, path)) return undefined;
-    if (!withLast) return { header: entry.header, eventCount: 0 };
+    if (!withLast)
+      return { header: entry.header, eventCount: 0, updatedAt: entry.header.createdAt };
     const from = Math.max(headerEnd, size - buffer.length);
     const length = readSync(fd, buffer, 0, size - from, from);
     const window = buffer.subarray(0, length);
@@ -139,21 +166,26 @@ function readListedSync(
     for (let end = window.lastIndexOf(0x0a); end >= 0; ) {
       const start = end === 0 ? -1 : window.lastIndexOf(0x0a, end - 1);
       if (start < 0 && from > headerEnd) return "slow";
-      const found = eventCountOf(window.toString("utf8", start + 1, end));
+      const found = eventCountOf(window.toString("utf8", start + 1, end), entry.header);
       if (found !== undefined) return { header: entry.header, ...found };
       end = start;
     }
-    return from > headerEnd ? "slow" : { header: entry.header, eventCount: 0 };
+    return from > headerEnd
+      ? "slow"
+      : { header: entry.header, eventCount: 0, updatedAt: entry.header.createdAt };
   } finally {
     closeSync(fd);
   }
 }
 
-/** `eventCount` and `updatedAt` from a line that parses as an event, else undefined. */
-function eventCountOf(text: string): { eventCount: number; updatedAt?: number } | undefined {
+/** `eventCount` and `updatedAt` (else createdAt) from a line that parses as an event, else undefined. */
+function eventCountOf(
+  text: string,
+  header: SessionHeader,
+): { eventCount: number; updatedAt: number } | undefined {
   const { seq, time } = parseEventLine(text) ?? {};
   if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0) return undefined;
-  return { eventCount: seq + 1, ...(typeof time === "number" ? { updatedAt: time } : {}) };
+  return { eventCount: seq + 1, updatedAt: typeof time === "number" ? time : header.createdAt };
 }
 
 /** Whether a header line says what `header` says. */
@@ -178,11 +210,15 @@ function sameHeader(text: string, header: SessionHeader, path: string): boolean 
 async function lastEvent(
   handle: FileHandle,
   headerEnd: number,
-): Promise<{ eventCount: number; updatedAt?: number }> {
-  let found: { eventCount: number; updatedAt?: number } = { eventCount: 0 };
+  header: SessionHeader,
+): Promise<{ eventCount: number; updatedAt: number }> {
+  let found: { eventCount: number; updatedAt: number } = {
+    eventCount: 0,
+    updatedAt: header.createdAt,
+  };
   const size = Number((await handle.stat({ bigint: true })).size);
   await walkLinesBackwards(handle, size, headerEnd, (text) => {
-    const event = eventCountOf(text);
+    const event = eventCountOf(text, header);
     if (event === undefined) return undefined;
     found = event;
     return "stop";

@@ -1,18 +1,24 @@
 // The layout version policy of PostgreSQL schemas: reject, never migrate — decided before anything is written.
 import type { ClientBase } from "pg";
 import { StorageError, show } from "../../errors.js";
+import { titleOfData } from "../sql/summary-rows.js";
 import { advisoryKey, type PostgresTarget } from "./connection.js";
 import {
   POSTGRES_DDL,
   POSTGRES_LAYOUT_OBJECTS,
   POSTGRES_LAYOUT_VERSION,
+  POSTGRES_UPGRADE_DDL,
+  POSTGRES_UPGRADE_FROM,
   POSTGRES_VERSION_TABLE,
   type PostgresQueryRows,
   type Queries,
 } from "./statements.js";
 
-/** What a look at the target schema found: nothing of anyone's yet, or the current layout of ours. */
-export type SchemaState = "new" | "current";
+/**
+ * What a look at the target schema found: nothing of anyone's yet, the current layout of ours, or
+ * the layout before it (upgraded by {@link createLayout}, in one transaction).
+ */
+export type SchemaState = "new" | "current" | "upgrade";
 
 type SchemaObject = PostgresQueryRows["layoutObjects"];
 
@@ -52,6 +58,9 @@ export async function inspectSchema(
       { location: target.location },
     );
   }
+  if (only.version === POSTGRES_UPGRADE_FROM && sameObjects(objects, previousObjects())) {
+    return "upgrade";
+  }
   if (only.version !== POSTGRES_LAYOUT_VERSION) throw unsupportedLayout(target, only.version);
   if (!sameObjects(objects, POSTGRES_LAYOUT_OBJECTS)) {
     throw new StorageError(
@@ -79,10 +88,12 @@ export async function createLayout(
     await queries.rows(client, "lockLayoutCreation", {
       key: advisoryKey("seedline-layout", target.schema),
     });
-    if ((await inspectSchema(client, queries, target)) === "new") {
+    const state = await inspectSchema(client, queries, target);
+    if (state === "new") {
       await queries.run(client, "createSchema", {});
       await client.query(POSTGRES_DDL);
     }
+    if (state === "upgrade") await upgradeLayout(client, queries);
     await queries.run(client, "commit", {});
   } catch (error) {
     await queries.run(client, "rollback", {}).catch(() => {
@@ -90,6 +101,30 @@ export async function createLayout(
     });
     throw error;
   }
+}
+
+/**
+ * Upgrades a schema of layout {@link POSTGRES_UPGRADE_FROM} inside the caller's transaction: the
+ * added tables, each session's summary from its last event row and its first user message, and
+ * the version record.
+ */
+async function upgradeLayout(client: ClientBase, queries: Queries): Promise<void> {
+  await client.query(POSTGRES_UPGRADE_DDL);
+  await queries.run(client, "fillSummaries", {});
+  for (const row of await queries.rows(client, "firstUserMessages", {})) {
+    const derivedTitle = titleOfData(row.data) ?? null;
+    await queries.run(client, "setDerivedTitle", { sessionId: row.sessionId, derivedTitle });
+  }
+}
+
+/** The relations of the layout before this one: the current ones without those the upgrade adds. */
+function previousObjects(): readonly { kind: string; name: string; columns: string }[] {
+  const added = new Set<string>();
+  for (const match of POSTGRES_UPGRADE_DDL.matchAll(/CREATE (?:TABLE|INDEX) (\w+)/g)) {
+    added.add(match[1] as string);
+    if (POSTGRES_UPGRADE_DDL.includes(`CREATE TABLE ${match[1]} `)) added.add(`${match[1]}_pkey`);
+  }
+  return POSTGRES_LAYOUT_OBJECTS.filter((o) => !added.has(o.name));
 }
 
 function unsupportedLayout(target: PostgresTarget, version: number): StorageError {

@@ -2,6 +2,7 @@
 import { Client, type ClientConfig, Pool, type PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
+import { derivedTitle } from "../../log/session-title.js";
 import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
 import * as sql from "../sql/core.js";
@@ -158,9 +159,8 @@ export class PostgresBackend implements backend.SessionBackend {
       } catch (error) {
         throw unreachable(error, target.location);
       }
-      if ((await inspectSchema(client, queries, target)) === "new") {
-        await createLayout(client, queries, target);
-      }
+      const state = await inspectSchema(client, queries, target);
+      if (state !== "current") await createLayout(client, queries, target);
       const settings = await queries.first(client, "connectionSettings", {});
       if (settings?.currentSchema !== target.schema) {
         throw new StorageError(
@@ -349,6 +349,14 @@ export class PostgresBackend implements backend.SessionBackend {
         boundary,
       });
       sql.checkCopiedPrefix(copied, boundary, sql.eventsOf(sourceId, this.location));
+      const sessionId = header.id;
+      const first = await this.#queries.first(c, "firstUserMessage", { sessionId });
+      const last = await this.#queries.first(c, "lastEventTime", { sessionId });
+      await this.#queries.run(c, "touchSummary", {
+        sessionId,
+        updatedAt: last === undefined ? header.createdAt : Number(last.time),
+        derivedTitle: first === undefined ? null : (sql.titleOfData(first.data) ?? null),
+      });
     });
   }
 
@@ -367,9 +375,34 @@ export class PostgresBackend implements backend.SessionBackend {
     const rows = await this.#withClient("list sessions", (c) =>
       this.#queries.rows(c, name, paramsFrom(name, filter)),
     );
-    return sql.listPage(rows, query.limit, ({ lastSeq, lastTime, ...row }) =>
-      sql.listedSession(sql.headerFromRow(row), lastSeq, lastTime),
+    return sql.listPage(rows, query, ({ lastSeq, updatedAt, title, derivedTitle, ...row }) =>
+      sql.listedSession(sql.headerFromRow(row), lastSeq, { updatedAt, title, derivedTitle }),
     );
+  }
+
+  async setTitle(id: string, title: string | null): Promise<void> {
+    await this.#write(id, `set the title of session ${show(id)}`, async (c) => {
+      if ((await this.#queries.run(c, "setTitle", { sessionId: id, title })) === 0) {
+        throw sessionNotFound(id);
+      }
+    });
+  }
+
+  async titles(id: string): Promise<backend.StoredTitles | undefined> {
+    const row = await this.#withClient(`read the titles of session ${show(id)}`, (c) =>
+      this.#queries.first(c, "sessionTitles", { sessionId: id }),
+    );
+    return row === undefined ? undefined : sql.titlesOf(row);
+  }
+
+  async idsWithPrefix(prefix: string, limit: number): Promise<backend.IdMatches> {
+    return this.#read(`match ids starting with ${show(prefix)}`, async (c) => {
+      const ids = (await this.#queries.rows(c, "idsWithPrefix", { prefix, limit })).map(
+        (r) => r.id,
+      );
+      const counted = await this.#queries.first(c, "countIdsWithPrefix", { prefix });
+      return { ids, count: Number(counted?.count ?? 0) };
+    });
   }
 
   /**
@@ -496,6 +529,11 @@ export class PostgresBackend implements backend.SessionBackend {
       if (serverError(error)?.code === UNIQUE_VIOLATION) throw sessionTaken(header.id);
       throw error;
     }
+    await this.#queries.run(c, "insertSummary", {
+      sessionId: header.id,
+      updatedAt: header.createdAt,
+      derivedTitle: null,
+    });
   }
 
   async #insertEvents(
@@ -523,6 +561,14 @@ export class PostgresBackend implements backend.SessionBackend {
         throw error;
       }
     }
+    const last = events.at(-1);
+    if (last === undefined) return;
+    // The summary moves in the same transaction as the events it summarises.
+    await this.#queries.run(c, "touchSummary", {
+      sessionId: id,
+      updatedAt: last.time,
+      derivedTitle: derivedTitle(events) ?? null,
+    });
   }
 
   /**

@@ -19,6 +19,8 @@ export {
   POSTGRES_LAYOUT_OBJECTS,
   POSTGRES_LAYOUT_VERSION,
   POSTGRES_TABLES,
+  POSTGRES_UPGRADE_DDL,
+  POSTGRES_UPGRADE_FROM,
   POSTGRES_VERSION_TABLE,
 } from "../../generated.js";
 export type { PostgresQueryParams, PostgresQueryRows };

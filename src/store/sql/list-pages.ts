@@ -1,14 +1,14 @@
 // One page of `list` in either SQL dialect: the statement a query runs, its parameters, and the page its rows make.
 import type { PostgresQueryName, SessionHeader, SqliteQueryName } from "../../generated.js";
-import type { ListedSession, ListPage, ListQuery } from "../backend.js";
-import { decodeCursor, encodeCursor, type ListKey } from "../list-cursor.js";
+import type { ListedSession, ListOrder, ListPage, ListQuery } from "../backend.js";
+import { decodeCursor, encodeCursor, keyOf, type ListKey } from "../list-cursor.js";
 import { checkListLimit } from "../list-limit.js";
 
 /** The list statements, one per filter, named alike in both dialects. */
 export type ListStatement = Extract<SqliteQueryName & PostgresQueryName, `list${string}`>;
 
-/** Lists start strictly after this key: above every stored session (createdAt is a safe integer). */
-const FIRST_PAGE: ListKey = { createdAt: Number.MAX_SAFE_INTEGER + 1, id: "" };
+/** Lists start strictly after this key: above every stored session (times are safe integers). */
+const FIRST_PAGE: ListKey = { at: Number.MAX_SAFE_INTEGER + 1, id: "" };
 
 /** A list statement and the values its parameters take (by parameter name). */
 export interface ListRun {
@@ -16,7 +16,7 @@ export interface ListRun {
   readonly filter: {
     readonly cwd: string | undefined;
     readonly parentSession: string | undefined;
-    readonly afterCreatedAt: number;
+    readonly afterAt: number;
     readonly afterId: string;
     readonly limit: number;
   };
@@ -29,9 +29,10 @@ export interface ListRun {
  */
 export function listRun(query: ListQuery): ListRun {
   checkListLimit(query.limit);
-  const after = query.cursor === undefined ? FIRST_PAGE : decodeCursor(query.cursor);
+  const order = query.order ?? "created";
+  const after = query.cursor === undefined ? FIRST_PAGE : decodeCursor(query.cursor, order);
   const inCwd = query.cwd !== undefined;
-  const name: ListStatement =
+  const base =
     query.parentSession === undefined
       ? inCwd
         ? "listSessionsInCwd"
@@ -39,10 +40,11 @@ export function listRun(query: ListQuery): ListRun {
       : inCwd
         ? "listChildSessionsInCwd"
         : "listChildSessions";
+  const name: ListStatement = order === "created" ? base : `${base}ByActivity`;
   const filter = {
     cwd: query.cwd,
     parentSession: query.parentSession,
-    afterCreatedAt: after.createdAt,
+    afterAt: after.at,
     afterId: after.id,
     limit: query.limit + 1,
   };
@@ -55,23 +57,35 @@ export function listRun(query: ListQuery): ListRun {
  */
 export function listPage<R>(
   rows: readonly R[],
-  limit: number,
+  query: { readonly limit: number; readonly order?: ListOrder },
   listed: (row: R) => ListedSession,
 ): ListPage {
-  const sessions = rows.slice(0, limit).map(listed);
+  const order = query.order ?? "created";
+  const sessions = rows.slice(0, query.limit).map(listed);
   const end = sessions.at(-1);
-  return rows.length > limit && end !== undefined
-    ? { sessions, nextCursor: encodeCursor(end.header) }
+  return rows.length > query.limit && end !== undefined
+    ? { sessions, nextCursor: encodeCursor(keyOf(end, order), order) }
     : { sessions };
 }
 
-/** A listed session from its header and its last event row's seq and time (none: no events). */
+/** The summary members of a list row: last activity and the two titles. */
+export interface SummaryColumns {
+  readonly updatedAt: number | string;
+  readonly title: string | null;
+  readonly derivedTitle: string | null;
+}
+
+/** A listed session from its header, its last event row's seq (none: no events) and its summary. */
 export function listedSession(
   header: SessionHeader,
   lastSeq: number | null | undefined,
-  lastTime: number | null | undefined,
+  summary: SummaryColumns,
 ): ListedSession {
-  return typeof lastSeq === "number" && typeof lastTime === "number"
-    ? { header, eventCount: lastSeq + 1, updatedAt: lastTime }
-    : { header, eventCount: 0 };
+  const title = summary.title ?? summary.derivedTitle ?? undefined;
+  return {
+    header,
+    eventCount: typeof lastSeq === "number" ? lastSeq + 1 : 0,
+    updatedAt: Number(summary.updatedAt),
+    ...(title === undefined ? {} : { title }),
+  };
 }

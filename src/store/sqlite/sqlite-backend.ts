@@ -6,6 +6,7 @@ import {
   SQLITE_PRAGMAS,
   SQLITE_TABLES,
 } from "../../generated.js";
+import { derivedTitle } from "../../log/session-title.js";
 import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
@@ -18,7 +19,13 @@ import { FileGuard } from "./file-guard.js";
 import { GroupCommit, type WriteStats } from "./group-commit.js";
 import { eventParams } from "./rows.js";
 import { paramsFrom, type SqliteQueryRows, Statements } from "./statements.js";
-import { asStorageError, inspectDatabase, isPrivate, stampNewDatabase } from "./version-policy.js";
+import {
+  asStorageError,
+  inspectDatabase,
+  isPrivate,
+  stampNewDatabase,
+  upgradeDatabase,
+} from "./version-policy.js";
 
 /** How a SQLite backend is opened. */
 export interface SqliteBackendOptions {
@@ -125,6 +132,7 @@ export class SqliteBackend implements backend.SessionBackend {
     try {
       db.pragma(`busy_timeout = ${SQLITE_PRAGMAS.busyTimeoutMs}`);
       if (state === "new") stampNewDatabase(db, new Statements(db), path);
+      if (state === "upgrade") upgradeDatabase(db, new Statements(db), path);
       db.pragma(`foreign_keys = ${SQLITE_PRAGMAS.foreignKeys ? "ON" : "OFF"}`);
       db.pragma(`journal_mode = ${SQLITE_PRAGMAS.journalMode}`);
       db.pragma(`synchronous = ${SQLITE_PRAGMAS.synchronous[durability]}`);
@@ -279,6 +287,14 @@ export class SqliteBackend implements backend.SessionBackend {
         boundary,
       });
       sql.checkCopiedPrefix(copied, boundary, sql.eventsOf(sourceId, this.path));
+      const sessionId = header.id;
+      const first = this.#statements.get("firstUserMessage", { sessionId });
+      const last = this.#statements.get("lastEventTime", { sessionId });
+      this.#statements.run("touchSummary", {
+        sessionId,
+        updatedAt: last?.time ?? header.createdAt,
+        derivedTitle: first === undefined ? null : (sql.titleOfData(first.data) ?? null),
+      });
     });
     this.#changes.notify(header.id);
   }
@@ -294,15 +310,47 @@ export class SqliteBackend implements backend.SessionBackend {
     this.#changes.notify(id);
   }
 
-  /** Lists from the session rows, with one primary-key probe of each listed session's last event. */
+  /** Lists from the session and summary rows, with one primary-key probe of each listed session's last event. */
   async list(query: backend.ListQuery): Promise<backend.ListPage> {
     const { name, filter } = sql.listRun(query);
     return this.#read(() =>
-      sql.listPage(this.#statements.all(name, paramsFrom(name, filter)), query.limit, (row) => {
-        const last = this.#statements.get("lastEvent", { sessionId: row.id });
-        return sql.listedSession(sql.headerFromRow(row), last?.seq, last?.time);
-      }),
+      sql.listPage(
+        this.#statements.all(name, paramsFrom(name, filter)),
+        query,
+        ({ updatedAt, title, derivedTitle, ...row }) => {
+          const last = this.#statements.get("lastEvent", { sessionId: row.id });
+          return sql.listedSession(sql.headerFromRow(row), last?.seq, {
+            updatedAt,
+            title,
+            derivedTitle,
+          });
+        },
+      ),
     );
+  }
+
+  async setTitle(id: string, title: string | null): Promise<void> {
+    await this.#write(() => {
+      if (this.#statements.run("setTitle", { sessionId: id, title }) === 0) {
+        throw sessionNotFound(id);
+      }
+    });
+    this.#changes.notify(id);
+  }
+
+  async titles(id: string): Promise<backend.StoredTitles | undefined> {
+    return this.#read(() => {
+      const row = this.#statements.get("sessionTitles", { sessionId: id });
+      return row === undefined ? undefined : sql.titlesOf(row);
+    });
+  }
+
+  async idsWithPrefix(prefix: string, limit: number): Promise<backend.IdMatches> {
+    return this.#read(() => {
+      const ids = this.#statements.all("idsWithPrefix", { prefix, limit }).map((r) => r.id);
+      const count = Number(this.#statements.get("countIdsWithPrefix", { prefix })?.count ?? 0);
+      return { ids, count };
+    });
   }
 
   /**
@@ -413,6 +461,7 @@ export class SqliteBackend implements backend.SessionBackend {
     return sql.lengthAfter(point.lastSeq);
   }
 
+  /** The sessions row and its summary (activity: the creation time, until events come). */
   #insertSession(header: SessionHeader): void {
     try {
       this.#statements.run("insertSession", paramsFrom("insertSession", header));
@@ -420,6 +469,11 @@ export class SqliteBackend implements backend.SessionBackend {
       if (constraint(error) === "SQLITE_CONSTRAINT_PRIMARYKEY") throw sessionTaken(header.id);
       throw error;
     }
+    this.#statements.run("insertSummary", {
+      sessionId: header.id,
+      updatedAt: header.createdAt,
+      derivedTitle: null,
+    });
   }
 
   #insertEvents(id: string, fromSeq: number, events: readonly SessionEvent[]): void {
@@ -433,6 +487,14 @@ export class SqliteBackend implements backend.SessionBackend {
         if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") throw sessionNotFound(id);
         throw error;
       }
+    });
+    const last = events.at(-1);
+    if (last === undefined) return;
+    // The summary moves in the same transaction as the events it summarises.
+    this.#statements.run("touchSummary", {
+      sessionId: id,
+      updatedAt: last.time,
+      derivedTitle: derivedTitle(events) ?? null,
     });
   }
 

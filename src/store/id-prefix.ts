@@ -1,0 +1,34 @@
+// Id prefixes: which stored ids start with one, and the one id a prefix (or an exact id) names.
+import { StorageError, show } from "../errors.js";
+import type { IdMatches } from "./backend.js";
+import { sessionNotFound } from "./storage-errors.js";
+
+/** The shortest prefix that may name a session other than by its exact id. */
+export const MIN_ID_PREFIX = 4;
+
+/** How many candidates an AMBIGUOUS_ID error names. */
+export const MAX_ID_CANDIDATES = 10;
+
+/** {@link IdMatches} by a scan of `ids` (for backends that hold every id at hand). */
+export function matchIds(ids: Iterable<string>, prefix: string, limit: number): IdMatches {
+  const matching = [...ids].filter((id) => id.startsWith(prefix));
+  matching.sort((a, b) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
+  return { ids: matching.slice(0, limit), count: matching.length };
+}
+
+/**
+ * The one id that `matches` (the ids starting with `prefix`, exact id first checked by the
+ * caller) leaves for a prefix.
+ * @throws StorageError SESSION_NOT_FOUND when none matches or the prefix is shorter than
+ *   {@link MIN_ID_PREFIX}; AMBIGUOUS_ID when more than one does.
+ */
+export function onlyMatch(prefix: string, matches: IdMatches): string {
+  const [only] = matches.ids;
+  if (matches.count === 1 && only !== undefined && [...prefix].length >= MIN_ID_PREFIX) return only;
+  if (matches.count <= 1 || [...prefix].length < MIN_ID_PREFIX) throw sessionNotFound(prefix);
+  throw new StorageError(
+    "AMBIGUOUS_ID",
+    `expected an id or a prefix of exactly one session's id, got ${show(prefix)}, which starts ${matches.count} ids`,
+    { prefix, candidates: [...matches.ids], count: matches.count },
+  );
+}
