@@ -1,4 +1,5 @@
 // The JSONL listing index (<root>/list-index.jsonl): served after a restart, repaired when stale, rebuilt when damaged, equal to a from-scratch listing.
+
 import { type ChildProcess, spawn } from "node:child_process";
 import {
   appendFileSync,
@@ -18,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionEvent, SessionHeader } from "../src/index.js";
 import { formatEventLine, formatHeaderLine } from "../src/log/jsonl-codec.js";
+import { derivedTitle } from "../src/log/session-title.js";
 import type { ListedSession, ListPage, ListQuery } from "../src/store/backend.js";
 import { JsonlBackend } from "../src/store/jsonl/jsonl-backend.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
@@ -70,7 +72,13 @@ function writeLog(
 
 function listedAs(head: SessionHeader, events: readonly SessionEvent[]): ListedSession {
   const last = events.at(-1);
-  return { header: head, eventCount: events.length, updatedAt: last?.time ?? head.createdAt };
+  const title = derivedTitle(events);
+  return {
+    header: head,
+    eventCount: events.length,
+    updatedAt: last?.time ?? head.createdAt,
+    ...(title === undefined ? {} : { title }),
+  };
 }
 
 /** Every page of a listing, following cursors; with the pages' sizes. */

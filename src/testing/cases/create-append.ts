@@ -16,7 +16,7 @@ export function createAppendCases(cases: CaseRegistry): void {
       await assertStored(backend, "fresh", h, []);
       await assertSuffix(backend, "fresh", 0, 0, []);
       const page = await backend.list({ limit: 10 });
-      assert.deepStrictEqual(page.sessions, [{ header: h, eventCount: 0 }]);
+      assert.deepStrictEqual(page.sessions, [{ header: h, eventCount: 0, updatedAt: h.createdAt }]);
     },
   );
 
