@@ -8,6 +8,7 @@ import { loadCases } from "./cases/load.js";
 import { lockCases } from "./cases/locks.js";
 import { repairCases } from "./cases/repair.js";
 import { subscribeCases } from "./cases/subscribe.js";
+import { titleCases } from "./cases/titles.js";
 import { caseRegistry } from "./registry.js";
 import type { BackendContractOptions, TestFunctions } from "./types.js";
 
@@ -38,6 +39,7 @@ export function defineBackendContract(test: TestFunctions, options: BackendContr
     lockCases(cases);
     subscribeCases(cases);
     corpusCases(cases, options.corpus ?? []);
+    titleCases(cases, options.corpus ?? []);
     cases.checkSkips();
   });
 }

@@ -26,6 +26,7 @@ import { LockFiles } from "../lock-files.js";
 import { checkPageLimit } from "../page-limit.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { refusedOr } from "../storage-refusal.js";
+import { ActivityCache } from "./activity-cache.js";
 import { ChangeWatch, type WatchFolder, type WatchMode } from "./change-watch.js";
 import {
   copyRange,
@@ -151,6 +152,7 @@ export class JsonlBackend implements SessionBackend {
   readonly #watch: ChangeWatch;
   /** What listing knows of every log; see {@link ListIndex}. */
   readonly #index: ListIndex;
+  readonly #activity = new ActivityCache();
   /** Derived titles found so far, by id (with the createdAt of the session they belong to). */
   readonly #derived = new Map<string, { readonly createdAt: number; readonly title: string }>();
   #dirReady: Promise<void> | undefined;
@@ -522,8 +524,12 @@ export class JsonlBackend implements SessionBackend {
   async list(query: ListQuery): Promise<ListPage> {
     this.#assertOpen();
     try {
-      return await listLogs(this.sessionsDir, this.#index, query, (header) =>
-        this.#titleOf(header),
+      return await listLogs(
+        this.sessionsDir,
+        this.#index,
+        query,
+        (header) => this.#titleOf(header),
+        this.#activity,
       );
     } catch (error) {
       throw refused(error, this.sessionsDir);

@@ -8,6 +8,7 @@ import { isErrno } from "../../util/errno.js";
 import type { ListedSession, ListPage, ListQuery } from "../backend.js";
 import { decodeCursor, encodeCursor, keyOf, pageOf } from "../list-cursor.js";
 import { checkListLimit } from "../list-limit.js";
+import type { ActivityCache } from "./activity-cache.js";
 import { openIfPresentSync, walkLinesBackwards } from "./line-reader.js";
 import type { ListIndex } from "./list-index.js";
 import type { HeaderEntry } from "./list-index-file.js";
@@ -49,8 +50,9 @@ export async function listLogs(
   index: ListIndex,
   query: ListQuery,
   titleOf: (header: SessionHeader) => Promise<string | undefined>,
+  activity: ActivityCache,
 ): Promise<ListPage> {
-  const page = await selectLogs(dir, index, query);
+  const page = await selectLogs(dir, index, query, activity);
   const sessions = await Promise.all(
     page.sessions.map(async (session) => {
       const title = await titleOf(session.header);
@@ -61,10 +63,16 @@ export async function listLogs(
 }
 
 /**
- * The page of {@link listLogs} without titles. In activity order every matching file's last line
- * is read (the index orders by creation only), then the page is taken from them sorted.
+ * The page of {@link listLogs} without titles. In activity order every matching file's last event
+ * is needed (the index orders by creation only): it comes from `activity` for a file unchanged
+ * since it was read (one `stat`), else from the file; then the page is taken from them sorted.
  */
-async function selectLogs(dir: string, index: ListIndex, query: ListQuery): Promise<ListPage> {
+async function selectLogs(
+  dir: string,
+  index: ListIndex,
+  query: ListQuery,
+  activity: ActivityCache,
+): Promise<ListPage> {
   checkListLimit(query.limit);
   const order = query.order ?? "created";
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, order);
@@ -83,8 +91,23 @@ async function selectLogs(dir: string, index: ListIndex, query: ListQuery): Prom
     for (let at = 0; at < picked.length; at++) {
       if (at > 0 && at % FILES_PER_TURN === 0) await new Promise((next) => setImmediate(next));
       const entry = picked[at] as HeaderEntry;
-      const withLast = order === "activity" || at < query.limit;
-      const got = readListedSync(join(dir, entry.name), entry, withLast, buffer);
+      const path = join(dir, entry.name);
+      if (order === "activity") {
+        const key = activity.stamp(path);
+        const known = key === undefined ? undefined : activity.get(path, key);
+        if (known !== undefined && known.header === entry.header) {
+          read[at] = known;
+          continue;
+        }
+        const got = key === undefined ? undefined : readListedSync(path, entry, true, buffer);
+        if (got === "slow") slow.push(at);
+        else {
+          read[at] = got;
+          if (got !== undefined && key !== undefined) activity.set(path, key, got);
+        }
+        continue;
+      }
+      const got = readListedSync(path, entry, at < query.limit, buffer);
       if (got === "slow") slow.push(at);
       else read[at] = got;
     }

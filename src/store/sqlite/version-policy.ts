@@ -149,7 +149,14 @@ function judge(path: string, statements: Statements): DatabaseState {
       { found: 0, supported: SQLITE_LAYOUT_VERSION, location: path },
     );
   }
-  if (version === SQLITE_UPGRADE_FROM && sameObjects(objects, previousObjects())) return "upgrade";
+  if (version === SQLITE_UPGRADE_FROM) {
+    if (sameObjects(objects, previousObjects())) return "upgrade";
+    throw new StorageError(
+      "CORRUPT_LOG",
+      `expected the tables and indexes of layout ${version} (${show(previousObjects().map((o) => o.name))}) in ${path} to upgrade it, found ${show(objects.map((o) => String(o.name)))}`,
+      { location: path },
+    );
+  }
   if (version !== SQLITE_LAYOUT_VERSION) throw unsupportedLayout(path, version);
   const expected = expectedObjects();
   if (JSON.stringify(objects) !== JSON.stringify(expected)) {
