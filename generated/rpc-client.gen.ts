@@ -91,13 +91,6 @@ export abstract class RpcClientMethods {
     return this.request("session/delete", params);
   }
 
-  /** Sets or clears a session's explicit title (ACP's name); session/list shows it. */
-  sessionSetTitle(
-    params: RpcMethods["session/set_title"]["params"],
-  ): Promise<RpcMethods["session/set_title"]["result"]> {
-    return this.request("session/set_title", params);
-  }
-
   /** Derives the replay script of one stored session, sliced at its seedLength. */
   replayScript(
     params: RpcMethods["replay/script"]["params"],
@@ -145,5 +138,12 @@ export abstract class RpcClientMethods {
     params: RpcMethods["session/unwatch"]["params"],
   ): Promise<RpcMethods["session/unwatch"]["result"]> {
     return this.request("session/unwatch", params);
+  }
+
+  /** Sets or clears a session's explicit title (ACP's name); session/list shows it. */
+  sessionSetTitle(
+    params: RpcMethods["session/set_title"]["params"],
+  ): Promise<RpcMethods["session/set_title"]["result"]> {
+    return this.request("session/set_title", params);
   }
 }

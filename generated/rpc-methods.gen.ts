@@ -25,8 +25,6 @@ import type {
   SessionImportResult,
   SessionDeleteParams,
   SessionDeleteResult,
-  SessionSetTitleParams,
-  SessionSetTitleResult,
   ReplayScriptParams,
   ReplayScriptResult,
   ReplayScriptsParams,
@@ -41,6 +39,8 @@ import type {
   SessionWatchResult,
   SessionUnwatchParams,
   SessionUnwatchResult,
+  SessionSetTitleParams,
+  SessionSetTitleResult,
   SessionEventsParams,
 } from "./types.gen.js";
 import type { Validator } from "./validators.gen.js";
@@ -67,8 +67,6 @@ import {
   validateSessionImportResult,
   validateSessionDeleteParams,
   validateSessionDeleteResult,
-  validateSessionSetTitleParams,
-  validateSessionSetTitleResult,
   validateReplayScriptParams,
   validateReplayScriptResult,
   validateReplayScriptsParams,
@@ -83,6 +81,8 @@ import {
   validateSessionWatchResult,
   validateSessionUnwatchParams,
   validateSessionUnwatchResult,
+  validateSessionSetTitleParams,
+  validateSessionSetTitleResult,
   validateSessionEventsParams,
 } from "./validators.gen.js";
 
@@ -225,17 +225,6 @@ export interface RpcMethods {
       | "STORAGE_REFUSED"
       | "INTERNAL";
   };
-  /** Sets or clears a session's explicit title (ACP's name); session/list shows it. */
-  readonly "session/set_title": {
-    readonly params: SessionSetTitleParams;
-    readonly result: SessionSetTitleResult;
-    readonly errors:
-      | "INVALID_PARAMS"
-      | "SESSION_NOT_FOUND"
-      | "STORAGE_UNAVAILABLE"
-      | "STORAGE_REFUSED"
-      | "INTERNAL";
-  };
   /** Derives the replay script of one stored session, sliced at its seedLength. */
   readonly "replay/script": {
     readonly params: ReplayScriptParams;
@@ -317,6 +306,17 @@ export interface RpcMethods {
     readonly params: SessionUnwatchParams;
     readonly result: SessionUnwatchResult;
     readonly errors: "INVALID_PARAMS" | "INTERNAL";
+  };
+  /** Sets or clears a session's explicit title (ACP's name); session/list shows it. */
+  readonly "session/set_title": {
+    readonly params: SessionSetTitleParams;
+    readonly result: SessionSetTitleResult;
+    readonly errors:
+      | "INVALID_PARAMS"
+      | "SESSION_NOT_FOUND"
+      | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "INTERNAL";
   };
 }
 
@@ -528,21 +528,6 @@ export const RPC_METHODS = {
     orderingKey: "sessionId",
     summary: "Deletes a session; its children keep their copies of the inherited prefix.",
   },
-  "session/set_title": {
-    method: "session/set_title",
-    clientName: "sessionSetTitle",
-    validateParams: validateSessionSetTitleParams,
-    validateResult: validateSessionSetTitleResult,
-    errors: [
-      "INVALID_PARAMS",
-      "SESSION_NOT_FOUND",
-      "STORAGE_UNAVAILABLE",
-      "STORAGE_REFUSED",
-      "INTERNAL",
-    ],
-    orderingKey: "sessionId",
-    summary: "Sets or clears a session's explicit title (ACP's name); session/list shows it.",
-  },
   "replay/script": {
     method: "replay/script",
     clientName: "replayScript",
@@ -650,6 +635,21 @@ export const RPC_METHODS = {
     errors: ["INVALID_PARAMS", "INTERNAL"],
     summary: "Stops a watch of this connection.",
   },
+  "session/set_title": {
+    method: "session/set_title",
+    clientName: "sessionSetTitle",
+    validateParams: validateSessionSetTitleParams,
+    validateResult: validateSessionSetTitleResult,
+    errors: [
+      "INVALID_PARAMS",
+      "SESSION_NOT_FOUND",
+      "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "INTERNAL",
+    ],
+    orderingKey: "sessionId",
+    summary: "Sets or clears a session's explicit title (ACP's name); session/list shows it.",
+  },
 } as const satisfies { readonly [M in RpcMethodName]: RpcMethodSpec<M> };
 
 /**
@@ -686,7 +686,6 @@ export const RPC_METHOD_NAMES = [
   "session/export",
   "session/import",
   "session/delete",
-  "session/set_title",
   "replay/script",
   "replay/scripts",
   "replay/open",
@@ -694,6 +693,7 @@ export const RPC_METHOD_NAMES = [
   "replay/close",
   "session/watch",
   "session/unwatch",
+  "session/set_title",
 ] as const satisfies readonly RpcMethodName[];
 
 /** Whether `name` is a method of the table (own keys only, so `constructor` is not). */
@@ -717,7 +717,6 @@ export const RPC_METHOD = {
   sessionExport: "session/export",
   sessionImport: "session/import",
   sessionDelete: "session/delete",
-  sessionSetTitle: "session/set_title",
   replayScript: "replay/script",
   replayScripts: "replay/scripts",
   replayOpen: "replay/open",
@@ -725,6 +724,7 @@ export const RPC_METHOD = {
   replayClose: "replay/close",
   sessionWatch: "session/watch",
   sessionUnwatch: "session/unwatch",
+  sessionSetTitle: "session/set_title",
 } as const satisfies { readonly [clientName: string]: RpcMethodName };
 
 /** Every notification the server sends: its params type. */

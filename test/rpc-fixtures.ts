@@ -361,8 +361,11 @@ export async function everyMethodScenario(client: SeedlineClient, prefix: string
   const entry = listed.sessions.find((s) => s.sessionId === a);
   expect(entry).toMatchObject({ cwd: "/w/a", eventCount: log.length, header: created.header });
   expect(entry?.updatedAt).toBe(new Date(TIME).toISOString());
-  const children = check("session/list", await client.sessionList({ parentSession: a }));
-  // Newest first: the fork is newer than the seeded session, created at TIME.
+  const children = check(
+    "session/list",
+    await client.sessionList({ parentSession: a, order: "created" }),
+  );
+  // Newest first by creation: the fork is newer than the seeded session, created at TIME.
   expect(children.sessions.map((s) => s.sessionId)).toEqual([`${a}-child`, `${prefix}-seeded`]);
   const first = check("session/list", await client.sessionList({ cwd: "/w/a", limit: 1 }));
   expect(first.sessions).toHaveLength(1);
@@ -374,6 +377,13 @@ export async function everyMethodScenario(client: SeedlineClient, prefix: string
   expect(second.sessions.map((s) => s.sessionId)).not.toEqual(
     first.sessions.map((s) => s.sessionId),
   );
+
+  check("session/set_title", await client.sessionSetTitle({ sessionId: a, title: "Titled 🚀" }));
+  const titled = check("session/list", await client.sessionList({ cwd: "/w/a" }));
+  expect(titled.sessions.find((s) => s.sessionId === a)?.title).toBe("Titled 🚀");
+  check("session/set_title", await client.sessionSetTitle({ sessionId: a, title: null }));
+  const untitled = check("session/list", await client.sessionList({ cwd: "/w/a" }));
+  expect(untitled.sessions.find((s) => s.sessionId === a)?.title).not.toBe("Titled 🚀");
 
   const messages = check("session/messages", await client.sessionMessages({ sessionId: a }));
   expect(messages.messages.length).toBeGreaterThan(0);

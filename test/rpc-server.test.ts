@@ -92,7 +92,7 @@ describe("the server over memory streams", () => {
     expect(init.agentCapabilities._meta.seedline).toMatchObject({
       store: "sqlite",
       formatVersion: 0,
-      sqliteSchemaVersion: 4,
+      sqliteSchemaVersion: 5,
     });
     const own = started();
     expect(

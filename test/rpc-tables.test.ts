@@ -43,6 +43,7 @@ const SPEC_METHODS: readonly [method: string, params: string, result: string][] 
   ["replay/close", "ReplayCloseParams", "ReplayCloseResult"],
   ["session/watch", "SessionWatchParams", "SessionWatchResult"],
   ["session/unwatch", "SessionUnwatchParams", "SessionUnwatchResult"],
+  ["session/set_title", "SessionSetTitleParams", "SessionSetTitleResult"],
 ];
 
 /** rpc.md's error table, written out literally: the independent check of the fixed numbers. */
@@ -61,6 +62,7 @@ const SPEC_DOMAIN_ERRORS = {
   WATCH_OVERFLOW: -32019,
   STORAGE_REFUSED: -32020,
   RESPONSE_TOO_LARGE: -32021,
+  AMBIGUOUS_ID: -32022,
   REPLAY_INCOMPLETE: -32030,
   REPLAY_EXHAUSTED: -32031,
   REPLAY_UNEXPECTED_SESSION: -32032,
@@ -90,6 +92,7 @@ const SPEC_ERROR_DATA: Record<string, string[]> = {
   WATCH_OVERFLOW: ["sessionId", "lastSeq"],
   STORAGE_REFUSED: ["condition", "location"],
   RESPONSE_TOO_LARGE: ["limit", "size"],
+  AMBIGUOUS_ID: ["prefix", "candidates", "count"],
   REPLAY_INCOMPLETE: ["sessionId", "turn", "step"],
   REPLAY_EXHAUSTED: ["sessionId", "callerSessionId"],
   REPLAY_UNEXPECTED_SESSION: ["callerSessionId"],

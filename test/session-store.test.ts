@@ -258,7 +258,7 @@ describe("create: stored at once", () => {
     const store = storeOver(backend);
     await store.create("empty-seed", { seed: [] });
     await store.create("seeded", { seed: tenEvents(), meta: { createdAt: 1 } });
-    const listed = (await store.list()).sessions;
+    const listed = (await store.list({ order: "created" })).sessions;
     expect(listed.map((s) => [s.header.id, s.eventCount])).toEqual([
       ["empty-seed", 0],
       ["seeded", 10],
@@ -495,14 +495,28 @@ describe("list", () => {
     return store;
   }
 
-  it("lists stored sessions newest first, ties by id descending", async () => {
+  it("lists stored sessions newest first in created order, ties by id descending", async () => {
     const store = await populated();
-    const page = await store.list();
+    const page = await store.list({ order: "created" });
     expect(page.sessions.map((s) => s.header.id)).toEqual(["f", "d", "b", "c", "a", "e"]);
     expect(page).not.toHaveProperty("nextCursor");
     const b = page.sessions.find((s) => s.header.id === "b");
     expect(b?.eventCount).toBe(10);
-    expect(b?.updatedAt).toBe(TIME);
+    expect(b?.updatedAt).toBe(new Date(TIME).toISOString());
+  });
+
+  it("lists by last activity by default, updatedAt an ISO string (createdAt without events)", async () => {
+    const store = await populated();
+    const page = await store.list();
+    // b's events are at TIME, far later than every createdAt.
+    expect(page.sessions.map((s) => s.header.id)).toEqual(["b", "f", "d", "c", "a", "e"]);
+    expect(page.sessions.map((s) => s.updatedAt)).toEqual(
+      [TIME, 99, 30, 20, 10, 5].map((t) => new Date(t).toISOString()),
+    );
+    expectInvalidParams(
+      await store.list({ order: "newest" as "created" }).catch((e: unknown) => e),
+      "/order",
+    );
   });
 
   it("pages with a cursor until no cursor is returned", async () => {
@@ -511,7 +525,11 @@ describe("list", () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = await store.list({ limit: 2, ...(cursor === undefined ? {} : { cursor }) });
+      const page = await store.list({
+        limit: 2,
+        order: "created",
+        ...(cursor === undefined ? {} : { cursor }),
+      });
       expect(page.sessions.length).toBeLessThanOrEqual(2);
       ids.push(...page.sessions.map((s) => s.header.id));
       cursor = page.nextCursor;
@@ -719,5 +737,59 @@ describe("everything that touches storage is asynchronous", () => {
       expect(result).toBeInstanceOf(Promise);
       expect(((await rejectionOf(result as Promise<unknown>)) as { code: string }).code).toBe(code);
     }
+  });
+});
+
+describe("titles and id prefixes", () => {
+  it("titles a session by its first prompt until an explicit title is set, and again once cleared", async () => {
+    const store = new SessionStore();
+    await store.create("t", { seed: tenEvents() });
+    const derived = await store.title("t");
+    expect(derived).toEqual(expect.any(String));
+    await store.setTitle("t", "Mine");
+    expect(await store.title("t")).toBe("Mine");
+    expect((await store.list()).sessions[0]?.title).toBe("Mine");
+    await store.setTitle("t", null);
+    expect(await store.title("t")).toBe(derived);
+  });
+
+  it("refuses a title that is empty, too long or holds a control character (INVALID_PARAMS at /title)", async () => {
+    const store = new SessionStore();
+    await store.create("t", { seed: [] });
+    for (const bad of ["", "x".repeat(257), "line\nbreak"]) {
+      expectInvalidParams(await store.setTitle("t", bad).catch((e: unknown) => e), "/title");
+    }
+    await store.setTitle("t", "🚀".repeat(256));
+    expect(await store.title("t")).toBe("🚀".repeat(256));
+    storageDetails(await store.setTitle("nope", "x").catch((e: unknown) => e), "SESSION_NOT_FOUND");
+    storageDetails(await store.title("nope").catch((e: unknown) => e), "SESSION_NOT_FOUND");
+  });
+
+  it("resolves an exact id, or a unique prefix of 4 or more characters", async () => {
+    const store = new SessionStore();
+    for (const id of ["abcd1234", "abcd5678", "abc", "efgh0000"])
+      await store.create(id, { seed: [] });
+    expect(await store.resolveId("abc")).toBe("abc");
+    expect(await store.resolveId("efgh")).toBe("efgh0000");
+    expect(await store.resolveId("abcd1")).toBe("abcd1234");
+    storageDetails(await store.resolveId("efg").catch((e: unknown) => e), "SESSION_NOT_FOUND");
+    storageDetails(await store.resolveId("zzzz").catch((e: unknown) => e), "SESSION_NOT_FOUND");
+    const details = storageDetails(
+      await store.resolveId("abcd").catch((e: unknown) => e),
+      "AMBIGUOUS_ID",
+    );
+    expect(details).toEqual({ prefix: "abcd", candidates: ["abcd1234", "abcd5678"], count: 2 });
+  });
+
+  it("names at most 10 candidates of an ambiguous prefix, with the count of all", async () => {
+    const store = new SessionStore();
+    for (let i = 0; i < 12; i++)
+      await store.create(`same-${String(i).padStart(2, "0")}`, { seed: [] });
+    const details = storageDetails(
+      await store.resolveId("same").catch((e: unknown) => e),
+      "AMBIGUOUS_ID",
+    ) as { candidates: string[]; count: number };
+    expect(details.candidates).toHaveLength(10);
+    expect(details.count).toBe(12);
   });
 });

@@ -66,7 +66,7 @@ describe("generated SQLite layout", () => {
     for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("creates exactly the STRICT tables sessions and events", () => {
+  it("creates exactly the STRICT tables sessions, events and session_summaries", () => {
     const tables = (
       layoutDb().pragma("table_list") as { schema: string; name: string; strict: number }[]
     )
@@ -75,6 +75,7 @@ describe("generated SQLite layout", () => {
       .sort((a, b) => a.name.localeCompare(b.name));
     expect(tables).toEqual([
       { name: "events", strict: 1 },
+      { name: "session_summaries", strict: 1 },
       { name: "sessions", strict: 1 },
     ]);
   });
@@ -168,6 +169,24 @@ describe("generated SQLite layout", () => {
     expect(queryPlan(db, lastEvent)).toMatch(/^SEARCH events USING INDEX \S+ \(session_id=\?\)$/);
   });
 
+  it("lists by activity through summaries_by_activity and matches id prefixes by a key range, without a sort", async () => {
+    const { SQLITE_QUERIES } = await import("../generated/sqlite-queries.gen.js");
+    const db = layoutDb();
+    const plan = (sql: string, params: Record<string, unknown>): string =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[])
+        .map((row) => row.detail)
+        .join("\n");
+    const page = { afterAt: 1, afterId: "", limit: 10 };
+    const byActivity = plan(SQLITE_QUERIES.listSessionsByActivity, page);
+    expect(byActivity).toContain("USING INDEX summaries_by_activity ");
+    expect(byActivity).not.toContain("TEMP B-TREE");
+    const created = plan(SQLITE_QUERIES.listSessions, page);
+    expect(created).toContain("USING INDEX sessions_by_created ");
+    expect(created).not.toContain("TEMP B-TREE");
+    const prefix = plan(SQLITE_QUERIES.idsWithPrefix, { prefix: "abcd", limit: 10 });
+    expect(prefix).toMatch(/^SEARCH sessions USING COVERING INDEX \S+ \(id>\? AND id<\?\)$/);
+  });
+
   it("reads a log from a seq and the heads of watched sessions through the primary keys, without a scan or a sort", async () => {
     const { SQLITE_QUERIES } = await import("../generated/sqlite-queries.gen.js");
     const db = layoutDb();
@@ -193,8 +212,8 @@ describe("generated SQLite layout", () => {
     expect(heads).not.toMatch(/SCAN (s|e)\b|TEMP B-TREE/);
   });
 
-  it("stamps user_version with layout version 4", () => {
-    expect(SQLITE_LAYOUT_VERSION).toBe(4);
+  it("stamps user_version with layout version 5", () => {
+    expect(SQLITE_LAYOUT_VERSION).toBe(5);
     const db = new Database(":memory:");
     expect(db.pragma("user_version", { simple: true })).toBe(0);
     db.exec(SQLITE_DDL);

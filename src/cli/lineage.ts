@@ -1,6 +1,7 @@
 // Arranges listed sessions into lineage trees (children under their parent via parentSession) and renders them.
 import type { SessionListEntry } from "../generated.js";
 import type { StoreListedSession as ListedSession } from "../store/session-store.js";
+import { cutToWidth, displayWidth } from "../util/text-width.js";
 import { isoTime, type Palette, plural } from "./output.js";
 
 /** A listed session with the sessions forked (or spawned) from it. */
@@ -56,10 +57,11 @@ export type LineageJson = SessionListEntry & {
 
 /** A tree as JSON, with times as ISO 8601 strings (as `session/list` gives `updatedAt`). */
 export function lineageJson(node: LineageNode): LineageJson {
-  const { header, eventCount, updatedAt } = node.session;
+  const { header, eventCount, updatedAt, title } = node.session;
   return {
     sessionId: header.id,
     ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
+    ...(title === undefined ? {} : { title }),
     createdAt: isoTime(header.createdAt),
     ...(updatedAt === undefined ? {} : { updatedAt }),
     eventCount,
@@ -70,10 +72,15 @@ export function lineageJson(node: LineageNode): LineageJson {
 
 /**
  * The lines of a tree, drawn with box characters: each session's id, its event count (with the
- * inherited part), its creation time, and its cwd where it differs from its parent's. A root
- * forked from a session that is not listed says so.
+ * inherited part), its creation time, its cwd where it differs from its parent's, and its title
+ * cut to `width` columns (uncut without a width). A root forked from a session that is not listed
+ * says so.
  */
-export function renderLineage(roots: readonly LineageNode[], paint: Palette): string[] {
+export function renderLineage(
+  roots: readonly LineageNode[],
+  paint: Palette,
+  width?: number,
+): string[] {
   const lines: string[] = [];
   const draw = (node: LineageNode, lead: string, branch: string, parent?: LineageNode) => {
     const { header, eventCount } = node.session;
@@ -85,9 +92,8 @@ export function renderLineage(roots: readonly LineageNode[], paint: Palette): st
       parent === undefined && header.parentSession !== undefined
         ? paint.dim(`  (forked from ${header.parentSession}, not listed)`)
         : "";
-    lines.push(
-      `${paint.dim(lead + branch)}${paint.bold(header.id)}  ${counts}  ${paint.dim(isoTime(header.createdAt))}${paint.cyan(cwd)}${orphan}`,
-    );
+    const line = `${paint.dim(lead + branch)}${paint.bold(header.id)}  ${counts}  ${paint.dim(isoTime(header.createdAt))}${paint.cyan(cwd)}${orphan}`;
+    lines.push(line + titled(node.session.title, displayWidth(line), width));
     const childLead = lead + (branch === "├─ " ? "│  " : branch === "└─ " ? "   " : "");
     node.children.forEach((child, i) => {
       draw(child, childLead, i === node.children.length - 1 ? "└─ " : "├─ ", node);
@@ -96,6 +102,20 @@ export function renderLineage(roots: readonly LineageNode[], paint: Palette): st
   for (const root of roots) draw(root, "", "");
   return lines;
 }
+
+/**
+ * The title at the end of a line already `used` columns wide: two spaces and the title, cut to
+ * what is left of `width` (nothing when less than a few columns are left).
+ */
+function titled(title: string | undefined, used: number, width: number | undefined): string {
+  if (title === undefined) return "";
+  if (width === undefined) return `  ${title}`;
+  const room = width - used - 2;
+  return room < MIN_TITLE_COLUMNS ? "" : `  ${cutToWidth(title, room)}`;
+}
+
+/** A title cut to fewer columns than this tells nothing: it is left out. */
+const MIN_TITLE_COLUMNS = 8;
 
 function byCreation(a: LineageNode, b: LineageNode): number {
   const x = a.session.header;

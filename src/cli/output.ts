@@ -4,6 +4,8 @@
 export interface OutStream {
   write(text: string): unknown;
   readonly isTTY?: boolean;
+  /** The terminal's width in columns, when it is one. */
+  readonly columns?: number;
 }
 
 /** Styles for human output; every one is the identity when colour is off. */
@@ -63,6 +65,20 @@ export interface Output {
   readonly errPaint: Palette;
   /** Whether stderr is a terminal (progress lines may then overwrite themselves). */
   readonly errIsTTY: boolean;
+  /**
+   * How many columns a line of stdout may take: the terminal's width, else `COLUMNS` when set;
+   * undefined when stdout is not a terminal (nothing is cut).
+   */
+  readonly width: number | undefined;
+}
+
+/** The width of `stdout` for {@link Output.width}. */
+function widthOf(stdout: OutStream, env: NodeJS.ProcessEnv): number | undefined {
+  if (stdout.isTTY === true && typeof stdout.columns === "number" && stdout.columns > 0) {
+    return stdout.columns;
+  }
+  const columns = Number(env.COLUMNS);
+  return Number.isSafeInteger(columns) && columns > 0 ? columns : undefined;
 }
 
 /** The output of a process: its two streams, coloured as `colourEnabled` decides for each. */
@@ -77,6 +93,7 @@ export function makeOutput(stdout: OutStream, stderr: OutStream, env: NodeJS.Pro
     paint: palette(colourEnabled(stdout, env)),
     errPaint: palette(colourEnabled(stderr, env)),
     errIsTTY: stderr.isTTY === true,
+    width: widthOf(stdout, env),
   };
 }
 

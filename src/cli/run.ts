@@ -13,6 +13,7 @@ import {
   usageLine,
   wantsHelp,
 } from "./command.js";
+import { continueCommand } from "./commands/continue.js";
 import { demoCommand } from "./commands/demo.js";
 import { exportCommand } from "./commands/export.js";
 import { forkCommand } from "./commands/fork.js";
@@ -36,6 +37,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   exportCommand,
   lsCommand,
   showCommand,
+  continueCommand,
   forkCommand,
   demoCommand,
   generateCommand,

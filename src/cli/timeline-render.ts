@@ -48,7 +48,7 @@ export class TimelineRenderer {
    * inside a turn. Rows that land later go on from here through {@link render}.
    */
   timeline(): string {
-    const { header, eventCount, seedLength, rows, openTurn } = this.#timeline;
+    const { header, title, eventCount, seedLength, rows, openTurn } = this.#timeline;
     const paint = this.#paint;
     const facts = [
       plural(eventCount, "event"),
@@ -56,7 +56,8 @@ export class TimelineRenderer {
       ...(header.parentSession === undefined ? [] : [`forked from ${header.parentSession}`]),
       ...(seedLength > 0 ? [`${seedLength} inherited`] : []),
     ];
-    let text = `${paint.bold("session")} ${paint.bold(header.id)}\n  ${paint.dim(facts.join(" · "))}\n`;
+    const named = title === undefined ? "" : `  ${title}`;
+    let text = `${paint.bold("session")} ${paint.bold(header.id)}${named}\n  ${paint.dim(facts.join(" · "))}\n`;
     if (header.cwd !== undefined) text += `  ${paint.dim("cwd")} ${paint.cyan(header.cwd)}\n`;
     text += "\n";
     for (const row of rows) text += this.render(row);

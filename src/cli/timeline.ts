@@ -71,6 +71,8 @@ export type TimelineRow =
 /** A session's timeline: its header, counts, and rows in log order. */
 export interface Timeline {
   readonly header: SessionHeader;
+  /** The session's title (explicit, else derived from its first user message), when it has one. */
+  readonly title?: string;
   readonly eventCount: number;
   readonly seedLength: number;
   /** The turn the log ends inside, when it does: in progress, or interrupted and not yet repaired. */
@@ -81,6 +83,7 @@ export interface Timeline {
 /** What a timeline is made of: a session as stored (a `Session` is one). */
 export interface TimelineSource {
   readonly header: SessionHeader;
+  readonly title?: string;
   readonly events: readonly SessionEvent[];
   readonly openTurn: number | undefined;
 }
@@ -119,6 +122,7 @@ export class TimelineBuilder {
     if (seedLength >= events.length) boundary();
     return {
       header,
+      ...(source.title === undefined ? {} : { title: source.title }),
       eventCount: events.length,
       seedLength,
       ...(openTurn === undefined ? {} : { openTurn }),

@@ -1,6 +1,8 @@
 // `seedline fork ID`: forks a stored session at an event boundary and prints the child.
+
 import { type CommandSpec, EXIT_OK, UsageError } from "../command.js";
 import { plural } from "../output.js";
+import { resolveSessionArg } from "../session-arg.js";
 import { noStore, STORE_OPTION, storeExists, storeUrl, withStore } from "../store.js";
 
 export const forkCommand: CommandSpec = {
@@ -8,7 +10,7 @@ export const forkCommand: CommandSpec = {
   summary: "fork a stored session at a seq into a child session",
   synopsis: "ID [--at SEQ] [--child-id ID] [--store URL] [--json]",
   description: `
-Creates a child session whose log begins with a copy of the source's events 0…SEQ (inclusive),
+ID is a session id or a unique prefix of one (at least 4 characters). Creates a child session whose log begins with a copy of the source's events 0…SEQ (inclusive),
 with the source as its parentSession and seedLength = SEQ + 1. Without --at the whole log is
 copied. A boundary inside an open turn is refused (OPEN_TURN), never clipped; a seq with no event
 is INVALID_BOUNDARY. Prints a line naming the child, or with --json {sessionId, header}.`,
@@ -39,7 +41,10 @@ is INVALID_BOUNDARY. Prints a line naming the child, or with --json {sessionId, 
       typeof args.values["child-id"] === "string" ? args.values["child-id"] : undefined;
     const url = storeUrl(args.values.store, env);
     if (!storeExists(url)) throw noStore(id, url);
-    const header = await withStore(url, (store) => store.fork(id, boundary, childId));
+    const { source, header } = await withStore(url, async (store) => {
+      const source = await resolveSessionArg(store, id);
+      return { source, header: await store.fork(source, boundary, childId) };
+    });
     if (args.values.json) {
       out.out(`${JSON.stringify({ sessionId: header.id, header }, null, 2)}\n`);
       return EXIT_OK;
@@ -47,7 +52,7 @@ is INVALID_BOUNDARY. Prints a line naming the child, or with --json {sessionId, 
     const seed = header.seedLength ?? 0;
     const where = seed === 0 ? "" : ` at seq ${seed - 1}`;
     out.out(
-      `forked ${id}${where} into ${out.paint.bold(header.id)} (${plural(seed, "inherited event")})\n`,
+      `forked ${source}${where} into ${out.paint.bold(header.id)} (${plural(seed, "inherited event")})\n`,
     );
     return EXIT_OK;
   },

@@ -9,11 +9,14 @@ import { STORE_OPTION, storeExists, storeUrl, withStore } from "../store.js";
 export const lsCommand: CommandSpec = {
   name: "ls",
   summary: "list stored sessions as lineage trees",
-  synopsis: "[--store URL] [--cwd DIR] [--json]",
+  synopsis: "[--store URL] [--cwd DIR] [--order activity|created] [--json]",
   description: `
 Lists the sessions of a store, children indented under the session they were forked from
-(their header's parentSession), with event counts (and how many were inherited), creation times
-and working directories. Trees are listed newest first, children in the order they were made.
+(their header's parentSession), with event counts (and how many were inherited), creation times,
+working directories and titles (cut to the terminal's width). A title is the one set with
+session/set_title, else the session's first prompt on one line. Trees are listed by last
+activity, most recent first (--order created: newest first by creation), children in the order
+they were made.
 Sessions created but never appended to are not stored, so not listed. A store that does not
 exist lists nothing (and is not created).`,
   options: {
@@ -23,10 +26,16 @@ exist lists nothing (and is not created).`,
       arg: "DIR",
       description: "only sessions whose header cwd is DIR (a relative DIR is resolved first)",
     },
+    order: {
+      type: "string",
+      arg: "ORDER",
+      choices: ["activity", "created"],
+      description: "activity (default: most recent activity first) or created (newest first)",
+    },
     json: {
       type: "boolean",
       description:
-        "print {sessions: [{sessionId, cwd?, createdAt, updatedAt?, eventCount, header, children}]}",
+        "print {sessions: [{sessionId, cwd?, title?, createdAt, updatedAt?, eventCount, header, children}]}",
     },
   },
   positionals: { name: "", min: 0, max: 0 },
@@ -39,6 +48,7 @@ exist lists nothing (and is not created).`,
         let cursor: string | undefined;
         do {
           const page = await store.list({
+            order: args.values.order === "created" ? "created" : "activity",
             ...(cwd === undefined ? {} : { cwd }),
             ...(cursor === undefined ? {} : { cursor }),
           });
@@ -58,7 +68,7 @@ exist lists nothing (and is not created).`,
       );
       return EXIT_OK;
     }
-    for (const line of renderLineage(trees, out.paint)) out.out(`${line}\n`);
+    for (const line of renderLineage(trees, out.paint, out.width)) out.out(`${line}\n`);
     out.out(`${out.paint.dim(`${plural(sessions.length, "session")} in ${url}`)}\n`);
     return EXIT_OK;
   },

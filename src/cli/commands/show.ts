@@ -1,9 +1,10 @@
 // `seedline show ID [--follow]`: a stored session as a readable timeline, the seed boundary marked; followed, what lands next.
 import type { SessionHeader } from "../../generated.js";
-import type { Session } from "../../store/session-store.js";
+import type { Session, SessionStore } from "../../store/session-store.js";
 import { type CommandSpec, EXIT_OK } from "../command.js";
 import { followSession, interruption } from "../follow.js";
 import type { Output } from "../output.js";
+import { resolveSessionArg } from "../session-arg.js";
 import { noStore, STORE_OPTION, storeExists, storeUrl, withStore } from "../store.js";
 import { buildTimeline, type Timeline, TimelineBuilder } from "../timeline.js";
 import { TimelineRenderer } from "../timeline-render.js";
@@ -13,7 +14,8 @@ export const showCommand: CommandSpec = {
   summary: "show a stored session as a timeline (turns, steps, tool calls, seed boundary)",
   synopsis: "ID [--store URL] [--json] [--follow]",
   description: `
-Shows a session as a timeline, one line per event that matters, numbered by seq: turns and how
+ID is a session id or a unique prefix of one (at least 4 characters); the header line shows the
+session's title. Shows a session as a timeline, one line per event that matters, numbered by seq: turns and how
 they ended, steps with their chunk counts, user and assistant text (excerpts), tool calls with
 their names and arguments, tool results, injected context, hooks and todos. In a fork child the
 inherited events are dimmed and a line marks where they end:
@@ -33,7 +35,8 @@ lands on a line of its own (NDJSON; streamed text as {kind: "chunk", stream, tex
     store: STORE_OPTION,
     json: {
       type: "boolean",
-      description: "print {header, eventCount, seedLength, openTurn?, rows: [{kind, seq, …}]}",
+      description:
+        "print {header, title?, eventCount, seedLength, openTurn?, rows: [{kind, seq, …}]}",
     },
     follow: {
       type: "boolean",
@@ -49,9 +52,9 @@ lands on a line of its own (NDJSON; streamed text as {kind: "chunk", stream, tex
     const json = args.values.json === true;
     if (args.values.follow !== true) {
       const timeline = await withStore(url, async (store) => {
-        const session = await store.load(id);
+        const session = await store.load(await resolveSessionArg(store, id));
         return buildTimeline({
-          ...sourceOf(session),
+          ...(await sourceOf(store, session)),
           events: await session.readEvents({ toSeq: session.nextSeq }),
         });
       });
@@ -63,21 +66,21 @@ lands on a line of its own (NDJSON; streamed text as {kind: "chunk", stream, tex
     const stop = interruption();
     try {
       await withStore(url, async (store) => {
-        const session = await store.load(id);
+        const session = await store.load(await resolveSessionArg(store, id));
         const builder = new TimelineBuilder();
         const source = {
-          ...sourceOf(session),
+          ...(await sourceOf(store, session)),
           events: await session.readEvents({ toSeq: session.nextSeq }),
         };
         const printer = printerFor(builder.timeline(source), out, json);
         try {
-          const end = await followSession(store, id, {
+          const end = await followSession(store, session.id, {
             fromSeq: session.nextSeq,
             header: session.header,
             signal: stop.signal,
             onEvents: (events) => printer.rows(builder.follow(events)),
           });
-          if (end === "deleted") printer.deleted(id);
+          if (end === "deleted") printer.deleted(session.id);
         } finally {
           printer.end();
         }
@@ -122,6 +125,15 @@ function printerFor(timeline: Timeline, out: Output, json: boolean): TimelinePri
 }
 
 /** What a timeline needs of a session besides its events. */
-function sourceOf(session: Session): { header: SessionHeader; openTurn: number | undefined } {
-  return { header: session.header, openTurn: session.openTurn };
+/** What a timeline needs of a session besides its events: header, open turn and title. */
+async function sourceOf(
+  store: SessionStore,
+  session: Session,
+): Promise<{ header: SessionHeader; openTurn: number | undefined; title?: string }> {
+  const title = await store.title(session.id);
+  return {
+    header: session.header,
+    openTurn: session.openTurn,
+    ...(title === undefined ? {} : { title }),
+  };
 }
