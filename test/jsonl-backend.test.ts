@@ -719,8 +719,9 @@ describe("listing", () => {
         header: header("torn", { createdAt: 2 }),
         eventCount: simpleTurn(0, 1).length,
         updatedAt: 55,
+        title: expect.any(String),
       },
-      { header: header("empty", { createdAt: 1 }), eventCount: 0 },
+      { header: header("empty", { createdAt: 1 }), eventCount: 0, updatedAt: 1 },
     ]);
   });
 
@@ -1084,7 +1085,7 @@ describe("readers beside a writer", () => {
     await a.create(header("s"), []);
     expect(readFileSync(logPath(root, "s"), "utf8")).toBe(formatHeaderLine(header("s")));
     expect((await b.list({ limit: 10 })).sessions).toEqual([
-      { header: header("s"), eventCount: 0 },
+      { header: header("s"), eventCount: 0, updatedAt: header("s").createdAt },
     ]);
     expect(await b.loadFrom("s", 0)).toEqual({
       header: header("s"),

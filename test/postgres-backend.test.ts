@@ -252,7 +252,7 @@ describePostgres("PostgreSQL backend", () => {
     schemas.push(schema);
     const first = await PostgresBackend.open(POSTGRES_TEST_URL, { schema });
     await first.close();
-    expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 4 }]);
+    expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 5 }]);
     const again = await PostgresBackend.open(POSTGRES_TEST_URL, { schema });
     expect(await again.has("nothing")).toBe(false);
     await again.close();
@@ -265,12 +265,12 @@ describePostgres("PostgreSQL backend", () => {
       [0, 1, 2, 3, 4].map(() => PostgresBackend.open(POSTGRES_TEST_URL, { schema })),
     );
     for (const backend of opened) await backend.close();
-    expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 4 }]);
+    expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 5 }]);
   });
 
   for (const [version, direction] of [
-    [3, "no upgrade path"],
-    [5, "upgrade seedline"],
+    [3, "upgrades only layout 4"],
+    [6, "upgrade seedline"],
   ] as const) {
     it(`refuses a schema at layout ${version} (FORMAT_UNSUPPORTED) and writes nothing to it`, async () => {
       const schema = await schemaAtVersion(version);
@@ -278,7 +278,7 @@ describePostgres("PostgreSQL backend", () => {
       const error = await openBackend(withSchema(POSTGRES_TEST_URL, schema)).catch((e) => e);
       expect(error).toMatchObject({
         code: "FORMAT_UNSUPPORTED",
-        details: { found: version, supported: 4 },
+        details: { found: version, supported: 5 },
       });
       expect(error.details.location).toContain(`schema ${schema}`);
       expect(error.details.location).toContain("127.0.0.1");
@@ -298,23 +298,58 @@ describePostgres("PostgreSQL backend", () => {
     const error = await PostgresBackend.open(POSTGRES_TEST_URL, { schema }).catch((e) => e);
     expect(error).toMatchObject({
       code: "FORMAT_UNSUPPORTED",
-      details: { found: 0, supported: 4 },
+      details: { found: 0, supported: 5 },
     });
     expect(error.message).toContain("not a seedline store");
     expect(await dumpSchema(schema)).toBe(before);
   });
 
-  it("reports layout 4 with other relations, or two version records, as CORRUPT_LOG", async () => {
-    const extra = await schemaAtVersion(4);
+  it("reports layout 5 with other relations, layout 4 with relations not its own, or two version records, as CORRUPT_LOG", async () => {
+    const four = await schemaAtVersion(4);
+    await expect(PostgresBackend.open(POSTGRES_TEST_URL, { schema: four })).rejects.toMatchObject({
+      code: "CORRUPT_LOG",
+    });
+    const extra = await schemaAtVersion(5);
     await sql("CREATE TABLE stray (x integer)", [], extra);
     await expect(PostgresBackend.open(POSTGRES_TEST_URL, { schema: extra })).rejects.toMatchObject({
       code: "CORRUPT_LOG",
     });
-    const twice = await schemaAtVersion(4);
-    await sql("INSERT INTO seedline_layout VALUES (5)", [], twice);
+    const twice = await schemaAtVersion(5);
+    await sql("INSERT INTO seedline_layout VALUES (6)", [], twice);
     await expect(PostgresBackend.open(POSTGRES_TEST_URL, { schema: twice })).rejects.toMatchObject({
       code: "CORRUPT_LOG",
     });
+  });
+
+  it("upgrades a layout-4 schema on open: summaries with activity and derived titles, version 5", async () => {
+    const schema = freshSchemaName();
+    schemas.push(schema);
+    await sql(`CREATE SCHEMA ${schema}`);
+    // Layout 4 is layout 5 without the summary table.
+    await sql(`BEGIN; ${POSTGRES_DDL} DROP TABLE session_summaries; COMMIT;`, [], schema);
+    await sql("UPDATE seedline_layout SET version = 4", [], schema);
+    await sql("INSERT INTO sessions (id, version, created_at) VALUES ('old', 0, 1)", [], schema);
+    await sql("INSERT INTO sessions (id, version, created_at) VALUES ('quiet', 0, 2)", [], schema);
+    const data = JSON.stringify({
+      content: [{ type: "text", text: "Hello\n  world 🚀" }],
+      source: { kind: "user" },
+    });
+    await sql(
+      "INSERT INTO events (session_id, seq, type, time, data, surface_op) VALUES ('old', 0, 'user/message', 50, $1, '\"append\"')",
+      [data],
+      schema,
+    );
+    const backend = await PostgresBackend.open(POSTGRES_TEST_URL, { schema });
+    try {
+      const page = await backend.list({ limit: 10, order: "activity" });
+      expect(page.sessions.map((s) => [s.header.id, s.updatedAt, s.title])).toEqual([
+        ["old", 50, "Hello world 🚀"],
+        ["quiet", 2, undefined],
+      ]);
+    } finally {
+      await backend.close();
+    }
+    expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 5 }]);
   });
 
   it("reports an unreachable server as STORAGE_UNAVAILABLE naming the store", async () => {
@@ -631,7 +666,11 @@ describePostgres("PostgreSQL backend", () => {
     const b = await h.open();
     await a.create(header("empty", { cwd: "/w" }), []);
     expect((await b.list({ limit: 10 })).sessions).toEqual([
-      { header: header("empty", { cwd: "/w" }), eventCount: 0 },
+      {
+        header: header("empty", { cwd: "/w" }),
+        eventCount: 0,
+        updatedAt: header("empty").createdAt,
+      },
     ]);
     expect(await b.loadFrom("empty", 0)).toEqual({
       header: header("empty", { cwd: "/w" }),

@@ -68,7 +68,7 @@ describe("render-postgres layout", () => {
     expect(ddl).toContain(
       "CREATE INDEX sessions_by_created ON sessions (created_at DESC, id DESC);",
     );
-    expect(ddl).toMatch(/INSERT INTO seedline_layout \(version\) VALUES \(4\);\n$/);
+    expect(ddl).toMatch(/INSERT INTO seedline_layout \(version\) VALUES \(5\);\n$/);
     expect(ddl).not.toMatch(/user_version|STRICT/);
   });
 
@@ -76,15 +76,18 @@ describe("render-postgres layout", () => {
     expect(POSTGRES_LAYOUT_OBJECTS.filter((o) => o.kind === "r").map((o) => o.name)).toEqual([
       "events",
       "seedline_layout",
+      "session_summaries",
       "sessions",
     ]);
     expect(POSTGRES_LAYOUT_OBJECTS.filter((o) => o.kind === "i").map((o) => o.name)).toEqual([
       "events_pkey",
       "seedline_layout_pkey",
+      "session_summaries_pkey",
       "sessions_by_created",
       "sessions_by_cwd",
       "sessions_by_parent_session",
       "sessions_pkey",
+      "summaries_by_activity",
     ]);
   });
 });

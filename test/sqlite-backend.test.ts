@@ -346,9 +346,23 @@ describe("SQLite backend", () => {
     );
     const page = await backend.list({ limit: 10 });
     expect(page.sessions).toEqual([
-      { header: header("new", { createdAt: 2, cwd: "/b" }), eventCount: TURN, updatedAt: 77 },
-      { header: header("kid", { createdAt: 2, cwd: "/a", parentSession: "old" }), eventCount: 0 },
-      { header: header("old", { createdAt: 1, cwd: "/a" }), eventCount: 2 * TURN, updatedAt: TIME },
+      {
+        header: header("new", { createdAt: 2, cwd: "/b" }),
+        eventCount: TURN,
+        updatedAt: 77,
+        title: expect.any(String),
+      },
+      {
+        header: header("kid", { createdAt: 2, cwd: "/a", parentSession: "old" }),
+        eventCount: 0,
+        updatedAt: 2,
+      },
+      {
+        header: header("old", { createdAt: 1, cwd: "/a" }),
+        eventCount: 2 * TURN,
+        updatedAt: TIME,
+        title: expect.any(String),
+      },
     ]);
     expect(page.nextCursor).toBeUndefined();
     const first = await backend.list({ limit: 1 });
@@ -531,7 +545,7 @@ describe("reading what is new and watching, two backends on one file", () => {
     await a.create(header("e", { cwd: "/w" }), []);
     await created.calledAfter(0);
     expect((await b.list({ limit: 10 })).sessions).toEqual([
-      { header: header("e", { cwd: "/w" }), eventCount: 0 },
+      { header: header("e", { cwd: "/w" }), eventCount: 0, updatedAt: header("e").createdAt },
     ]);
     expect(await b.loadFrom("e", 0)).toEqual({
       header: header("e", { cwd: "/w" }),

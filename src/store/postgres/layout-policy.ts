@@ -58,8 +58,13 @@ export async function inspectSchema(
       { location: target.location },
     );
   }
-  if (only.version === POSTGRES_UPGRADE_FROM && sameObjects(objects, previousObjects())) {
-    return "upgrade";
+  if (only.version === POSTGRES_UPGRADE_FROM) {
+    if (sameObjects(objects, previousObjects())) return "upgrade";
+    throw new StorageError(
+      "CORRUPT_LOG",
+      `expected the tables and indexes of layout ${only.version} (${show(previousObjects().map((o) => o.name))}) in ${target.location} to upgrade it, found ${show(objects.map((o) => o.name))}`,
+      { location: target.location },
+    );
   }
   if (only.version !== POSTGRES_LAYOUT_VERSION) throw unsupportedLayout(target, only.version);
   if (!sameObjects(objects, POSTGRES_LAYOUT_OBJECTS)) {
@@ -131,7 +136,7 @@ function unsupportedLayout(target: PostgresTarget, version: number): StorageErro
   const direction =
     version > POSTGRES_LAYOUT_VERSION
       ? "it was written by a newer seedline: upgrade seedline to open it"
-      : "it is an older layout and this build has no upgrade path; it rejects, never migrates";
+      : `it is an older layout and this build upgrades only layout ${POSTGRES_UPGRADE_FROM}`;
   return new StorageError(
     "FORMAT_UNSUPPORTED",
     `expected PostgreSQL layout version ${POSTGRES_LAYOUT_VERSION} in ${target.location}, found ${version}: ${direction}`,
