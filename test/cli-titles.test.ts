@@ -1,0 +1,206 @@
+// The built CLI on an imported corpus store: titles in ls and show, ls --order, continue, id prefixes (plain and on a terminal).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SessionStore, SqliteBackend } from "../src/index.js";
+import { titleFromContent } from "../src/log/session-title.js";
+import { displayWidth } from "../src/util/text-width.js";
+import { MAIN, ROOT, seedline } from "./cli-harness.js";
+
+const CORPUS = join(ROOT, "test", "fixtures", "corpus");
+const SCENARIOS = ["subagent-fork", "text-turn", "tool-call-turn", "fs-read"];
+const PARENT = "f2358dc0-75f8-4649-8440-ab94b8e10dc3";
+const PLAIN = { env: { NO_COLOR: "1" } };
+
+interface Logged {
+  readonly id: string;
+  readonly cwd: string | undefined;
+  readonly createdAt: number;
+  readonly lastActive: number;
+  readonly title: string | undefined;
+  readonly eventCount: number;
+}
+
+/** What the imported corpus logs hold, read independently of the store. */
+function corpusSessions(): Logged[] {
+  return SCENARIOS.flatMap((scenario) =>
+    readdirSync(join(CORPUS, scenario))
+      .filter((name) => name.endsWith(".jsonl"))
+      .map((name) => {
+        const [head, ...lines] = readFileSync(join(CORPUS, scenario, name), "utf8")
+          .split("\n")
+          .filter((l) => l !== "");
+        const header = JSON.parse(head as string) as {
+          id: string;
+          cwd?: string;
+          createdAt: number;
+        };
+        const events = lines.map(
+          (l) => JSON.parse(l) as { type: string; time: number; data: { content?: unknown } },
+        );
+        const first = events.find((e) => e.type === "user/message");
+        return {
+          id: header.id,
+          cwd: header.cwd,
+          createdAt: header.createdAt,
+          lastActive: events.at(-1)?.time ?? header.createdAt,
+          title: first === undefined ? undefined : titleFromContent(first.data.content),
+          eventCount: events.length,
+        };
+      }),
+  );
+}
+
+let dir: string;
+let store: string;
+let logged: Logged[];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "seedline-cli-titles-"));
+  store = `sqlite:${join(dir, "sessions.db")}`;
+  for (const scenario of SCENARIOS) {
+    expect(seedline(["import", join(CORPUS, scenario), "--store", store]).status).toBe(0);
+  }
+  logged = corpusSessions();
+  // Two sessions whose ids share a prefix, one titled explicitly, for the ambiguous-prefix cases.
+  const sdk = new SessionStore({ backend: await SqliteBackend.open(join(dir, "sessions.db")) });
+  await sdk.create("dupe-1", { meta: { cwd: "/work/dupes" } });
+  await sdk.create("dupe-2", { meta: { cwd: "/work/dupes" } });
+  await sdk.setTitle("dupe-2", "Second 漢字 🚀");
+  const text = readFileSync(join(CORPUS, "text-turn", "session.jsonl"), "utf8");
+  const [head, ...rest] = text.split("\n");
+  const early = { ...(JSON.parse(head as string) as object), createdAt: 1 };
+  await sdk.importLog([JSON.stringify(early), ...rest].join("\n"), { sessionId: "early" });
+  await sdk.close();
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("seedline ls with titles", () => {
+  it("shows each session's title on its line, by last activity (the default) or by creation", () => {
+    const run = seedline(["ls", "--store", store], PLAIN);
+    expect(run.status).toBe(0);
+    for (const session of logged) {
+      const line = run.stdout.split("\n").find((l) => l.includes(session.id));
+      expect(line, session.id).toBeDefined();
+      if (session.title !== undefined) expect(line).toContain(`  ${session.title}`);
+    }
+    type Tree = { sessionId: string; title?: string; updatedAt: string; children: Tree[] };
+    const roots = (args: string[]) =>
+      (
+        JSON.parse(seedline(["ls", "--json", ...args, "--store", store]).stdout) as {
+          sessions: Tree[];
+        }
+      ).sessions;
+    const byActivity = roots([]);
+    const times = byActivity.map((s) => Date.parse(s.updatedAt));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    const parent = byActivity.find((s) => s.sessionId === PARENT);
+    expect(parent?.title).toBe(logged.find((s) => s.id === PARENT)?.title);
+    // "early" was created long before every other session but was active as late as its log.
+    const created = roots(["--order", "created"]).map((s) => s.sessionId);
+    expect(created.at(-1)).toBe("early");
+    expect(byActivity.map((s) => s.sessionId).indexOf("early")).toBeLessThan(created.length - 1);
+    expect(new Set(created)).toEqual(new Set(byActivity.map((s) => s.sessionId)));
+    expect(seedline(["ls", "--order", "newest", "--store", store]).status).toBe(2);
+  });
+
+  it("cuts titles to the width COLUMNS gives (140), by grapheme and display width", () => {
+    const run = seedline(["ls", "--store", store], { env: { NO_COLOR: "1", COLUMNS: "140" } });
+    expect(run.status).toBe(0);
+    const cut = run.stdout.split("\n").filter((l) => l.endsWith("…"));
+    expect(cut.length).toBeGreaterThan(0);
+    // A line is cut to the width; one already wider than it (a long folder) shows no title.
+    for (const line of cut) expect(displayWidth(line), line).toBe(140);
+    for (const session of logged.filter((s) => s.title !== undefined)) {
+      const line = run.stdout.split("\n").find((l) => l.includes(session.id)) as string;
+      if (displayWidth(line) > 140) expect(line).not.toContain(session.title);
+    }
+  });
+
+  it("cuts titles to the terminal's width under a pseudo-terminal, coloured", () => {
+    const command = `stty cols 140; ${process.execPath} ${MAIN} ls --store ${store}`;
+    const run = spawnSync("script", ["-qec", command, "/dev/null"], {
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "", FORCE_COLOR: "", COLUMNS: "" },
+    });
+    expect(run.status).toBe(0);
+    const lines = run.stdout.split(/\r?\n/).filter((l) => l.includes("event"));
+    expect(lines.length).toBeGreaterThan(3);
+    expect(run.stdout).toContain("\u001b[1m"); // bold ids: the output is a terminal's
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes are what is removed
+    const plain = lines.map((line) => line.replace(/\u001b\[[0-9;]*m/g, ""));
+    const cut = plain.filter((line) => line.endsWith("…"));
+    expect(cut.length).toBeGreaterThan(0);
+    for (const line of cut) expect(displayWidth(line), line).toBe(140);
+  });
+});
+
+describe("seedline show, export and fork by id prefix", () => {
+  it("shows a session by a unique prefix, its title in the header line", () => {
+    const run = seedline(["show", PARENT.slice(0, 8), "--store", store], PLAIN);
+    expect(run.status).toBe(0);
+    const title = logged.find((s) => s.id === PARENT)?.title as string;
+    expect(run.stdout.split("\n")[0]).toBe(`session ${PARENT}  ${title}`);
+  });
+
+  it("exports and forks by a prefix as by the full id", () => {
+    const full = seedline(["export", PARENT, "--store", store]);
+    const short = seedline(["export", PARENT.slice(0, 6), "--store", store]);
+    expect(short.status).toBe(0);
+    expect(short.stdout).toBe(full.stdout);
+    const fork = seedline(["fork", PARENT.slice(0, 6), "--json", "--store", store]);
+    expect(fork.status).toBe(0);
+    expect(JSON.parse(fork.stdout)).toMatchObject({ header: { parentSession: PARENT } });
+  });
+
+  it("lists the candidates of an ambiguous prefix with their titles and exits 1", () => {
+    for (const command of ["show", "export", "fork"]) {
+      const run = seedline([command, "dupe", "--store", store], PLAIN);
+      expect(run.status, command).toBe(1);
+      expect(run.stderr).toMatch(new RegExp(`^seedline ${command}: AMBIGUOUS_ID: `));
+      expect(run.stderr).toContain("  dupe-1\n");
+      expect(run.stderr).toContain("  dupe-2  Second 漢字 🚀");
+    }
+  });
+
+  it("says SESSION_NOT_FOUND for a prefix shorter than 4 characters or one that matches nothing", () => {
+    for (const arg of [PARENT.slice(0, 3), "zzzzzz"]) {
+      const run = seedline(["show", arg, "--store", store], PLAIN);
+      expect(run.status).toBe(1);
+      expect(run.stderr).toMatch(/^seedline show: SESSION_NOT_FOUND: /);
+    }
+  });
+});
+
+describe("seedline continue", () => {
+  it("prints the most recently active session of a folder, as JSON too", () => {
+    // A folder the other cases do not fork into (a fork inherits its source's folder).
+    const cwd = logged.find((s) => s.id !== PARENT && s.cwd?.startsWith("/tmp/"))?.cwd as string;
+    const inFolder = logged.filter((s) => s.cwd === cwd);
+    const latest = [...inFolder].sort((a, b) => b.lastActive - a.lastActive)[0] as Logged;
+    const json = seedline(["continue", "--cwd", cwd, "--json", "--store", store]);
+    expect(json.status).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({
+      sessionId: latest.id,
+      title: latest.title ?? null,
+      updatedAt: new Date(latest.lastActive).toISOString(),
+      cwd,
+      eventCount: latest.eventCount,
+    });
+    const named = seedline(["continue", "--cwd", cwd, "--store", store], PLAIN);
+    expect(named.stdout.split("\n")[0]).toBe(
+      `${latest.id}${latest.title === undefined ? "" : `  ${latest.title}`}`,
+    );
+  });
+
+  it("defaults to the current directory and exits 1 with a message when it has no session", () => {
+    const run = seedline(["continue", "--store", store], { ...PLAIN, cwd: dir });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`no session in ${dir}`);
+  });
+});
