@@ -15,6 +15,7 @@ import {
   SqliteBackend,
 } from "../../src/index.js";
 import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
+import { derivedTitle } from "../../src/log/session-title.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
 
 /** The sizes of one run: quality.md's in a full run, small ones with `--quick`. */
@@ -158,9 +159,15 @@ export function fillSqlite(
   try {
     const insertSession = db.prepare(SQLITE_QUERIES.insertSession);
     const insertEvent = db.prepare(SQLITE_QUERIES.insertEvent);
+    const insertSummary = db.prepare(SQLITE_QUERIES.insertSummary);
     db.transaction(() => {
       for (const { header, events } of logs) {
         insertSession.run(rawSessionRow(header));
+        insertSummary.run({
+          sessionId: header.id,
+          updatedAt: events.at(-1)?.time ?? header.createdAt,
+          derivedTitle: derivedTitle(events) ?? null,
+        });
         for (const event of events) insertEvent.run(rawEventRow(header.id, event));
       }
     })();

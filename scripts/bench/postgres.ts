@@ -1,4 +1,5 @@
 // The PostgreSQL side of the benchmarks: whether a server answers, a schema of its own per benchmark, raw connections and rows for the floors.
+
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import {
@@ -9,6 +10,7 @@ import {
   type SessionEvent,
   type SessionHeader,
 } from "../../src/index.js";
+import { derivedTitle } from "../../src/log/session-title.js";
 import { clientConfig, resolveTarget } from "../../src/store/postgres/connection.js";
 
 /** The server: `SEEDLINE_BENCH_POSTGRES_URL`, else the tests' `SEEDLINE_TEST_POSTGRES_URL`, else the local one. */
@@ -110,6 +112,14 @@ export function rawSessionValues(header: SessionHeader): unknown[] {
   ];
 }
 
+/** The insertSummary values of a session (id, last activity, derived title), written out by hand. */
+export function rawSummaryValues(
+  header: SessionHeader,
+  events: readonly SessionEvent[],
+): unknown[] {
+  return [header.id, events.at(-1)?.time ?? header.createdAt, derivedTitle(events) ?? null];
+}
+
 /** The insertEvents values of a batch (one array per column), written out by hand. */
 export function rawEventValues(sessionId: string, events: readonly SessionEvent[]): unknown[] {
   const seqs: number[] = [];
@@ -146,6 +156,7 @@ export async function fillPostgres(
   await client.query("BEGIN");
   for (const { header, events } of logs) {
     await client.query(prepared("insertSession", rawSessionValues(header)));
+    await client.query(prepared("insertSummary", rawSummaryValues(header, events)));
     for (let at = 0; at < events.length; at += FILL_CHUNK) {
       const chunk = events.slice(at, at + FILL_CHUNK);
       await client.query(prepared("insertEvents", rawEventValues(header.id, chunk)));
