@@ -45,6 +45,19 @@ export const POSTGRES_LAYOUT_OBJECTS = [
   { kind: "i", name: "summaries_by_activity", columns: "" },
 ] as const;
 
+/** The relations a schema of layout {@link POSTGRES_UPGRADE_FROM} holds: what an upgrade starts from. */
+export const POSTGRES_PREVIOUS_LAYOUT_OBJECTS = [
+  { kind: "r", name: "events", columns: "session_id text NOT NULL, seq bigint NOT NULL, type text NOT NULL, time bigint NOT NULL, data text NOT NULL, source_event_seqs text, surface_op text" },
+  { kind: "i", name: "events_pkey", columns: "" },
+  { kind: "r", name: "seedline_layout", columns: "version integer NOT NULL" },
+  { kind: "i", name: "seedline_layout_pkey", columns: "" },
+  { kind: "r", name: "sessions", columns: "id text NOT NULL, version bigint NOT NULL, created_at bigint NOT NULL, cwd text, parent_session text, seed_length bigint" },
+  { kind: "i", name: "sessions_by_created", columns: "" },
+  { kind: "i", name: "sessions_by_cwd", columns: "" },
+  { kind: "i", name: "sessions_by_parent_session", columns: "" },
+  { kind: "i", name: "sessions_pkey", columns: "" },
+] as const;
+
 /** Table and column names of the PostgreSQL layout, keyed by the member a column stores. */
 export const POSTGRES_TABLES = {
   sessions: {

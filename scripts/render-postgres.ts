@@ -6,6 +6,7 @@ import {
   POSTGRES_VERSION_TABLE,
   postgresDdlBody,
   postgresLayoutObjects,
+  postgresPreviousLayoutObjects,
   postgresUpgradeDdlBody,
 } from "./lib/postgres-layout.js";
 import type { SchemaSet } from "./lib/schema-set.js";
@@ -67,6 +68,14 @@ export function renderPostgresModule(layout: SqliteLayout): string {
     " */",
     "export const POSTGRES_LAYOUT_OBJECTS = [",
     ...postgresLayoutObjects(layout).map(
+      (o) =>
+        `  { kind: ${JSON.stringify(o.kind)}, name: ${JSON.stringify(o.name)}, columns: ${JSON.stringify(o.columns)} },`,
+    ),
+    "] as const;",
+    "",
+    "/** The relations a schema of layout {@link POSTGRES_UPGRADE_FROM} holds: what an upgrade starts from. */",
+    "export const POSTGRES_PREVIOUS_LAYOUT_OBJECTS = [",
+    ...postgresPreviousLayoutObjects(layout).map(
       (o) =>
         `  { kind: ${JSON.stringify(o.kind)}, name: ${JSON.stringify(o.name)}, columns: ${JSON.stringify(o.columns)} },`,
     ),

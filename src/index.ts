@@ -79,6 +79,8 @@ export {
   Session,
   SessionStore,
   type SessionStoreOptions,
+  type StoreListedSession,
+  type StoreListPage,
 } from "./store/session-store.js";
 export {
   DEFAULT_WATCH_BATCH,

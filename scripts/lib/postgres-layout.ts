@@ -125,6 +125,19 @@ export function postgresUpgradeDdlBody(layout: SqliteLayout): string {
   return `${statements.join("\n\n")}\n`;
 }
 
+/**
+ * The relations a schema of the layout version before this one holds (this layout without the
+ * tables it added), sorted by name; empty when this version added no table.
+ */
+export function postgresPreviousLayoutObjects(layout: SqliteLayout): PostgresObject[] {
+  if (upgradeSource(layout) === undefined) return [];
+  const added = new Set(addedTables(layout).tables.map((t) => t.name));
+  return postgresLayoutObjects({
+    ...layout,
+    tables: layout.tables.filter((t) => !added.has(t.name)),
+  });
+}
+
 /** One relation of a schema as the backend's `layoutObjects` query reports it. */
 export interface PostgresObject {
   /** `r` for a table, `i` for an index (pg_class.relkind). */

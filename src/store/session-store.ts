@@ -618,9 +618,13 @@ export class SessionStore {
   }
 
   /**
-   * One page of stored sessions, newest first, as the store holds them now (every process's):
-   * `limit` of them ({@link DEFAULT_LIST_LIMIT} when absent, at most {@link MAX_LIST_LIMIT}).
-   * @throws StorageError INVALID_PARAMS for a limit out of range or a cursor `list` did not issue.
+   * One page of stored sessions as the store holds them now (every process's), most recently
+   * active first (`order: "activity"`, the default: the time of the last event, else createdAt)
+   * or newest first by creation (`order: "created"`), each with `updatedAt` (last activity, ISO
+   * 8601) and its title when it has one: `limit` of them ({@link DEFAULT_LIST_LIMIT} when absent,
+   * at most {@link MAX_LIST_LIMIT}).
+   * @throws StorageError INVALID_PARAMS for a limit out of range, an unknown order, or a cursor
+   *   `list` did not issue for that order.
    */
   async list(query: Partial<ListQuery> = {}): Promise<StoreListPage> {
     const limit = query.limit ?? DEFAULT_LIST_LIMIT;

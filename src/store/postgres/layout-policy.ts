@@ -7,6 +7,7 @@ import {
   POSTGRES_DDL,
   POSTGRES_LAYOUT_OBJECTS,
   POSTGRES_LAYOUT_VERSION,
+  POSTGRES_PREVIOUS_LAYOUT_OBJECTS,
   POSTGRES_UPGRADE_DDL,
   POSTGRES_UPGRADE_FROM,
   POSTGRES_VERSION_TABLE,
@@ -59,10 +60,10 @@ export async function inspectSchema(
     );
   }
   if (only.version === POSTGRES_UPGRADE_FROM) {
-    if (sameObjects(objects, previousObjects())) return "upgrade";
+    if (sameObjects(objects, POSTGRES_PREVIOUS_LAYOUT_OBJECTS)) return "upgrade";
     throw new StorageError(
       "CORRUPT_LOG",
-      `expected the tables and indexes of layout ${only.version} (${show(previousObjects().map((o) => o.name))}) in ${target.location} to upgrade it, found ${show(objects.map((o) => o.name))}`,
+      `expected the tables and indexes of layout ${only.version} (${show(POSTGRES_PREVIOUS_LAYOUT_OBJECTS.map((o) => o.name))}) in ${target.location} to upgrade it, found ${show(objects.map((o) => o.name))}`,
       { location: target.location },
     );
   }
@@ -120,16 +121,6 @@ async function upgradeLayout(client: ClientBase, queries: Queries): Promise<void
     const derivedTitle = titleOfData(row.data) ?? null;
     await queries.run(client, "setDerivedTitle", { sessionId: row.sessionId, derivedTitle });
   }
-}
-
-/** The relations of the layout before this one: the current ones without those the upgrade adds. */
-function previousObjects(): readonly { kind: string; name: string; columns: string }[] {
-  const added = new Set<string>();
-  for (const match of POSTGRES_UPGRADE_DDL.matchAll(/CREATE (?:TABLE|INDEX) (\w+)/g)) {
-    added.add(match[1] as string);
-    if (POSTGRES_UPGRADE_DDL.includes(`CREATE TABLE ${match[1]} `)) added.add(`${match[1]}_pkey`);
-  }
-  return POSTGRES_LAYOUT_OBJECTS.filter((o) => !added.has(o.name));
 }
 
 function unsupportedLayout(target: PostgresTarget, version: number): StorageError {
