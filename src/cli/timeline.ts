@@ -190,13 +190,6 @@ export class TimelineBuilder {
   }
 }
 
-/** The timeline of a whole log read at once (tests, small logs); see {@link TimelineBuilder}. */
-export function buildTimeline(header: SessionHeader, events: readonly SessionEvent[]): Timeline {
-  const builder = new TimelineBuilder(header);
-  const rows = [...builder.read(events), ...builder.finish()];
-  return { ...builder.summary(), rows };
-}
-
 function chunkRow(e: AssistantChunkEvent): TimelineRow | undefined {
   const { chunk, turn, step } = e.data;
   if (chunk.type !== "text-delta" && chunk.type !== "reasoning-delta") return undefined;

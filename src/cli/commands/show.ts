@@ -80,7 +80,7 @@ lands on a line of its own (NDJSON; streamed text as {kind: "chunk", stream, tex
         const sink = openSink(out, env, args.values["no-pager"] !== true);
         try {
           const read = (onRows: OnRows) => readRows(store, id, start, onRows);
-          if (json) await showJson(id, start, read, view, sink);
+          if (json) await showJson(id, read, view, sink);
           else await showText(id, start, read, view, sink);
         } finally {
           await sink.close();
@@ -217,13 +217,7 @@ async function showText(
 }
 
 /** The timeline as one JSON object: the rows asked for, their text whole. */
-async function showJson(
-  id: string,
-  _start: StoredStart,
-  read: Read,
-  view: View,
-  sink: TextSink,
-): Promise<void> {
+async function showJson(id: string, read: Read, view: View, sink: TextSink): Promise<void> {
   const selection = new RowSelection(view.choice);
   const kept = new Tail<TimelineRow>(view.choice.tail ?? Number.MAX_SAFE_INTEGER);
   const { summary } = await read(async (rows) => {
