@@ -18,6 +18,8 @@ export interface Run {
 export interface RunOptions {
   readonly env?: Record<string, string>;
   readonly cwd?: string;
+  /** What the run reads on stdin (nothing when absent). */
+  readonly input?: string;
 }
 
 /** The environment of a run: this process's, without colour or store settings unless given. */
@@ -29,12 +31,39 @@ function cliEnv(options: RunOptions): Record<string, string | undefined> {
   return env;
 }
 
+/** Runs the built CLI under a pseudo-terminal (`script`), so that stdout and stderr are a terminal. */
+export function seedlineInTerminal(args: readonly string[], options: RunOptions = {}): Run {
+  const command = [process.execPath, MAIN, ...args].map(shellQuote).join(" ");
+  const result = spawnSync("script", ["-qec", command, "/dev/null"], {
+    cwd: options.cwd ?? ROOT,
+    env: cliEnv(options),
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  // The terminal turns each "\n" into "\r\n"; both streams arrive on script's stdout.
+  return {
+    status: result.status,
+    stdout: result.stdout.replaceAll("\r\n", "\n"),
+    stderr: result.stderr,
+  };
+}
+
+/** Whether `script` (util-linux) is there to run a command under a pseudo-terminal. */
+export function hasScript(): boolean {
+  return spawnSync("script", ["-qec", "true", "/dev/null"], { stdio: "ignore" }).status === 0;
+}
+
+function shellQuote(arg: string): string {
+  return `'${arg.replaceAll("'", "'\\''")}'`;
+}
+
 /** Runs the built CLI to completion with a clean colour and store environment. */
 export function seedline(args: readonly string[], options: RunOptions = {}): Run {
   const result = spawnSync(process.execPath, [MAIN, ...args], {
     cwd: options.cwd ?? ROOT,
     env: cliEnv(options),
     encoding: "utf8",
+    ...(options.input === undefined ? {} : { input: options.input }),
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

@@ -1,6 +1,6 @@
 // Cutting by grapheme and display width: an emoji is never cut in half, CJK counts two columns.
 import { describe, expect, it } from "vitest";
-import { cutToWidth, displayWidth, oneLine } from "../src/util/text-width.js";
+import { cutStyledToWidth, cutToWidth, displayWidth, oneLine } from "../src/util/text-width.js";
 
 describe("cutToWidth", () => {
   it("keeps text that fits, whole", () => {
@@ -49,5 +49,20 @@ describe("cutToWidth", () => {
 describe("oneLine", () => {
   it("folds white space runs into single spaces", () => {
     expect(oneLine("  fix\n\tthe   parser \n")).toBe("fix the parser");
+  });
+});
+
+describe("cutStyledToWidth", () => {
+  const red = (text: string) => `\u001b[31m${text}\u001b[39m`;
+
+  it("counts no columns for colour codes and keeps coloured text that fits", () => {
+    expect(cutStyledToWidth(red("hello"), 5)).toBe(red("hello"));
+  });
+
+  it("cuts between graphemes, never inside a code, and resets the colour after the ellipsis", () => {
+    const cut = cutStyledToWidth(`${red("ab😀")}日本`, 4);
+    expect(cut).toBe("\u001b[31mab…\u001b[0m");
+    expect(displayWidth(cut)).toBe(3);
+    expect(cutStyledToWidth(`x ${red("日本語")}`, 5)).toBe("x \u001b[31m日…\u001b[0m");
   });
 });

@@ -1,10 +1,11 @@
 // Terminal output for the CLI: colour that honours NO_COLOR and non-TTY streams, and small text helpers.
+import { cutToWidth, oneLine } from "../util/text-width.js";
 
 /** A stream the CLI writes to: stdout or stderr, or a test's stand-in. */
 export interface OutStream {
   write(text: string): unknown;
   readonly isTTY?: boolean;
-  /** The terminal's width in columns, when it is one. */
+  /** A terminal's width in columns. */
   readonly columns?: number;
 }
 
@@ -65,24 +66,28 @@ export interface Output {
   readonly errPaint: Palette;
   /** Whether stderr is a terminal (progress lines may then overwrite themselves). */
   readonly errIsTTY: boolean;
+  /** Whether stdout is a terminal (output may then go through a pager). */
+  readonly outIsTTY: boolean;
   /**
-   * How many columns a line of stdout may take: the terminal's width, else `COLUMNS` when set;
-   * undefined when stdout is not a terminal (nothing is cut).
+   * The width of the terminal stdout is, in columns: `$COLUMNS` when set, else the terminal's,
+   * else 80; undefined when stdout is not a terminal (lines are then never cut to a width).
    */
-  readonly width: number | undefined;
-}
-
-/** The width of `stdout` for {@link Output.width}. */
-function widthOf(stdout: OutStream, env: NodeJS.ProcessEnv): number | undefined {
-  if (stdout.isTTY === true && typeof stdout.columns === "number" && stdout.columns > 0) {
-    return stdout.columns;
-  }
-  const columns = Number(env.COLUMNS);
-  return Number.isSafeInteger(columns) && columns > 0 ? columns : undefined;
+  readonly columns: number | undefined;
+  /** stderr when it is a terminal, for a progress bar that redraws itself. */
+  readonly errTerminal?: NodeJS.WritableStream;
 }
 
 /** The output of a process: its two streams, coloured as `colourEnabled` decides for each. */
 export function makeOutput(stdout: OutStream, stderr: OutStream, env: NodeJS.ProcessEnv): Output {
+  const outIsTTY = stdout.isTTY === true;
+  const fromEnv = Number(env.COLUMNS);
+  const columns = !outIsTTY
+    ? undefined
+    : Number.isSafeInteger(fromEnv) && fromEnv > 0
+      ? fromEnv
+      : stdout.columns !== undefined && stdout.columns > 0
+        ? stdout.columns
+        : 80;
   return {
     out: (text) => {
       stdout.write(text);
@@ -93,17 +98,22 @@ export function makeOutput(stdout: OutStream, stderr: OutStream, env: NodeJS.Pro
     paint: palette(colourEnabled(stdout, env)),
     errPaint: palette(colourEnabled(stderr, env)),
     errIsTTY: stderr.isTTY === true,
-    width: widthOf(stdout, env),
+    outIsTTY,
+    columns,
+    ...(stderr.isTTY === true && isWritable(stderr) ? { errTerminal: stderr } : {}),
   };
 }
 
+function isWritable(stream: OutStream): stream is OutStream & NodeJS.WritableStream {
+  return typeof (stream as { on?: unknown }).on === "function";
+}
+
 /**
- * One line of `text` at most `max` characters long: whitespace runs collapsed to one space, and
- * an ellipsis when something was cut.
+ * One line of `text` at most `max` display columns wide: whitespace runs collapsed to one space,
+ * cut between graphemes, and an ellipsis when something was cut.
  */
 export function excerpt(text: string, max = 96): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return cutToWidth(oneLine(text), max);
 }
 
 /** An epoch-milliseconds time as an ISO 8601 UTC string. */

@@ -1,5 +1,6 @@
 // How a command's failure is told on stderr: `seedline <cmd>: <code>: <message>` for coded errors.
 import { SeedlineError } from "../errors.js";
+import { CliError } from "./cli-error.js";
 import type { Output } from "./output.js";
 
 /**
@@ -8,7 +9,7 @@ import type { Output } from "./output.js";
  * (which node already puts at the start of its message).
  */
 export function errorCode(error: unknown): string | undefined {
-  if (error instanceof SeedlineError) return error.code;
+  if (error instanceof SeedlineError || error instanceof CliError) return error.code;
   const data = (error as { data?: { code?: unknown } } | null)?.data;
   if (typeof data?.code === "string") return data.code;
   return undefined;

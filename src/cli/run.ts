@@ -21,6 +21,7 @@ import { generateCommand } from "./commands/generate.js";
 import { importCommand } from "./commands/import.js";
 import { lsCommand } from "./commands/ls.js";
 import { replayCommand } from "./commands/replay.js";
+import { rmCommand } from "./commands/rm.js";
 import { serveCommand } from "./commands/serve.js";
 import { showCommand } from "./commands/show.js";
 import { validateCommand } from "./commands/validate.js";
@@ -39,6 +40,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   showCommand,
   continueCommand,
   forkCommand,
+  rmCommand,
   demoCommand,
   generateCommand,
 ];

@@ -1,6 +1,20 @@
 // A timeline as text for people: a header block and one line per row, indented by turn and step; streamed text inline as it grows.
+import { cutStyledToWidth, cutToWidth, oneLine } from "../util/text-width.js";
 import { isoTime, type Palette, plural } from "./output.js";
-import type { Timeline, TimelineRow } from "./timeline.js";
+import type { TimelineRow, TimelineSummary } from "./timeline.js";
+
+/** How wide a row's text may be before it is cut (display columns), by what it shows. */
+const FIELD_WIDTH = { text: 96, arguments: 80 } as const;
+
+/** How a timeline is laid out. */
+export interface RenderOptions {
+  /** Seqs are padded to at least this width (a followed timeline leaves room for seqs to come). */
+  readonly minSeqWidth?: number;
+  /** Text whole: no excerpts, its line breaks kept (continuation lines indented under the row). */
+  readonly full?: boolean;
+  /** Each line is cut to this many display columns (a terminal's width); absent: not cut. */
+  readonly columns?: number;
+}
 
 /** The label streamed text follows, by stream. */
 const STREAM_LABEL = { text: "streaming", reasoning: "reasoning" } as const;
@@ -22,9 +36,11 @@ interface OpenStream {
  * One renderer renders a session's timeline and then, when it is followed, each row that lands.
  */
 export class TimelineRenderer {
-  readonly #timeline: Timeline;
+  readonly #timeline: TimelineSummary;
   readonly #paint: Palette;
   readonly #width: number;
+  readonly #full: boolean;
+  readonly #columns: number | undefined;
   #inTurn = false;
   #inStep = false;
   #stream: OpenStream | undefined;
@@ -33,22 +49,20 @@ export class TimelineRenderer {
    * Seqs are padded to the width of the timeline's last seq, or to `minSeqWidth` when wider (a
    * followed timeline leaves room for the seqs to come; longer ones are not cut).
    */
-  constructor(timeline: Timeline, paint: Palette, options: { readonly minSeqWidth?: number } = {}) {
+  constructor(timeline: TimelineSummary, paint: Palette, options: RenderOptions = {}) {
     this.#timeline = timeline;
     this.#paint = paint;
+    this.#full = options.full === true;
+    this.#columns = options.columns;
     this.#width = Math.max(
       String(Math.max(0, timeline.eventCount - 1)).length,
       options.minSeqWidth ?? 0,
     );
   }
 
-  /**
-   * The timeline as read: a header block, then one line per row (a step's end is not a line: it
-   * only ends the step's indentation), inherited rows dimmed, and a last line when the log ends
-   * inside a turn. Rows that land later go on from here through {@link render}.
-   */
-  timeline(): string {
-    const { header, title, eventCount, seedLength, rows, openTurn } = this.#timeline;
+  /** The header block: the session's id, counts, creation time and cwd, then a blank line. */
+  head(): string {
+    const { header, title, eventCount, seedLength } = this.#timeline;
     const paint = this.#paint;
     const facts = [
       plural(eventCount, "event"),
@@ -56,17 +70,29 @@ export class TimelineRenderer {
       ...(header.parentSession === undefined ? [] : [`forked from ${header.parentSession}`]),
       ...(seedLength > 0 ? [`${seedLength} inherited`] : []),
     ];
-    const named = title === undefined ? "" : `  ${title}`;
-    let text = `${paint.bold("session")} ${paint.bold(header.id)}${named}\n  ${paint.dim(facts.join(" · "))}\n`;
-    if (header.cwd !== undefined) text += `  ${paint.dim("cwd")} ${paint.cyan(header.cwd)}\n`;
-    text += "\n";
-    for (const row of rows) text += this.render(row);
-    if (openTurn !== undefined) {
-      text += `${this.end()}${paint.yellow(
+    let text = `${this.#line(`${paint.bold("session")} ${paint.bold(header.id)}${title === undefined ? "" : `  ${title}`}`)}${this.#line(`  ${paint.dim(facts.join(" · "))}`)}`;
+    if (header.cwd !== undefined)
+      text += this.#line(`  ${paint.dim("cwd")} ${paint.cyan(header.cwd)}`);
+    return `${text}\n`;
+  }
+
+  /** The line that says how many rows were left out, and how to see them. */
+  skipped(count: number, hint: string): string {
+    return this.#line(
+      this.#paint.yellow(
+        `… ${count.toLocaleString("en-US")} earlier ${count === 1 ? "row" : "rows"} not shown (${hint})`,
+      ),
+    );
+  }
+
+  /** The last line, when the log ends inside `openTurn`; ends a line left open by streamed text. */
+  closing(openTurn: number | undefined): string {
+    if (openTurn === undefined) return this.end();
+    return `${this.end()}${this.#line(
+      this.#paint.yellow(
         `turn ${openTurn} still open (in progress, or interrupted: the next writer closes it)`,
-      )}\n`;
-    }
-    return text + this.end();
+      ),
+    )}`;
   }
 
   /**
@@ -81,7 +107,7 @@ export class TimelineRenderer {
     const end = this.end();
     const paint = this.#paint;
     if (row.kind === "seed-boundary") {
-      return `${end}${paint.yellow(`── seed boundary (${plural(row.inherited, "inherited event")}) ──`)}\n`;
+      return `${end}${this.#line(paint.yellow(`── seed boundary (${plural(row.inherited, "inherited event")}) ──`))}`;
     }
     if (row.kind === "step-end") {
       this.#inStep = false;
@@ -100,8 +126,14 @@ export class TimelineRenderer {
       depth = 1;
       this.#inStep = true;
     }
-    const body = `${"  ".repeat(depth)}${rowText(row, paint)}`;
-    return `${end}${this.#seq(row.seq)}  ${row.seq < this.#timeline.seedLength ? paint.dim(stripped(body)) : body}\n`;
+    const indent = "  ".repeat(depth);
+    // Continuation lines of whole text (--full) start under the row's text.
+    const text = rowText(row, paint, (value, width) => this.#field(value, width)).replaceAll(
+      "\n",
+      `\n${" ".repeat(this.#width + 2)}${indent}  `,
+    );
+    const body = `${indent}${text}`;
+    return `${end}${this.#line(`${this.#seq(row.seq)}  ${row.seq < this.#timeline.seedLength ? paint.dim(stripped(body)) : body}`)}`;
   }
 
   /** "\n" when streamed text left its line open (and the line is then closed), else "". */
@@ -150,6 +182,19 @@ export class TimelineRenderer {
     return text;
   }
 
+  /** Text of a row: safe to print, and unless whole (--full) on one line cut to `width` columns. */
+  #field(text: string, width: number): string {
+    const safe = printable(text);
+    return this.#full ? safe : cutToWidth(oneLine(safe), width);
+  }
+
+  /** `text` as a line: cut to the terminal's width when there is one (never with --full). */
+  #line(text: string): string {
+    const cut =
+      this.#columns === undefined || this.#full ? text : cutStyledToWidth(text, this.#columns);
+    return `${cut}\n`;
+  }
+
   #depth(): number {
     return (this.#inTurn ? 1 : 0) + (this.#inStep ? 1 : 0);
   }
@@ -159,16 +204,20 @@ export class TimelineRenderer {
   }
 }
 
+/** Cuts a row's text: to `width` columns, or not at all (--full). */
+type Field = (text: string, width: number) => string;
+
 function rowText(
   row: Exclude<TimelineRow, { kind: "seed-boundary" | "step-end" | "chunk" }>,
   paint: Palette,
+  field: Field,
 ): string {
   switch (row.kind) {
     case "turn":
       return paint.bold(`turn ${row.turn}`) + paint.dim(` · ${row.trigger}`);
     case "turn-end": {
       const reason = row.reason === "completed" ? paint.green(row.reason) : paint.red(row.reason);
-      return `${paint.bold(`turn ${row.turn} end`)} · ${reason}${row.detail ? `: ${row.detail}` : ""}`;
+      return `${paint.bold(`turn ${row.turn} end`)} · ${reason}${row.detail ? `: ${field(row.detail, FIELD_WIDTH.text)}` : ""}`;
     }
     case "step": {
       const step = paint.blue(`step ${row.step}`);
@@ -183,17 +232,17 @@ function rowText(
           : row.role === "assistant"
             ? paint.magenta("assistant")
             : paint.yellow(row.role + (row.source ? ` (${row.source})` : ""));
-      const detail = row.detail ? paint.dim(`  [${row.detail}]`) : "";
-      return `${who}: ${row.text}${detail}`;
+      const detail = row.detail ? paint.dim(`  [${field(row.detail, FIELD_WIDTH.text)}]`) : "";
+      return `${who}: ${field(row.text, FIELD_WIDTH.text)}${detail}`;
     }
     case "tool-call":
-      return `${paint.cyan(`→ ${row.name}`)} ${paint.dim(row.arguments)}`;
+      return `${paint.cyan(`→ ${row.name}`)} ${paint.dim(field(row.arguments, FIELD_WIDTH.arguments))}`;
     case "tool-result": {
       const label = `← ${row.name ?? row.callId}${row.isError ? " (error)" : ""}`;
-      return `${row.isError ? paint.red(label) : paint.cyan(label)} ${row.text}`;
+      return `${row.isError ? paint.red(label) : paint.cyan(label)} ${field(row.text, FIELD_WIDTH.text)}`;
     }
     case "other":
-      return `${paint.dim(row.type)} ${row.text}`;
+      return `${paint.dim(row.type)} ${field(row.text, FIELD_WIDTH.text)}`;
   }
 }
 

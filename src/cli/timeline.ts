@@ -7,7 +7,7 @@ import type {
   SessionHeader,
   TurnEndReason,
 } from "../generated.js";
-import { excerpt, plural } from "./output.js";
+import { plural } from "./output.js";
 
 /** One row of a timeline; `seq` is the event it shows. */
 export type TimelineRow =
@@ -69,7 +69,12 @@ export type TimelineRow =
   | { readonly kind: "seed-boundary"; readonly inherited: number };
 
 /** A session's timeline: its header, counts, and rows in log order. */
-export interface Timeline {
+export interface Timeline extends TimelineSummary {
+  readonly rows: readonly TimelineRow[];
+}
+
+/** What a timeline says besides its rows. */
+export interface TimelineSummary {
   readonly header: SessionHeader;
   /** The session's title (explicit, else derived from its first user message), when it has one. */
   readonly title?: string;
@@ -77,77 +82,114 @@ export interface Timeline {
   readonly seedLength: number;
   /** The turn the log ends inside, when it does: in progress, or interrupted and not yet repaired. */
   readonly openTurn?: number;
-  readonly rows: readonly TimelineRow[];
 }
 
-/** What a timeline is made of: a session as stored (a `Session` is one). */
-export interface TimelineSource {
-  readonly header: SessionHeader;
-  readonly title?: string;
-  readonly events: readonly SessionEvent[];
-  readonly openTurn: number | undefined;
-}
+/** A step row whose chunk count is still growing while its step is read. */
+type OpenStepRow = { -readonly [K in keyof StepRow]: StepRow[K] };
+type StepRow = Extract<TimelineRow, { kind: "step" }>;
 
 /**
- * Rows of one session's events: first the log as read, then (for a followed session) each batch
- * that lands after it. It remembers what later rows need of earlier events (tool names by call id).
+ * Rows of one session's events, read page by page: first the log as stored ({@link read}, then
+ * {@link finish}), then (for a followed session) each batch that lands after it ({@link follow}).
+ * Rows carry their text whole; cutting it is the renderer's business. It remembers only what
+ * later rows need of earlier events (tool names by call id) and the rows of the step being read,
+ * so its memory does not grow with the length of the log.
  */
 export class TimelineBuilder {
+  readonly #header: SessionHeader;
+  readonly #seedLength: number;
   readonly #toolNames = new Map<string, string>();
+  #count = 0;
+  #openTurn: number | undefined;
+  /** The open step's row and the rows after it: held until the step's chunk count is final. */
+  #step: OpenStepRow | undefined;
+  #held: TimelineRow[] = [];
+
+  constructor(header: SessionHeader) {
+    this.#header = header;
+    this.#seedLength = header.seedLength ?? 0;
+  }
 
   /**
-   * The timeline of a log read at once. Chunks are not rows: each step row counts its
-   * `assistant/chunk`s. A `seed-boundary` row stands where the inherited prefix (the header's
-   * `seedLength`) ends, when there is one.
+   * The rows of the next events of the log as stored (in seq order, from seq 0), as far as they are
+   * final. Chunks are not rows: each step row counts its `assistant/chunk`s, so a step's rows are
+   * handed on once the step ends. A `seed-boundary` row stands where the inherited prefix ends.
    */
-  timeline(source: TimelineSource): Timeline {
-    const { header, events, openTurn } = source;
-    const seedLength = header.seedLength ?? 0;
-    const chunks = new Map<string, number>();
+  read(events: readonly SessionEvent[]): TimelineRow[] {
+    const rows: TimelineRow[] = [];
     for (const e of events) {
+      this.#count = e.seq + 1;
+      if (e.seq === this.#seedLength && this.#seedLength > 0) this.#emit(rows, this.#boundary());
+      if (e.type === "turn/start") this.#openTurn = e.data.turn;
+      if (e.type === "turn/end") this.#openTurn = undefined;
       if (e.type === "assistant/chunk") {
-        const key = `${e.data.turn}/${e.data.step}`;
-        chunks.set(key, (chunks.get(key) ?? 0) + 1);
+        const step = this.#step;
+        if (step !== undefined && step.turn === e.data.turn && step.step === e.data.step) {
+          step.chunks = (step.chunks ?? 0) + 1;
+        }
+        continue;
+      }
+      if (e.type === "step/start" || e.type === "step/end" || e.type === "turn/end") {
+        rows.push(...this.#release());
+      }
+      const row = rowOf(e, this.#toolNames);
+      if (row === undefined) continue;
+      if (row.kind === "step") {
+        this.#step = { ...row, chunks: 0 };
+        this.#held.push(this.#step);
+      } else {
+        this.#emit(rows, row);
       }
     }
-    const rows: TimelineRow[] = [];
-    const boundary = () => {
-      if (seedLength > 0) rows.push({ kind: "seed-boundary", inherited: seedLength });
-    };
-    for (const e of events) {
-      if (e.seq === seedLength) boundary();
-      const row = rowOf(e, chunks, this.#toolNames);
-      if (row !== undefined) rows.push(row);
-    }
-    if (seedLength >= events.length) boundary();
+    return rows;
+  }
+
+  /** The rows still held when the log read ends, and the seed boundary when the log is all inherited. */
+  finish(): TimelineRow[] {
+    const rows = this.#release();
+    if (this.#seedLength > 0 && this.#seedLength >= this.#count) rows.push(this.#boundary());
+    return rows;
+  }
+
+  /** The counts of what was read so far. */
+  summary(): TimelineSummary {
     return {
-      header,
-      ...(source.title === undefined ? {} : { title: source.title }),
-      eventCount: events.length,
-      seedLength,
-      ...(openTurn === undefined ? {} : { openTurn }),
-      rows,
+      header: this.#header,
+      eventCount: this.#count,
+      seedLength: this.#seedLength,
+      ...(this.#openTurn === undefined ? {} : { openTurn: this.#openTurn }),
     };
   }
 
   /**
-   * The rows of events that landed after those already given, as they land: a step row has no
+   * The rows of events that landed after those already read, as they land: a step row has no
    * chunk count (its chunks are still to come) and each text or reasoning delta is a `chunk` row.
    * New events are never inherited, so no seed boundary is among them.
    */
   follow(events: readonly SessionEvent[]): TimelineRow[] {
     const rows: TimelineRow[] = [];
     for (const e of events) {
-      const row = e.type === "assistant/chunk" ? chunkRow(e) : rowOf(e, undefined, this.#toolNames);
+      const row = e.type === "assistant/chunk" ? chunkRow(e) : rowOf(e, this.#toolNames);
       if (row !== undefined) rows.push(row);
     }
     return rows;
   }
-}
 
-/** The timeline of a log read at once; see {@link TimelineBuilder.timeline}. */
-export function buildTimeline(source: TimelineSource): Timeline {
-  return new TimelineBuilder().timeline(source);
+  #boundary(): TimelineRow {
+    return { kind: "seed-boundary", inherited: this.#seedLength };
+  }
+
+  #emit(rows: TimelineRow[], row: TimelineRow): void {
+    if (this.#step === undefined) rows.push(row);
+    else this.#held.push(row);
+  }
+
+  #release(): TimelineRow[] {
+    const held = this.#held;
+    this.#held = [];
+    this.#step = undefined;
+    return held;
+  }
 }
 
 function chunkRow(e: AssistantChunkEvent): TimelineRow | undefined {
@@ -158,12 +200,8 @@ function chunkRow(e: AssistantChunkEvent): TimelineRow | undefined {
   return { kind: "chunk", seq: e.seq, turn, step, stream, text: chunk.text };
 }
 
-/** The row of an event; `chunks` counts each step's chunks, undefined when they are yet to come. */
-function rowOf(
-  e: SessionEvent,
-  chunks: ReadonlyMap<string, number> | undefined,
-  toolNames: Map<string, string>,
-): TimelineRow | undefined {
+/** The row of an event (a step row without its chunk count), its text whole. */
+function rowOf(e: SessionEvent, toolNames: Map<string, string>): TimelineRow | undefined {
   const { seq } = e;
   switch (e.type) {
     case "turn/start":
@@ -184,15 +222,7 @@ function rowOf(
       };
     }
     case "step/start":
-      return {
-        kind: "step",
-        seq,
-        turn: e.data.turn,
-        step: e.data.step,
-        ...(chunks === undefined
-          ? {}
-          : { chunks: chunks.get(`${e.data.turn}/${e.data.step}`) ?? 0 }),
-      };
+      return { kind: "step", seq, turn: e.data.turn, step: e.data.step };
     case "user/message":
       return { kind: "message", seq, role: "user", text: textOf(e.data.content) };
     case "context/message":
@@ -244,7 +274,7 @@ function rowOf(
         seq,
         callId: e.data.callId,
         name: e.data.name,
-        arguments: excerpt(e.data.arguments, 80),
+        arguments: e.data.arguments,
       };
     case "tool/result": {
       const name = toolNames.get(e.data.callId);
@@ -273,7 +303,7 @@ function rowOf(
         kind: "other",
         seq,
         type: e.type,
-        text: `seqs ${e.data.shadowedRange.start}–${e.data.shadowedRange.end} summarised: ${excerpt(e.data.summary, 60)}`,
+        text: `seqs ${e.data.shadowedRange.start}–${e.data.shadowedRange.end} summarised: ${e.data.summary}`,
       };
     case "compact/end":
       return {
@@ -309,7 +339,7 @@ function textOf(content: readonly ContentBlock[], withResults = true): string {
     if (block.type === "text") parts.push(block.text);
     else if (block.type === "tool-result" && withResults) parts.push(textOf(block.content));
   }
-  return excerpt(parts.join(" "));
+  return parts.join(" ");
 }
 
 function reasoningOf(content: readonly ContentBlock[]): string {
@@ -317,7 +347,7 @@ function reasoningOf(content: readonly ContentBlock[]): string {
     .filter((b) => b.type === "reasoning")
     .map((b) => (b as { text: string }).text)
     .join(" ");
-  return text === "" ? "" : `(reasoning) ${excerpt(text, 84)}`;
+  return text === "" ? "" : `(reasoning) ${text}`;
 }
 
 function sourceName(source: MessageSource): string {

@@ -7,6 +7,7 @@ import {
   parseHeaderLine,
   textLines,
 } from "../log/jsonl-codec.js";
+import { cutToWidth } from "../util/text-width.js";
 
 /** One problem of a log: where it is and which rule it breaks. */
 export interface LogProblem {
@@ -125,5 +126,6 @@ function ruleMessage(message: string): string {
 
 function describe(text: string): string {
   if (text.trim() === "") return "an empty line";
-  return text.length > 60 ? `${JSON.stringify(text.slice(0, 57))}...` : JSON.stringify(text);
+  // Cut between characters, never inside an emoji (a cut by code units printed half of one).
+  return JSON.stringify(cutToWidth(text, 58));
 }

@@ -45,3 +45,35 @@ export function cutToWidth(text: string, maxWidth: number): string {
 export function oneLine(text: string): string {
   return text.replace(/\s+/gu, " ").trim();
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: splitting at ANSI SGR codes is the point.
+const SGR = /(\u001b\[[0-9;]*m)/;
+
+/**
+ * Like {@link cutToWidth} for text coloured with ANSI SGR codes: the codes take no columns and
+ * are never cut, and a cut line ends with a reset so that no colour runs on past it.
+ * @throws RangeError when `maxWidth` is not a positive integer.
+ */
+export function cutStyledToWidth(text: string, maxWidth: number): string {
+  if (!Number.isSafeInteger(maxWidth) || maxWidth < 1) {
+    throw new RangeError(`expected maxWidth to be a positive integer, got ${maxWidth}`);
+  }
+  if (stringWidth(text) <= maxWidth) return text;
+  let room = maxWidth - 1; // the ellipsis takes one column
+  let kept = "";
+  let styled = false;
+  for (const part of text.split(SGR)) {
+    if (SGR.test(part)) {
+      kept += part;
+      styled = true;
+      continue;
+    }
+    for (const { segment } of graphemes.segment(part)) {
+      const width = stringWidth(segment);
+      if (width > room) return `${kept}…${styled ? "\u001b[0m" : ""}`;
+      room -= width;
+      kept += segment;
+    }
+  }
+  return kept;
+}

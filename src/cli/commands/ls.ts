@@ -68,7 +68,7 @@ exist lists nothing (and is not created).`,
       );
       return EXIT_OK;
     }
-    for (const line of renderLineage(trees, out.paint, out.width)) out.out(`${line}\n`);
+    for (const line of renderLineage(trees, out.paint, out.columns)) out.out(`${line}\n`);
     out.out(`${out.paint.dim(`${plural(sessions.length, "session")} in ${url}`)}\n`);
     return EXIT_OK;
   },

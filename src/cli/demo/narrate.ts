@@ -1,6 +1,7 @@
 // Narrates the demo's JSON-RPC traffic: each request and response on one readable line, long arrays summarised.
 import type { SeedlineClient } from "../../client/seedline-client.js";
 import { RPC_METHOD } from "../../generated.js";
+import { cutToWidth } from "../../util/text-width.js";
 import type { Output } from "../output.js";
 import { errorCode } from "../report.js";
 
@@ -43,7 +44,7 @@ function summarise(value: unknown, key: string | undefined): unknown {
   if (typeof value === "object" && value !== null) {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, summarise(v, k)]));
   }
-  if (typeof value === "string" && value.length > 72) return `${value.slice(0, 71)}…`;
+  if (typeof value === "string") return cutToWidth(value, 72);
   return value;
 }
 
