@@ -262,7 +262,9 @@ export class SqliteBackend implements backend.SessionBackend {
         found === undefined
           ? undefined
           : sql.turnMarkerOf(found, found.turn, sql.eventsOf(id, this.path), "a damaged row");
-      return { header, length, marker };
+      if (marker?.type !== "turn/start") return { header, length, marker };
+      const next = this.#statements.get("nextTurnEnd", { sessionId: id, fromSeq: at + 1 });
+      return { header, length, marker, ...sql.closedAtOf(next?.seq, length) };
     });
   }
 
