@@ -372,6 +372,7 @@ const COMMAND_NAMES = [
   "fork",
   "demo",
   "generate",
+  "completion",
 ];
 
 describe("usage", () => {

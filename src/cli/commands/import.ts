@@ -20,7 +20,7 @@ On a failure (a broken log, an id already in the store) the file is named on std
 import goes on with the next file; the exit status is 1 if any file failed. Progress goes to
 stderr when there is more than one file; the summary goes to stdout.`,
   options: { store: STORE_OPTION },
-  positionals: { name: "FILE|DIR…", min: 1 },
+  positionals: { name: "FILE|DIR…", min: 1, files: true },
   async run({ args, out, env }) {
     const url = storeUrl(args.values.store, env);
     const files = await collectLogFiles(args.positionals);
