@@ -82,7 +82,8 @@ export class MarkdownRenderer {
             }`,
           ]),
     ];
-    return `# ${prose(markdownTitle(h))}\n\n${facts.join("\n")}\n`;
+    // A heading is one line: a title's line breaks become spaces.
+    return `# ${prose(markdownTitle(h).replace(/\s+/g, " "))}\n\n${facts.join("\n")}\n`;
   }
 
   /** The Markdown of the next events of the log. */
