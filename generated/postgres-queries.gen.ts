@@ -63,9 +63,10 @@ export const POSTGRES_QUERIES = {
    */
   eventLines: "SELECT\n  seq,\n  type,\n  (\n    '{\"type\":' || to_json(type)::text\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}'\n  )::text AS line\nFROM events\nWHERE session_id = $1 AND seq >= $2\nORDER BY seq\nLIMIT $3::bigint;",
   /**
-   * The seq of the first turn/end at or after `@fromSeq`: asked only when a page of eventLines
-   * found a damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a
-   * torn tail. Walks the primary key forwards from `@fromSeq` and stops at the first turn/end.
+   * The seq of the first turn/end at or after `@fromSeq`: asked when a page of eventLines found a
+   * damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,
+   * and by forkPoint for the turn/end closing a turn open at the boundary. Walks the primary key
+   * forwards from `@fromSeq` and stops at the first turn/end.
    */
   nextTurnEnd: "SELECT seq\nFROM events\nWHERE session_id = $1 AND seq >= $2 AND type = 'turn/end'\nORDER BY seq\nLIMIT 1;",
   /**

@@ -29,7 +29,7 @@ export const RPC_ERROR_CODES = {
   SESSION_ALREADY_EXISTS: -32010,
   /** A fork boundary names no event of the source. */
   INVALID_BOUNDARY: -32011,
-  /** A fork prefix ends inside a turn (the last turn marker at or before the boundary is a turn/start). */
+  /** A fork prefix ends inside a turn (the last turn marker at or before the boundary is a turn/start); the data names the nearest valid boundaries around it. */
   OPEN_TURN: -32012,
   /** An append batch does not start at the session's next seq (the writer is out of date), or puts a different event at a stored seq. */
   SEQ_CONFLICT: -32013,
@@ -188,7 +188,7 @@ export interface InvalidBoundaryErrorData {
   readonly lastSeq?: number;
 }
 /**
- * A fork prefix ends inside a turn (the last turn marker at or before the boundary is a turn/start).
+ * A fork prefix ends inside a turn (the last turn marker at or before the boundary is a turn/start); the data names the nearest valid boundaries around it.
  */
 export interface OpenTurnErrorData {
   readonly code: "OPEN_TURN";
@@ -200,6 +200,14 @@ export interface OpenTurnErrorData {
    * The turn open at the boundary.
    */
   readonly turn: number;
+  /**
+   * The nearest valid boundary before the asked one: the seq just before the open turn's turn/start (the end of the previous turn, or a standalone event after it). Absent when the turn starts the log.
+   */
+  readonly before?: number;
+  /**
+   * The nearest valid boundary after the asked one: the seq of the turn/end that closes the open turn. Absent while the turn is still open at the end of the log.
+   */
+  readonly after?: number;
 }
 /**
  * An append batch does not start at the session's next seq (the writer is out of date), or puts a different event at a stored seq.

@@ -38,9 +38,10 @@ export const SQLITE_QUERIES = {
    */
   eventLines: "SELECT\n  seq,\n  type,\n  '{\"type\":' || json_quote(type)\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}' AS line\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq\nORDER BY seq\nLIMIT @limit;",
   /**
-   * The seq of the first turn/end at or after `@fromSeq`: asked only when a page of eventLines
-   * found a damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a
-   * torn tail. Walks the primary key forwards from `@fromSeq` and stops at the first turn/end.
+   * The seq of the first turn/end at or after `@fromSeq`: asked when a page of eventLines found a
+   * damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,
+   * and by forkPoint for the turn/end closing a turn open at the boundary. Walks the primary key
+   * forwards from `@fromSeq` and stops at the first turn/end.
    */
   nextTurnEnd: "SELECT seq\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq AND type = 'turn/end'\nORDER BY seq\nLIMIT 1;",
   /**

@@ -373,6 +373,7 @@ const COMMAND_NAMES = [
   "fork",
   "demo",
   "generate",
+  "completion",
 ];
 
 describe("usage", () => {

@@ -39,7 +39,15 @@ async function checkEveryBoundary(
       const error = await rejectionOf(store.fork("src", boundary, childId));
       expect(error).toBeInstanceOf(SessionForkError);
       expect((error as SessionForkError).code).toBe("OPEN_TURN");
-      expect((error as SessionForkError).details).toEqual({ boundary, turn: marker.turn });
+      // The nearest valid boundaries: the seq before the turn's start, and the turn/end closing it.
+      const start = events.findLastIndex((e, seq) => seq <= boundary && e.type === "turn/start");
+      const after = events.findIndex((e, seq) => seq > boundary && e.type === "turn/end");
+      expect((error as SessionForkError).details).toEqual({
+        boundary,
+        turn: marker.turn,
+        ...(start > 0 ? { before: start - 1 } : {}),
+        ...(after >= 0 ? { after } : {}),
+      });
       expect(await store.get(childId)).toBeUndefined();
       continue;
     }

@@ -181,9 +181,11 @@ describe("fork errors", () => {
       ["the last event", events.length - 1],
     ])("rejects a boundary at %s, creating no child", async (_what, boundary) => {
       const { store, source } = await sourceOf(kind, events);
+      // The nearest valid boundary before is the standalone user/message at 15; turn 3 never ends.
       expectForkError(await rejectionOf(store.fork(source, boundary, "child")), "OPEN_TURN", {
         boundary,
         turn: 3,
+        before: OPEN_START - 1,
       });
       expect(await store.get("child")).toBeUndefined();
       expect((await store.list()).sessions.map((s) => s.header.id)).not.toContain("child");
@@ -194,16 +196,17 @@ describe("fork errors", () => {
       expectForkError(await rejectionOf(store.fork(source, undefined, "child")), "OPEN_TURN", {
         boundary: events.length - 1,
         turn: 3,
+        before: OPEN_START - 1,
       });
       expect(await store.get("child")).toBeUndefined();
     });
 
-    it("rejects a boundary inside an earlier turn", async () => {
+    it("rejects a boundary inside an earlier turn, naming the ends of turns 1 and 2", async () => {
       const { store, source } = await sourceOf(kind, events);
-      expectForkError(await rejectionOf(store.fork(source, 9, "child")), "OPEN_TURN", {
-        boundary: 9,
-        turn: 2,
-      });
+      const error = await rejectionOf(store.fork(source, 9, "child"));
+      expectForkError(error, "OPEN_TURN", { boundary: 9, turn: 2, before: 6, after: 13 });
+      expect((error as SessionForkError).message).toContain("seq 6");
+      expect((error as SessionForkError).message).toContain("seq 13");
     });
   });
 });
@@ -581,6 +584,7 @@ describe("fork of a stored source that is not loaded", () => {
     expectForkError(await rejectionOf(store.fork("crashed", undefined, "child")), "OPEN_TURN", {
       boundary: events.length - 1,
       turn: 3,
+      before: OPEN_START - 1,
     });
     expect(await backend.load("crashed")).toEqual(before);
     expect(await backend.has("child")).toBe(false);

@@ -27,6 +27,7 @@ import {
   type SessionHeader,
   SessionStore,
 } from "../src/index.js";
+import { nextTurnEndAfter } from "../src/log/fork-rules.js";
 import { formatEventLine, formatHeaderLine } from "../src/log/jsonl-codec.js";
 import type { FileOps } from "../src/store/jsonl/durable-file.js";
 import { JsonlBackend, type JsonlBackendOptions } from "../src/store/jsonl/jsonl-backend.js";
@@ -612,10 +613,14 @@ describe("forking", () => {
     const events = MULTI_TURN.events as SessionEvent[];
     for (const boundary of [undefined, ...events.keys()]) {
       const point = await backend.forkPoint(id, boundary);
+      const at = boundary ?? events.length - 1;
+      const marker = lastTurnMarkerAt(events, at);
+      const closedAt = marker?.type === "turn/start" ? nextTurnEndAfter(events, at) : undefined;
       expect(point).toEqual({
         header: headerOf(MULTI_TURN),
         length: events.length,
-        marker: lastTurnMarkerAt(events, boundary ?? events.length - 1),
+        marker,
+        ...(closedAt === undefined ? {} : { closedAt }),
       });
     }
     expect(await backend.forkPoint("absent", 0)).toBeUndefined();

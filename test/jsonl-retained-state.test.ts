@@ -105,6 +105,7 @@ describe("per-session memory of the JSONL backend", () => {
       header: header("a"),
       length: length + 1,
       marker: { seq: first.length, type: "turn/start", turn: 2 },
+      closedAt: length - 1,
     });
     await backend.fork("a", first.length - 1, { ...header("child"), parentSession: "a" });
     expect((await backend.load("child"))?.events).toEqual(first);

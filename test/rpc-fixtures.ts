@@ -537,7 +537,7 @@ export async function everyErrorScenario(
     lastSeq: log.length - 1,
   });
   const open = await expectError(client.sessionFork({ sessionId: s, boundary: 1 }), "OPEN_TURN");
-  expect(open.data).toEqual({ code: "OPEN_TURN", boundary: 1, turn: 1 });
+  expect(open.data).toEqual({ code: "OPEN_TURN", boundary: 1, turn: 1, after: log.length - 1 });
 
   const v1 = await expectError(
     client.sessionImport({

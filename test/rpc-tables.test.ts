@@ -82,7 +82,7 @@ const SPEC_ERROR_DATA: Record<string, string[]> = {
   SESSION_NOT_FOUND: ["sessionId"],
   SESSION_ALREADY_EXISTS: ["sessionId"],
   INVALID_BOUNDARY: ["boundary", "lastSeq?"],
-  OPEN_TURN: ["boundary", "turn"],
+  OPEN_TURN: ["boundary", "turn", "before?", "after?"],
   SEQ_CONFLICT: ["expectedSeq"],
   INVALID_EVENT: ["seq", "index", "rule", "instancePath?"],
   FORMAT_UNSUPPORTED: ["found", "supported", "location?"],

@@ -107,8 +107,9 @@ ORDER BY seq
 LIMIT @limit::bigint;
 
 -- name: nextTurnEnd
--- The seq of the first turn/end at or after @fromSeq: asked only when a page of eventLines found a
--- damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail.
+-- The seq of the first turn/end at or after @fromSeq: asked when a page of eventLines found a
+-- damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,
+-- and by forkPoint for the turn/end closing a turn open at the boundary.
 -- Walks the primary key forwards from @fromSeq and stops at the first turn/end.
 SELECT seq
 FROM events

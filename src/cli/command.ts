@@ -1,5 +1,6 @@
 // What a CLI command is: its options stated once (parsing and help are both made from them), and its run function.
 import { parseArgs } from "node:util";
+import { unknownName } from "./did-you-mean.js";
 import type { Output } from "./output.js";
 
 /** One option of a command. */
@@ -10,6 +11,8 @@ export interface OptionSpec {
   readonly short?: string;
   /** The choices a string option accepts; anything else is a usage error. */
   readonly choices?: readonly string[];
+  /** Whether the value names a file or folder (shell completion offers paths). */
+  readonly files?: boolean;
   readonly description: string;
 }
 
@@ -20,6 +23,10 @@ export interface PositionalSpec {
   readonly min: number;
   /** Undefined for "any number". */
   readonly max?: number;
+  /** The values they may take (anything else is a usage error); shell completion offers them. */
+  readonly choices?: readonly string[];
+  /** Whether they name files or folders (shell completion offers paths). */
+  readonly files?: boolean;
 }
 
 /** A command's arguments after parsing. */
@@ -33,6 +40,8 @@ export interface CommandContext {
   readonly args: ParsedArgs;
   readonly out: Output;
   readonly env: NodeJS.ProcessEnv;
+  /** Every command of the binary (for commands about the CLI itself, such as `completion`). */
+  readonly commands: readonly CommandSpec[];
 }
 
 /** A command of the `seedline` binary. */
@@ -60,7 +69,11 @@ export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 
-const HELP_OPTION: OptionSpec = { type: "boolean", short: "h", description: "show this help" };
+export const HELP_OPTION: OptionSpec = {
+  type: "boolean",
+  short: "h",
+  description: "show this help",
+};
 
 /** Whether the arguments ask for help (before any `--`), so help wins over other mistakes. */
 export function wantsHelp(argv: readonly string[]): boolean {
@@ -85,7 +98,7 @@ export function parseCommandArgs(spec: CommandSpec, argv: readonly string[]): Pa
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError(parseArgsMessage(error));
+    throw new UsageError(parseArgsMessage(error, optionNames(spec)));
   }
   const values: Record<string, string | boolean | undefined> = {};
   for (const [name, option] of Object.entries(spec.options)) {
@@ -106,6 +119,13 @@ export function parseCommandArgs(spec: CommandSpec, argv: readonly string[]): Pa
   if (max !== undefined && count > max) {
     const extra = parsed.positionals.slice(max).map((p) => JSON.stringify(p));
     throw new UsageError(`unexpected argument ${extra.join(" ")}`);
+  }
+  const choices = spec.positionals.choices;
+  const wrong = parsed.positionals.find((p) => choices !== undefined && !choices.includes(p));
+  if (choices !== undefined && wrong !== undefined) {
+    throw new UsageError(
+      `expected ${name} to be one of ${choices.join(", ")}, got ${JSON.stringify(wrong)}`,
+    );
   }
   return { values, positionals: parsed.positionals };
 }
@@ -129,13 +149,22 @@ export function commandHelp(spec: CommandSpec): string {
   return `Usage: ${usageLine(spec)}\n\n${spec.description.trim()}\n\nOptions:\n${options}\n`;
 }
 
-function parseArgsMessage(error: unknown): string {
+/** Every option of a command as typed: `--name`, and `-x` for a short one; `--help` and `-h` too. */
+export function optionNames(spec: CommandSpec): string[] {
+  return Object.entries({ ...spec.options, help: HELP_OPTION }).flatMap(([name, option]) => [
+    `--${name}`,
+    ...(option.short === undefined ? [] : [`-${option.short}`]),
+  ]);
+}
+
+function parseArgsMessage(error: unknown, options: readonly string[]): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown }).code;
   // node's messages are long and mention `strict: false`; keep the part a user can act on.
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
     const option = /'([^']+)'/.exec(message)?.[1];
-    return `unknown option ${option ?? message}`;
+    if (option === undefined) return `unknown option ${message}`;
+    return unknownName("option", option, option.startsWith("--") ? options : []);
   }
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && message.includes("argument missing")) {
     const option = /Option '(\S+)/.exec(message)?.[1];

@@ -13,6 +13,7 @@ import {
   usageLine,
   wantsHelp,
 } from "./command.js";
+import { completionCommand } from "./commands/completion.js";
 import { continueCommand } from "./commands/continue.js";
 import { demoCommand } from "./commands/demo.js";
 import { exportCommand } from "./commands/export.js";
@@ -25,6 +26,7 @@ import { rmCommand } from "./commands/rm.js";
 import { serveCommand } from "./commands/serve.js";
 import { showCommand } from "./commands/show.js";
 import { validateCommand } from "./commands/validate.js";
+import { unknownName } from "./did-you-mean.js";
 import type { Output } from "./output.js";
 import { reportError } from "./report.js";
 import { STORE_ENV } from "./store.js";
@@ -43,6 +45,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   rmCommand,
   demoCommand,
   generateCommand,
+  completionCommand,
 ];
 
 const TOP_USAGE = "seedline <command> [options]   (seedline --help lists the commands)";
@@ -102,7 +105,7 @@ export async function runCli(
   }
   try {
     const args = parseCommandArgs(command, rest);
-    return await command.run({ args, out, env });
+    return await command.run({ args, out, env, commands: COMMANDS });
   } catch (error) {
     if (error instanceof UsageError) {
       out.err(`${out.errPaint.red(`seedline ${command.name}:`)} ${error.message}\n`);
@@ -114,10 +117,17 @@ export async function runCli(
   }
 }
 
+/** The top-level options, for did-you-mean. */
+const TOP_OPTIONS = ["--help", "--version"];
+
 function unknownCommand(name: string, out: Output): number {
-  const what = name.startsWith("-") ? "unknown option" : "unknown command";
-  out.err(
-    `${out.errPaint.red("seedline:")} ${what} ${JSON.stringify(name)}\nusage: ${TOP_USAGE}\n`,
-  );
+  const message = name.startsWith("-")
+    ? unknownName("option", name, TOP_OPTIONS)
+    : unknownName(
+        "command",
+        name,
+        COMMANDS.map((c) => c.name),
+      );
+  out.err(`${out.errPaint.red("seedline:")} ${message}\nusage: ${TOP_USAGE}\n`);
   return EXIT_USAGE;
 }

@@ -14,7 +14,10 @@ export interface ForkPoint {
 
 /**
  * Resolves and checks a fork boundary (inclusive). `boundary` defaults to the last event; an empty
- * source without a boundary forks to an empty child (`-1`, "copy nothing").
+ * source without a boundary forks to an empty child (`-1`, "copy nothing"). `closedAt` is the seq
+ * of the `turn/end` that closes the marker's turn when it is stored: an OPEN_TURN error names it as
+ * the nearest valid boundary after the asked one (and the seq before the turn's start as the one
+ * before).
  * @throws SessionForkError INVALID_BOUNDARY (not a non-negative safe integer, or no event at that
  *   seq), then OPEN_TURN (the prefix ends inside a turn).
  */
@@ -22,6 +25,7 @@ export function resolveForkBoundary(
   length: number,
   boundary: unknown,
   markerAt: (boundary: number) => TurnMarker | undefined,
+  closedAt?: number,
 ): number {
   if (boundary === undefined) {
     if (length === 0) return -1;
@@ -44,14 +48,40 @@ export function resolveForkBoundary(
     );
   }
   const marker = markerAt(boundary);
-  if (marker?.type === "turn/start") {
-    throw new SessionForkError(
-      "OPEN_TURN",
-      `expected the prefix through seq ${boundary} to end outside a turn, got turn ${marker.turn} open (started at seq ${marker.seq})`,
-      { boundary, turn: marker.turn },
-    );
-  }
+  if (marker?.type === "turn/start") throw openTurnError(boundary, marker, closedAt);
   return boundary;
+}
+
+/**
+ * The OPEN_TURN error for `boundary` inside the turn `start` opens: it names the nearest valid
+ * boundaries, the seq before the turn's start and the turn's `turn/end` (`closedAt`), when they exist.
+ */
+function openTurnError(
+  boundary: number,
+  start: TurnMarker,
+  closedAt: number | undefined,
+): SessionForkError<"OPEN_TURN"> {
+  const before = start.seq > 0 ? start.seq - 1 : undefined;
+  const after = closedAt !== undefined && closedAt > boundary ? closedAt : undefined;
+  const valid = [
+    ...(before === undefined ? [] : [`seq ${before} (before turn ${start.turn})`]),
+    ...(after === undefined ? [] : [`seq ${after} (end of turn ${start.turn})`]),
+  ];
+  const expected =
+    valid.length === 0
+      ? "expected a boundary outside a turn (the log has none)"
+      : `expected a boundary outside a turn: ${valid.join(" or ")}`;
+  const open = after === undefined ? `open since seq ${start.seq}` : `from seq ${start.seq}`;
+  return new SessionForkError(
+    "OPEN_TURN",
+    `${expected}, got ${boundary} inside turn ${start.turn} (${open})`,
+    {
+      boundary,
+      turn: start.turn,
+      ...(before === undefined ? {} : { before }),
+      ...(after === undefined ? {} : { after }),
+    },
+  );
 }
 
 /** The last `turn/start` or `turn/end` at or before `boundary`, scanning back from it. */
@@ -64,6 +94,17 @@ export function lastTurnMarkerAt(
     if (event.type === "turn/start" || event.type === "turn/end") {
       return { seq, type: event.type, turn: event.data.turn };
     }
+  }
+  return undefined;
+}
+
+/** The seq of the first `turn/end` after `boundary`, or undefined when none follows it. */
+export function nextTurnEndAfter(
+  events: readonly SessionEvent[],
+  boundary: number,
+): number | undefined {
+  for (let seq = boundary + 1; seq < events.length; seq++) {
+    if ((events[seq] as SessionEvent).type === "turn/end") return seq;
   }
   return undefined;
 }

@@ -53,6 +53,11 @@ export interface StoredForkPoint {
   readonly length: number;
   /** The last `turn/start` or `turn/end` at or before the boundary (or the last event when the boundary is absent). */
   readonly marker: TurnMarker | undefined;
+  /**
+   * When `marker` is a `turn/start`: the seq of the intact `turn/end` that closes its turn (the
+   * nearest valid fork boundary after the asked one); absent while that turn is open.
+   */
+  readonly closedAt?: number;
 }
 
 /**
@@ -186,8 +191,9 @@ export interface SessionBackend {
   has(id: string): Promise<boolean>;
 
   /**
-   * The header and length of a stored session and its last turn marker at or before `boundary`, reading
-   * only what that needs. Returns undefined when there is no such session.
+   * The header and length of a stored session, its last turn marker at or before `boundary` and,
+   * when that marker opens a turn, the `turn/end` closing it (`closedAt`), reading only what that
+   * needs. Returns undefined when there is no such session.
    */
   forkPoint(id: string, boundary: number | undefined): Promise<StoredForkPoint | undefined>;
 

@@ -1,7 +1,7 @@
 // A backend that keeps sessions in this process's memory, as JSON text (so nothing is shared with callers).
 
 import type { SessionEvent, SessionHeader } from "../generated.js";
-import { lastTurnMarkerAt } from "../log/fork-rules.js";
+import { lastTurnMarkerAt, nextTurnEndAfter } from "../log/fork-rules.js";
 import { derivedTitle } from "../log/session-title.js";
 import type {
   IdMatches,
@@ -100,10 +100,14 @@ export class MemoryBackend implements SessionBackend {
     const log = await this.load(id);
     if (log === undefined) return undefined;
     const events = log.events as SessionEvent[];
+    const at = boundary ?? events.length - 1;
+    const marker = lastTurnMarkerAt(events, at);
+    const closedAt = marker?.type === "turn/start" ? nextTurnEndAfter(events, at) : undefined;
     return {
       header: log.header,
       length: events.length,
-      marker: lastTurnMarkerAt(events, boundary ?? events.length - 1),
+      marker,
+      ...(closedAt === undefined ? {} : { closedAt }),
     };
   }
 

@@ -465,7 +465,7 @@ export class SessionStore {
             },
           );
         }
-        const at = resolveForkBoundary(point.length, boundary, () => point.marker);
+        const at = resolveForkBoundary(point.length, boundary, () => point.marker, point.closedAt);
         const sourceHeader = point.header;
         const header = makeHeader({
           id: childId,

@@ -1,6 +1,6 @@
 // Assertions of the backend contract, on node:assert/strict: error codes, bounded waits, stored logs.
 import assert from "node:assert/strict";
-import { type StorageErrorCode, show } from "../errors.js";
+import { type ForkErrorCode, type StorageErrorCode, show } from "../errors.js";
 import type { SessionEvent, SessionHeader } from "../generated.js";
 import type { SessionBackend } from "../store/backend.js";
 
@@ -14,7 +14,7 @@ export const WAIT_MS = 10_000;
  */
 export async function rejectsWithCode(
   operation: Promise<unknown>,
-  code: StorageErrorCode,
+  code: StorageErrorCode | ForkErrorCode,
   what: string,
 ): Promise<{ readonly code: string; readonly details?: Record<string, unknown> }> {
   let outcome: unknown;

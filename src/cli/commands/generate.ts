@@ -15,8 +15,18 @@ are not rewritten; *.gen.* files no longer generated are removed.
 With --check nothing is written: exits 1 and names each file that is missing, differs or is
 stale (a CI gate).`,
   options: {
-    schema: { type: "string", arg: "DIR", description: "the schema folder (default: schema)" },
-    out: { type: "string", arg: "DIR", description: "the output folder (default: generated)" },
+    schema: {
+      type: "string",
+      arg: "DIR",
+      files: true,
+      description: "the schema folder (default: schema)",
+    },
+    out: {
+      type: "string",
+      arg: "DIR",
+      files: true,
+      description: "the output folder (default: generated)",
+    },
     check: { type: "boolean", description: "compare instead of writing; exit 1 on any difference" },
   },
   positionals: { name: "", min: 0, max: 0 },

@@ -42,7 +42,7 @@ summary goes to stdout.`,
     },
     store: STORE_OPTION,
   },
-  positionals: { name: "FILE|DIR|-…", min: 1 },
+  positionals: { name: "FILE|DIR|-…", min: 1, files: true },
   async run({ args, out, env }) {
     const url = storeUrl(args.values.store, env);
     const sources = await logSources(args.positionals);

@@ -24,6 +24,7 @@ exist lists nothing (and is not created).`,
     cwd: {
       type: "string",
       arg: "DIR",
+      files: true,
       description: "only sessions whose header cwd is DIR (a relative DIR is resolved first)",
     },
     order: {

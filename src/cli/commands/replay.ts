@@ -25,7 +25,7 @@ Exits 1 when a log is broken or a step has no faithful replay (REPLAY_INCOMPLETE
   options: {
     json: { type: "boolean", description: "accepted for symmetry: the output is always JSON" },
   },
-  positionals: { name: "FILE|DIR", min: 1, max: 1 },
+  positionals: { name: "FILE|DIR", min: 1, max: 1, files: true },
   async run({ args, out }) {
     const path = args.positionals[0] as string;
     let scripts: SessionScript[];

@@ -26,7 +26,7 @@ line.`,
         "print {ok, files, events, problems: [{file, line, rule, message, seq?, instancePath?}]}",
     },
   },
-  positionals: { name: "FILE|DIR…", min: 1 },
+  positionals: { name: "FILE|DIR…", min: 1, files: true },
   async run({ args, out }) {
     const files = await collectLogFiles(args.positionals);
     const problems: LogProblem[] = [];

@@ -139,6 +139,28 @@ export function markerAt(
   markers: readonly IndexedMarker[],
   seq: number,
 ): IndexedMarker | undefined {
+  return markers[markersThrough(markers, seq) - 1];
+}
+
+/**
+ * The seq of the first `turn/end` after `seq` among the first `length` events. The markers of a
+ * file are shared by its states as it grows, so some may lie past an older state's `length`.
+ */
+export function turnEndAfter(
+  markers: readonly IndexedMarker[],
+  seq: number,
+  length: number,
+): number | undefined {
+  for (let i = markersThrough(markers, seq); i < markers.length; i++) {
+    const marker = markers[i] as IndexedMarker;
+    if (marker.seq >= length) return undefined;
+    if (marker.type === "turn/end") return marker.seq;
+  }
+  return undefined;
+}
+
+/** How many markers have a seq at or before `seq` (binary search over seq order). */
+function markersThrough(markers: readonly IndexedMarker[], seq: number): number {
   let low = 0;
   let high = markers.length;
   while (low < high) {
@@ -146,5 +168,5 @@ export function markerAt(
     if ((markers[mid] as IndexedMarker).seq <= seq) low = mid + 1;
     else high = mid;
   }
-  return markers[low - 1];
+  return low;
 }

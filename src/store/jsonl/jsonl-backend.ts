@@ -47,6 +47,7 @@ import {
   lineCheck,
   markerAt,
   stillHolds,
+  turnEndAfter,
 } from "./file-state.js";
 import { LOG_SUFFIX, logFileName } from "./layout.js";
 import { legacyLogToMove, legacyOwnerOf, locateLog } from "./legacy-names.js";
@@ -400,10 +401,18 @@ export class JsonlBackend implements SessionBackend {
       throw refused(error, this.#ownPath(id));
     }
     if (state === undefined) return undefined;
-    const found = markerAt(state.markers, boundary ?? Number.POSITIVE_INFINITY);
+    const at = boundary ?? state.length - 1;
+    const found = markerAt(state.markers, at);
     const marker =
       found === undefined ? undefined : { seq: found.seq, type: found.type, turn: found.turn };
-    return { header: state.header, length: state.length, marker };
+    const closedAt =
+      found?.type === "turn/start" ? turnEndAfter(state.markers, at, state.length) : undefined;
+    return {
+      header: state.header,
+      length: state.length,
+      marker,
+      ...(closedAt === undefined ? {} : { closedAt }),
+    };
   }
 
   /** The remembered state of the file now at the log's path, when it is still the same file. */

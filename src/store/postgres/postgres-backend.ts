@@ -329,7 +329,10 @@ export class PostgresBackend implements backend.SessionBackend {
       if (at < 0) return { header, length, marker: undefined };
       const found = await this.#queries.first(c, "lastTurnMarker", { sessionId: id, boundary: at });
       const marker = found && markerOfRow(found, sql.eventsOf(id, this.location));
-      return { header, length, marker };
+      // No turn/end can follow the last event: the usual case of openTurn asks nothing more.
+      if (marker?.type !== "turn/start" || at >= length - 1) return { header, length, marker };
+      const next = await this.#queries.first(c, "nextTurnEnd", { sessionId: id, fromSeq: at + 1 });
+      return { header, length, marker, ...sql.closedAtOf(next?.seq, length) };
     });
   }
 

@@ -16,7 +16,7 @@ export {
   listRun,
 } from "./list-pages.js";
 export { type PageRead, pageRead, suffixOf } from "./log-pages.js";
-export { checkBatchSeqs, checkCopiedPrefix, turnMarkerOf } from "./row-checks.js";
+export { checkBatchSeqs, checkCopiedPrefix, closedAtOf, turnMarkerOf } from "./row-checks.js";
 export {
   eventsOf,
   type HeaderRow,

@@ -54,3 +54,16 @@ export function turnMarkerOf(
   }
   return { seq: row.seq, type: row.type, turn };
 }
+
+/**
+ * `forkPoint`'s `closedAt` from the `nextTurnEnd` row after the boundary: only a turn/end among the
+ * `length` intact events counts (a torn trailing row is not one).
+ */
+export function closedAtOf(
+  seq: number | string | undefined,
+  length: number,
+): { closedAt?: number } {
+  if (seq === undefined) return {};
+  const closedAt = Number(seq);
+  return closedAt < length ? { closedAt } : {};
+}

@@ -270,7 +270,10 @@ export class SqliteBackend implements backend.SessionBackend {
         found === undefined
           ? undefined
           : sql.turnMarkerOf(found, found.turn, sql.eventsOf(id, this.path), "a damaged row");
-      return { header, length, marker };
+      // No turn/end can follow the last event: the usual case of openTurn asks nothing more.
+      if (marker?.type !== "turn/start" || at >= length - 1) return { header, length, marker };
+      const next = this.#statements.get("nextTurnEnd", { sessionId: id, fromSeq: at + 1 });
+      return { header, length, marker, ...sql.closedAtOf(next?.seq, length) };
     });
   }
 

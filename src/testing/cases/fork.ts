@@ -1,5 +1,7 @@
 // Contract cases for forkPoint and fork: markers at a boundary, prefix copies, independent children.
 import assert from "node:assert/strict";
+import { show } from "../../errors.js";
+import { SessionStore } from "../../store/session-store.js";
 import { balancedLog, balancedTurn, header, openTurn, TURN_LENGTH } from "../events.js";
 import { assertStored, rejectsWithCode } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
@@ -10,26 +12,27 @@ const OPEN_LOG = [...balancedLog(2), ...openTurn(2 * TURN_LENGTH, 3)];
 /** Registers the fork cases. */
 export function forkCases(cases: CaseRegistry): void {
   cases.add(
-    "forkPoint reports the header, the length and the last turn marker at or before the boundary",
+    "forkPoint reports the header, the length, the last turn marker at or before the boundary and the turn/end closing an open one",
     async (storage) => {
       const backend = await storage.open();
       const h = header("point", { cwd: "/w" });
       await backend.create(h, OPEN_LOG);
       const expected = [
-        [undefined, { seq: 18, type: "turn/start", turn: 3 }],
-        [21, { seq: 18, type: "turn/start", turn: 3 }],
-        [18, { seq: 18, type: "turn/start", turn: 3 }],
-        [17, { seq: 17, type: "turn/end", turn: 2 }],
-        [12, { seq: 9, type: "turn/start", turn: 2 }],
-        [8, { seq: 8, type: "turn/end", turn: 1 }],
-        [0, { seq: 0, type: "turn/start", turn: 1 }],
+        [undefined, { seq: 18, type: "turn/start", turn: 3 }, {}],
+        [21, { seq: 18, type: "turn/start", turn: 3 }, {}],
+        [18, { seq: 18, type: "turn/start", turn: 3 }, {}],
+        [17, { seq: 17, type: "turn/end", turn: 2 }, {}],
+        [12, { seq: 9, type: "turn/start", turn: 2 }, { closedAt: 17 }],
+        [9, { seq: 9, type: "turn/start", turn: 2 }, { closedAt: 17 }],
+        [8, { seq: 8, type: "turn/end", turn: 1 }, {}],
+        [0, { seq: 0, type: "turn/start", turn: 1 }, { closedAt: 8 }],
       ] as const;
-      for (const [boundary, marker] of expected) {
+      for (const [boundary, marker, closed] of expected) {
         const point = await backend.forkPoint("point", boundary);
         assert.deepStrictEqual(
           point,
-          { header: h, length: OPEN_LOG.length, marker },
-          `expected forkPoint("point", ${boundary}) to report the marker at seq ${marker.seq}`,
+          { header: h, length: OPEN_LOG.length, marker, ...closed },
+          `expected forkPoint("point", ${boundary}) to report the marker at seq ${marker.seq} and ${show(closed)}`,
         );
       }
       await backend.create(header("empty"), []);
@@ -38,6 +41,33 @@ export function forkCases(cases: CaseRegistry): void {
         length: 0,
         marker: undefined,
       });
+    },
+  );
+
+  cases.add(
+    "a store over the backend refuses a boundary inside a turn (OPEN_TURN) naming the nearest valid boundaries",
+    async (storage) => {
+      const backend = await storage.open();
+      await backend.create(header("source"), OPEN_LOG);
+      // The store is not closed: the contract closes the backend after the case.
+      const store = new SessionStore({ backend });
+      const expected = [
+        [12, { boundary: 12, turn: 2, before: 8, after: 17 }],
+        [9, { boundary: 9, turn: 2, before: 8, after: 17 }],
+        [5, { boundary: 5, turn: 1, after: 8 }],
+        [0, { boundary: 0, turn: 1, after: 8 }],
+        [20, { boundary: 20, turn: 3, before: 17 }],
+        [undefined, { boundary: 21, turn: 3, before: 17 }],
+      ] as const;
+      for (const [boundary, details] of expected) {
+        const error = await rejectsWithCode(
+          store.fork("source", boundary, "child"),
+          "OPEN_TURN",
+          `a fork of "source" at ${boundary}`,
+        );
+        assert.deepStrictEqual(error.details, details);
+      }
+      assert.equal(await backend.has("child"), false);
     },
   );
 
