@@ -63,6 +63,13 @@ export abstract class RpcClientMethods {
     return this.request("session/list", params);
   }
 
+  /** Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts. */
+  sessionSearch(
+    params: RpcMethods["session/search"]["params"],
+  ): Promise<RpcMethods["session/search"]["result"]> {
+    return this.request("session/search", params);
+  }
+
   /** Derives a session's provider messages from its surface. */
   sessionMessages(
     params: RpcMethods["session/messages"]["params"],

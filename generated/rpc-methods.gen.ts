@@ -17,6 +17,8 @@ import type {
   SessionReadResult,
   SessionListParams,
   SessionListResult,
+  SessionSearchParams,
+  SessionSearchResult,
   SessionMessagesParams,
   SessionMessagesResult,
   SessionExportParams,
@@ -57,6 +59,8 @@ import {
   validateSessionReadResult,
   validateSessionListParams,
   validateSessionListResult,
+  validateSessionSearchParams,
+  validateSessionSearchResult,
   validateSessionMessagesParams,
   validateSessionMessagesResult,
   validateSessionExportParams,
@@ -159,6 +163,18 @@ export interface RpcMethods {
   readonly "session/list": {
     readonly params: SessionListParams;
     readonly result: SessionListResult;
+    readonly errors:
+      | "INVALID_PARAMS"
+      | "FORMAT_UNSUPPORTED"
+      | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "INTERNAL";
+  };
+  /** Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts. */
+  readonly "session/search": {
+    readonly params: SessionSearchParams;
+    readonly result: SessionSearchResult;
     readonly errors:
       | "INVALID_PARAMS"
       | "FORMAT_UNSUPPORTED"
@@ -443,6 +459,21 @@ export const RPC_METHODS = {
     ],
     summary: "Lists stored sessions newest first, filtered by cwd or parent and paged by an opaque cursor.",
   },
+  "session/search": {
+    method: "session/search",
+    clientName: "sessionSearch",
+    validateParams: validateSessionSearchParams,
+    validateResult: validateSessionSearchResult,
+    errors: [
+      "INVALID_PARAMS",
+      "FORMAT_UNSUPPORTED",
+      "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "INTERNAL",
+    ],
+    summary: "Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts.",
+  },
   "session/messages": {
     method: "session/messages",
     clientName: "sessionMessages",
@@ -633,6 +664,9 @@ export const RPC_PARAM_BOUNDS = {
   "session/list": {
     limit: { minimum: 1, maximum: 1000, default: 100 },
   },
+  "session/search": {
+    limit: { minimum: 1, maximum: 100, default: 20 },
+  },
 } as const satisfies {
   readonly [M in RpcMethodName]?: {
     readonly [K in keyof RpcParams<M>]?: {
@@ -652,6 +686,7 @@ export const RPC_METHOD_NAMES = [
   "session/fork",
   "session/read",
   "session/list",
+  "session/search",
   "session/messages",
   "session/export",
   "session/import",
@@ -682,6 +717,7 @@ export const RPC_METHOD = {
   sessionFork: "session/fork",
   sessionRead: "session/read",
   sessionList: "session/list",
+  sessionSearch: "session/search",
   sessionMessages: "session/messages",
   sessionExport: "session/export",
   sessionImport: "session/import",

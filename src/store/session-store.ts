@@ -8,6 +8,7 @@ import {
   SESSION_FORMAT_VERSION,
   type SessionEvent,
   type SessionHeader,
+  type SessionSearchResult,
   validateAbsolutePath,
   validateCreateSessionOptions,
   validateSessionId,
@@ -17,8 +18,10 @@ import { resolveForkBoundary } from "../log/fork-rules.js";
 import { LogState, TakenBatch } from "../log/invariants.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
+import { searchableText } from "../log/search-text.js";
 import { SessionLog } from "../log/session-log.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
+import { cutToWidth, oneLine } from "../util/text-width.js";
 import type { ListPage, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
 import {
   admitStored,
@@ -33,6 +36,7 @@ import {
 import { parseLogText } from "./jsonl/log-reader.js";
 import { checkListLimit, DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
+import { type SearchOptions, scanSearch, searchQueryOf, searchResult } from "./search.js";
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
 import { invalidParams, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
@@ -609,6 +613,37 @@ export class SessionStore {
     const limit = query.limit ?? DEFAULT_LIST_LIMIT;
     checkListLimit(limit);
     return this.backend.list({ ...query, limit });
+  }
+
+  /**
+   * Finds the sessions whose user, assistant or tool text holds every term of `query` in one
+   * event (case- and accent-insensitive substrings; "double-quoted phrases" whole), in `list`'s
+   * order, `limit` of them (20 when absent, at most 100), each with up to three excerpts. Uses
+   * the backend's index when it has one, and scans the logs otherwise.
+   * @throws StorageError INVALID_PARAMS for a query of no term or over 256 units, a limit out of
+   *   range, or a cursor a search of this store did not issue.
+   */
+  async search(options: SearchOptions): Promise<SessionSearchResult> {
+    const query = searchQueryOf(options);
+    const page =
+      this.backend.search === undefined
+        ? await scanSearch(this.backend, query)
+        : await this.backend.search(query);
+    return searchResult(page, query.terms, (id) => this.titleForResult(id));
+  }
+
+  /**
+   * The title a search result shows: the text of the session's first `user/message`, on one line
+   * and cut to 80 columns ("" when it has none).
+   */
+  async titleForResult(id: string): Promise<string> {
+    for (let fromSeq = 0; ; ) {
+      const page = await this.read(id, { fromSeq, limit: 64 });
+      const prompt = page.events.find((event) => event.type === "user/message");
+      if (prompt !== undefined) return cutToWidth(oneLine(searchableText(prompt)), 80);
+      if (page.done) return "";
+      fromSeq = page.nextSeq;
+    }
   }
 
   /**

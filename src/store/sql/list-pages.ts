@@ -53,11 +53,11 @@ export function listRun(query: ListQuery): ListRun {
  * The page that the rows of {@link listRun}'s statement make: the first `limit` rows, each
  * listed by `listed`, and a cursor after the last one when the extra row came.
  */
-export function listPage<R>(
+export function listPage<R, S extends ListedSession = ListedSession>(
   rows: readonly R[],
   limit: number,
-  listed: (row: R) => ListedSession,
-): ListPage {
+  listed: (row: R) => S,
+): ListPage & { readonly sessions: readonly S[] } {
   const sessions = rows.slice(0, limit).map(listed);
   const end = sessions.at(-1);
   return rows.length > limit && end !== undefined
