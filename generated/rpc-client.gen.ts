@@ -63,13 +63,6 @@ export abstract class RpcClientMethods {
     return this.request("session/list", params);
   }
 
-  /** Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts. */
-  sessionSearch(
-    params: RpcMethods["session/search"]["params"],
-  ): Promise<RpcMethods["session/search"]["result"]> {
-    return this.request("session/search", params);
-  }
-
   /** Derives a session's provider messages from its surface. */
   sessionMessages(
     params: RpcMethods["session/messages"]["params"],
@@ -145,5 +138,12 @@ export abstract class RpcClientMethods {
     params: RpcMethods["session/unwatch"]["params"],
   ): Promise<RpcMethods["session/unwatch"]["result"]> {
     return this.request("session/unwatch", params);
+  }
+
+  /** Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts. */
+  sessionSearch(
+    params: RpcMethods["session/search"]["params"],
+  ): Promise<RpcMethods["session/search"]["result"]> {
+    return this.request("session/search", params);
   }
 }

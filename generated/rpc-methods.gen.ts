@@ -17,8 +17,6 @@ import type {
   SessionReadResult,
   SessionListParams,
   SessionListResult,
-  SessionSearchParams,
-  SessionSearchResult,
   SessionMessagesParams,
   SessionMessagesResult,
   SessionExportParams,
@@ -41,6 +39,8 @@ import type {
   SessionWatchResult,
   SessionUnwatchParams,
   SessionUnwatchResult,
+  SessionSearchParams,
+  SessionSearchResult,
   SessionEventsParams,
 } from "./types.gen.js";
 import type { Validator } from "./validators.gen.js";
@@ -59,8 +59,6 @@ import {
   validateSessionReadResult,
   validateSessionListParams,
   validateSessionListResult,
-  validateSessionSearchParams,
-  validateSessionSearchResult,
   validateSessionMessagesParams,
   validateSessionMessagesResult,
   validateSessionExportParams,
@@ -83,6 +81,8 @@ import {
   validateSessionWatchResult,
   validateSessionUnwatchParams,
   validateSessionUnwatchResult,
+  validateSessionSearchParams,
+  validateSessionSearchResult,
   validateSessionEventsParams,
 } from "./validators.gen.js";
 
@@ -163,18 +163,6 @@ export interface RpcMethods {
   readonly "session/list": {
     readonly params: SessionListParams;
     readonly result: SessionListResult;
-    readonly errors:
-      | "INVALID_PARAMS"
-      | "FORMAT_UNSUPPORTED"
-      | "CORRUPT_LOG"
-      | "STORAGE_UNAVAILABLE"
-      | "STORAGE_REFUSED"
-      | "INTERNAL";
-  };
-  /** Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts. */
-  readonly "session/search": {
-    readonly params: SessionSearchParams;
-    readonly result: SessionSearchResult;
     readonly errors:
       | "INVALID_PARAMS"
       | "FORMAT_UNSUPPORTED"
@@ -319,6 +307,18 @@ export interface RpcMethods {
     readonly result: SessionUnwatchResult;
     readonly errors: "INVALID_PARAMS" | "INTERNAL";
   };
+  /** Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts. */
+  readonly "session/search": {
+    readonly params: SessionSearchParams;
+    readonly result: SessionSearchResult;
+    readonly errors:
+      | "INVALID_PARAMS"
+      | "FORMAT_UNSUPPORTED"
+      | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "INTERNAL";
+  };
 }
 
 /** A method's wire name. */
@@ -458,21 +458,6 @@ export const RPC_METHODS = {
       "INTERNAL",
     ],
     summary: "Lists stored sessions newest first, filtered by cwd or parent and paged by an opaque cursor.",
-  },
-  "session/search": {
-    method: "session/search",
-    clientName: "sessionSearch",
-    validateParams: validateSessionSearchParams,
-    validateResult: validateSessionSearchResult,
-    errors: [
-      "INVALID_PARAMS",
-      "FORMAT_UNSUPPORTED",
-      "CORRUPT_LOG",
-      "STORAGE_UNAVAILABLE",
-      "STORAGE_REFUSED",
-      "INTERNAL",
-    ],
-    summary: "Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts.",
   },
   "session/messages": {
     method: "session/messages",
@@ -651,6 +636,21 @@ export const RPC_METHODS = {
     errors: ["INVALID_PARAMS", "INTERNAL"],
     summary: "Stops a watch of this connection.",
   },
+  "session/search": {
+    method: "session/search",
+    clientName: "sessionSearch",
+    validateParams: validateSessionSearchParams,
+    validateResult: validateSessionSearchResult,
+    errors: [
+      "INVALID_PARAMS",
+      "FORMAT_UNSUPPORTED",
+      "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "INTERNAL",
+    ],
+    summary: "Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts.",
+  },
 } as const satisfies { readonly [M in RpcMethodName]: RpcMethodSpec<M> };
 
 /**
@@ -686,7 +686,6 @@ export const RPC_METHOD_NAMES = [
   "session/fork",
   "session/read",
   "session/list",
-  "session/search",
   "session/messages",
   "session/export",
   "session/import",
@@ -698,6 +697,7 @@ export const RPC_METHOD_NAMES = [
   "replay/close",
   "session/watch",
   "session/unwatch",
+  "session/search",
 ] as const satisfies readonly RpcMethodName[];
 
 /** Whether `name` is a method of the table (own keys only, so `constructor` is not). */
@@ -717,7 +717,6 @@ export const RPC_METHOD = {
   sessionFork: "session/fork",
   sessionRead: "session/read",
   sessionList: "session/list",
-  sessionSearch: "session/search",
   sessionMessages: "session/messages",
   sessionExport: "session/export",
   sessionImport: "session/import",
@@ -729,6 +728,7 @@ export const RPC_METHOD = {
   replayClose: "replay/close",
   sessionWatch: "session/watch",
   sessionUnwatch: "session/unwatch",
+  sessionSearch: "session/search",
 } as const satisfies { readonly [clientName: string]: RpcMethodName };
 
 /** Every notification the server sends: its params type. */

@@ -43,6 +43,7 @@ const SPEC_METHODS: readonly [method: string, params: string, result: string][] 
   ["replay/close", "ReplayCloseParams", "ReplayCloseResult"],
   ["session/watch", "SessionWatchParams", "SessionWatchResult"],
   ["session/unwatch", "SessionUnwatchParams", "SessionUnwatchResult"],
+  ["session/search", "SessionSearchParams", "SessionSearchResult"],
 ];
 
 /** rpc.md's error table, written out literally: the independent check of the fixed numbers. */

@@ -1,5 +1,10 @@
 // Text search over events, written once for every backend: which text an event carries, how it is folded, how a query matches it and what excerpt shows the match.
-import { SEARCHABLE_BLOCK_MEMBERS, SEARCHABLE_EVENT_MEMBERS } from "../generated.js";
+import {
+  SEARCHABLE_BLOCK_MEMBERS,
+  SEARCHABLE_EVENT_MEMBERS,
+  type SearchExcerpt,
+  type TextSpan,
+} from "../generated.js";
 
 /** At most this many excerpts (matching events) are shown for one session. */
 export const MAX_EXCERPTS = 3;
@@ -7,18 +12,9 @@ export const MAX_EXCERPTS = 3;
 /** About how many UTF-16 units of text an excerpt shows around its match. */
 export const EXCERPT_LENGTH = 160;
 
-/** A span of an excerpt's text: UTF-16 offsets, `end` exclusive. */
-export interface TextSpan {
-  readonly start: number;
-  readonly end: number;
-}
-
-/** One matching event, shown as a short text with the matches marked. */
-export interface Excerpt {
-  readonly seq: number;
-  readonly text: string;
-  readonly highlight: readonly TextSpan[];
-}
+/** One matching event, shown as a short text with the matches marked (the wire's SearchExcerpt). */
+export type Excerpt = SearchExcerpt;
+export type { TextSpan };
 
 function blockTexts(value: unknown, out: string[]): void {
   if (typeof value === "string") {

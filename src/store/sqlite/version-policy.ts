@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { hasCode, StorageError, show } from "../../errors.js";
 import { SQLITE_DDL, SQLITE_LAYOUT_VERSION } from "../../generated.js";
 import { refusedOr } from "../storage-refusal.js";
+import { isSearchObject } from "./search-index.js";
 import { type SqliteQueryRows, Statements } from "./statements.js";
 
 /** What the read-only look at a database found: nothing of anyone's yet, or layout 4 of ours. */
@@ -96,7 +97,10 @@ export function stampNewDatabase(
 /** Decides from user_version and the schema objects; see {@link inspectDatabase}. */
 function judge(path: string, statements: Statements): DatabaseState {
   const version = Number(statements.get("layoutVersion", {})?.userVersion ?? 0);
-  const objects = statements.all("schemaObjects", {});
+  // The search index is derived data made on open, not part of the layout (search-index.ts).
+  const objects = statements
+    .all("schemaObjects", {})
+    .filter((o) => !isSearchObject(String(o.tableName)));
   if (version === 0) {
     if (objects.length === 0) return "new";
     const names = objects.map((o) => String(o.name));
