@@ -22,6 +22,7 @@ import {
   unreachable,
 } from "./pg-errors.js";
 import { eventArrays, markerOfRow, splitSessionFrom } from "./rows.js";
+import { ensureSearchIndex, insertSearchTexts, searchPage } from "./search-index.js";
 import { POSTGRES_TABLES, type PostgresQueryRows, paramsFrom, Queries } from "./statements.js";
 import type { PostgresTimeouts } from "./timeouts.js";
 import { lockLost, WriterLocks } from "./writer-locks.js";
@@ -161,6 +162,7 @@ export class PostgresBackend implements backend.SessionBackend {
       if ((await inspectSchema(client, queries, target)) === "new") {
         await createLayout(client, queries, target);
       }
+      await ensureSearchIndex(client, queries, target.schema);
       const settings = await queries.first(client, "connectionSettings", {});
       if (settings?.currentSchema !== target.schema) {
         throw new StorageError(
@@ -349,6 +351,7 @@ export class PostgresBackend implements backend.SessionBackend {
         boundary,
       });
       sql.checkCopiedPrefix(copied, boundary, sql.eventsOf(sourceId, this.location));
+      await this.#queries.run(c, "copySearchPrefix", { childId: header.id, sourceId, boundary });
     });
   }
 
@@ -357,6 +360,7 @@ export class PostgresBackend implements backend.SessionBackend {
       await this.#lockForWrite(c, id);
       await this.#assertLockHeld(c, id);
       await this.#queries.run(c, "deleteEventsFrom", { sessionId: id, keep });
+      await this.#queries.run(c, "deleteSearchTexts", { sessionId: id, keep });
       await this.#insertEvents(c, id, keep, closers);
     });
   }
@@ -370,6 +374,11 @@ export class PostgresBackend implements backend.SessionBackend {
     return sql.listPage(rows, query.limit, ({ lastSeq, lastTime, ...row }) =>
       sql.listedSession(sql.headerFromRow(row), lastSeq, lastTime),
     );
+  }
+
+  /** Searches the index (search-index.ts) on one snapshot. */
+  async search(query: backend.SearchQuery): Promise<backend.SearchPage> {
+    return this.#read("search sessions", (c) => searchPage(c, this.#queries, query));
   }
 
   /**
@@ -522,6 +531,8 @@ export class PostgresBackend implements backend.SessionBackend {
         }
         throw error;
       }
+      // After the events: a conflict above is reported as the events' own.
+      await insertSearchTexts(c, this.#queries, id, chunk);
     }
   }
 
