@@ -7,6 +7,7 @@ import { listCases } from "./cases/list.js";
 import { loadCases } from "./cases/load.js";
 import { lockCases } from "./cases/locks.js";
 import { repairCases } from "./cases/repair.js";
+import { searchCases } from "./cases/search.js";
 import { subscribeCases } from "./cases/subscribe.js";
 import { caseRegistry } from "./registry.js";
 import type { BackendContractOptions, TestFunctions } from "./types.js";
@@ -35,6 +36,7 @@ export function defineBackendContract(test: TestFunctions, options: BackendContr
     repairCases(cases);
     foreignCases(cases);
     listCases(cases);
+    searchCases(cases);
     lockCases(cases);
     subscribeCases(cases);
     corpusCases(cases, options.corpus ?? []);
