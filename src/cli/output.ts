@@ -4,6 +4,8 @@
 export interface OutStream {
   write(text: string): unknown;
   readonly isTTY?: boolean;
+  /** The width of the terminal, when it is one. */
+  readonly columns?: number;
 }
 
 /** Styles for human output; every one is the identity when colour is off. */
@@ -63,6 +65,8 @@ export interface Output {
   readonly errPaint: Palette;
   /** Whether stderr is a terminal (progress lines may then overwrite themselves). */
   readonly errIsTTY: boolean;
+  /** The width of stdout when it is a terminal. */
+  readonly columns?: number;
 }
 
 /** The output of a process: its two streams, coloured as `colourEnabled` decides for each. */
@@ -77,6 +81,9 @@ export function makeOutput(stdout: OutStream, stderr: OutStream, env: NodeJS.Pro
     paint: palette(colourEnabled(stdout, env)),
     errPaint: palette(colourEnabled(stderr, env)),
     errIsTTY: stderr.isTTY === true,
+    ...(stdout.isTTY === true && typeof stdout.columns === "number" && stdout.columns > 0
+      ? { columns: stdout.columns }
+      : {}),
   };
 }
 

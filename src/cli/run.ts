@@ -20,6 +20,7 @@ import { generateCommand } from "./commands/generate.js";
 import { importCommand } from "./commands/import.js";
 import { lsCommand } from "./commands/ls.js";
 import { replayCommand } from "./commands/replay.js";
+import { searchCommand } from "./commands/search.js";
 import { serveCommand } from "./commands/serve.js";
 import { showCommand } from "./commands/show.js";
 import { validateCommand } from "./commands/validate.js";
@@ -36,6 +37,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   exportCommand,
   lsCommand,
   showCommand,
+  searchCommand,
   forkCommand,
   demoCommand,
   generateCommand,
