@@ -148,10 +148,17 @@ export const SQLITE_QUERIES = {
    */
   searchSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength\nFROM sessions AS s\nWHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND s.id IN (\n    SELECT t.session_id FROM search_texts AS t\n    WHERE t.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH @match)\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
   /**
-   * searchSessions for terms all shorter than three characters, which the trigram index cannot
-   * find: every row is read.
+   * searchSessions by walking the sessions in list order (sessions_by_created) and probing each
+   * one's rows by (session_id, seq), stopping after `@limit`: for terms the trigram index cannot
+   * find (all shorter than three characters), and for terms so common that the index would give
+   * most rows.
    */
-  searchSessionsScanned: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength\nFROM sessions AS s\nWHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND s.id IN (\n    SELECT t.session_id FROM search_texts AS t\n    WHERE NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
+  searchSessionsWalked: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength\nFROM sessions AS s\nWHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND EXISTS (\n    SELECT 1 FROM search_texts AS t\n    WHERE t.session_id = s.id\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
+  /**
+   * How many rows the trigram index gives for `@match`, counted up to `@cap`: tells a rare term
+   * (use the index) from a common one (walk the sessions).
+   */
+  searchCandidates: "SELECT count(*) AS candidates\nFROM (SELECT rowid FROM search_fts WHERE search_fts MATCH @match LIMIT @cap);",
   /**
    * The first `@limit` events of a session whose folded text holds every term of `@terms`, in seq
    * order.
@@ -205,7 +212,8 @@ export const SQLITE_QUERY_PARAMS = {
   deleteSearchTexts: ["sessionId", "fromSeq"],
   searchEventRows: [],
   searchSessions: ["afterCreatedAt", "afterId", "cwd", "match", "terms", "limit"],
-  searchSessionsScanned: ["afterCreatedAt", "afterId", "cwd", "terms", "limit"],
+  searchSessionsWalked: ["afterCreatedAt", "afterId", "cwd", "terms", "limit"],
+  searchCandidates: ["match", "cap"],
   searchMatches: ["sessionId", "terms", "limit"],
 } as const satisfies Record<SqliteQueryName, readonly string[]>;
 
@@ -306,7 +314,7 @@ export interface SqliteQueryRows {
     readonly parentSession: string | null;
     readonly seedLength: number | null;
   };
-  readonly searchSessionsScanned: {
+  readonly searchSessionsWalked: {
     readonly version: number;
     readonly id: string;
     readonly createdAt: number;
@@ -314,6 +322,7 @@ export interface SqliteQueryRows {
     readonly parentSession: string | null;
     readonly seedLength: number | null;
   };
+  readonly searchCandidates: { readonly candidates: SqliteScalar };
   readonly searchMatches: {
     readonly seq: number;
     readonly type: string;

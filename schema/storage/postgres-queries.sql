@@ -392,8 +392,8 @@ ROLLBACK;
 -- The search index (src/store/postgres/search-index.ts): derived data outside the versioned layout,
 -- made by createSearchTexts when missing (the layout policy ignores it) and filled from the stored
 -- events once. `text` is an event's searchable text folded (lower case, no accents); strpos() on
--- it is the substring rule of every backend. No extension is needed: a page walks the sessions in
--- list order and probes each one's rows by the primary key.
+-- it is the substring rule of every backend. No extension is needed (pg_trgm need not be there):
+-- a page walks the sessions in list order and probes each one's rows by the primary key.
 
 -- name: createSearchTexts
 CREATE TABLE IF NOT EXISTS search_texts (
@@ -449,10 +449,13 @@ SELECT
 FROM sessions AS s
 WHERE (s.created_at, s.id) < (@afterCreatedAt::bigint, @afterId::text)
   AND (@cwd::text IS NULL OR s.cwd = @cwd::text)
-  AND EXISTS (
-    SELECT 1 FROM search_texts AS t
+  AND (
+    -- A scalar subquery, never turned into a join: each session is probed by the primary key in
+    -- list order, and the walk stops once the page is full.
+    SELECT true FROM search_texts AS t
     WHERE t.session_id = s.id
       AND NOT EXISTS (SELECT 1 FROM unnest(@terms::text[]) AS term WHERE strpos(t.text, term) = 0)
+    LIMIT 1
   )
 ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;

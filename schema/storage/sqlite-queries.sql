@@ -321,9 +321,10 @@ WHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)
 ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
 
--- name: searchSessionsScanned
--- searchSessions for terms all shorter than three characters, which the trigram index cannot find:
--- every row is read.
+-- name: searchSessionsWalked
+-- searchSessions by walking the sessions in list order (sessions_by_created) and probing each one's
+-- rows by (session_id, seq), stopping after @limit: for terms the trigram index cannot find (all
+-- shorter than three characters), and for terms so common that the index would give most rows.
 SELECT
   s.version,
   s.id,
@@ -334,12 +335,19 @@ SELECT
 FROM sessions AS s
 WHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)
   AND (@cwd IS NULL OR s.cwd = @cwd)
-  AND s.id IN (
-    SELECT t.session_id FROM search_texts AS t
-    WHERE NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)
+  AND EXISTS (
+    SELECT 1 FROM search_texts AS t
+    WHERE t.session_id = s.id
+      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)
   )
 ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
+
+-- name: searchCandidates
+-- How many rows the trigram index gives for @match, counted up to @cap: tells a rare term (use the
+-- index) from a common one (walk the sessions).
+SELECT count(*) AS candidates
+FROM (SELECT rowid FROM search_fts WHERE search_fts MATCH @match LIMIT @cap);
 
 -- name: searchMatches
 -- The first @limit events of a session whose folded text holds every term of @terms, in seq order.

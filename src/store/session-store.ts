@@ -638,7 +638,8 @@ export class SessionStore {
    */
   async titleForResult(id: string): Promise<string> {
     for (let fromSeq = 0; ; ) {
-      const page = await this.read(id, { fromSeq, limit: 64 });
+      // The first prompt is near the start: small pages keep a page of results cheap.
+      const page = await this.read(id, { fromSeq, limit: 8 });
       const prompt = page.events.find((event) => event.type === "user/message");
       if (prompt !== undefined) return cutToWidth(oneLine(searchableText(prompt)), 80);
       if (page.done) return "";

@@ -19,6 +19,12 @@ export function isSearchObject(tableName: string): boolean {
 /** Lists start strictly after this key: above every stored session (as list-pages.ts's first page). */
 const FIRST_PAGE = { createdAt: Number.MAX_SAFE_INTEGER + 1, id: "" };
 
+/**
+ * Past this many candidate rows from the trigram index, a page is found faster by walking the
+ * sessions in list order (the first ones match) than by reading every candidate.
+ */
+const INDEX_CAP = 2000;
+
 /** The FTS5 query of the terms the trigram index can find (three characters or more), or undefined. */
 function ftsMatch(terms: readonly string[]): string | undefined {
   const long = terms.filter((term) => [...term].length >= 3);
@@ -106,10 +112,14 @@ export class SqliteSearchIndex {
       terms,
       limit: query.limit + 1,
     };
+    const rare =
+      match !== undefined &&
+      Number(this.#statements.get("searchCandidates", { match, cap: INDEX_CAP })?.candidates) <
+        INDEX_CAP;
     const rows =
-      match === undefined
-        ? this.#statements.all("searchSessionsScanned", filter)
-        : this.#statements.all("searchSessions", { ...filter, match });
+      match !== undefined && rare
+        ? this.#statements.all("searchSessions", { ...filter, match })
+        : this.#statements.all("searchSessionsWalked", filter);
     return sql.listPage(rows, query.limit, (row): SearchHit => {
       const last = this.#statements.get("lastEvent", { sessionId: row.id });
       const listed = sql.listedSession(sql.headerFromRow(row), last?.seq, last?.time);
