@@ -375,6 +375,9 @@ export async function everyMethodScenario(client: SeedlineClient, prefix: string
     first.sessions.map((s) => s.sessionId),
   );
 
+  const found = check("session/search", await client.sessionSearch({ query: "a", cwd: "/w/a" }));
+  expect(found.results.map((r) => r.sessionId)).toEqual(expect.arrayContaining([a]));
+
   const messages = check("session/messages", await client.sessionMessages({ sessionId: a }));
   expect(messages.messages.length).toBeGreaterThan(0);
   const early = check(
