@@ -231,6 +231,31 @@ export const POSTGRES_QUERIES = {
   beginRead: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;",
   commit: "COMMIT;",
   rollback: "ROLLBACK;",
+  createSearchTexts: "CREATE TABLE IF NOT EXISTS search_texts (\n  session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq bigint NOT NULL,\n  text text NOT NULL,\n  CONSTRAINT search_texts_pkey PRIMARY KEY (session_id, seq)\n);",
+  /** One row when the index was made (to_regclass looks in the search_path: the target schema). */
+  searchIndexExists: "SELECT 1 AS found WHERE to_regclass('search_texts') IS NOT NULL;",
+  /** The folded texts of a batch, one array per member. */
+  insertSearchTexts: "INSERT INTO search_texts (session_id, seq, text)\nSELECT $1::text, t.seq, t.text\nFROM unnest($2::bigint[], $3::text[]) AS t (seq, text);",
+  /** A fork's inherited rows, copied inside the database. */
+  copySearchPrefix: "INSERT INTO search_texts (session_id, seq, text)\nSELECT $1::text, seq, text FROM search_texts\nWHERE session_id = $2 AND seq <= $3;",
+  /** Repair: the rows of a cut tail. */
+  deleteSearchTexts: "DELETE FROM search_texts WHERE session_id = $1 AND seq >= $2;",
+  /**
+   * The stored event rows after (`@afterSessionId`, `@afterSeq`), `@limit` of them, to fill a new
+   * index.
+   */
+  searchEventRows: "SELECT session_id AS \"sessionId\", seq, type, data\nFROM events\nWHERE (session_id, seq) > ($1::text, $2::bigint)\nORDER BY session_id, seq\nLIMIT $3;",
+  /**
+   * One page of the sessions (in list order, after the cursor, in `@cwd` when not NULL) with a row
+   * whose folded text holds every term of `@terms`, each row with its session's last seq and time
+   * as listSessions gives them.
+   */
+  searchSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  (\n    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  )::bigint AS \"lastTime\"\nFROM sessions AS s\nWHERE (s.created_at, s.id) < ($1::bigint, $2::text)\n  AND ($3::text IS NULL OR s.cwd = $3::text)\n  AND (\n    SELECT true FROM search_texts AS t\n    WHERE t.session_id = s.id\n      AND NOT EXISTS (SELECT 1 FROM unnest($4::text[]) AS term WHERE strpos(t.text, term) = 0)\n    LIMIT 1\n  )\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $5;",
+  /**
+   * The first `@limit` events of each session of `@ids` whose folded text holds every term of
+   * `@terms`.
+   */
+  searchMatches: "SELECT r.session_id AS \"sessionId\", r.seq, e.type, e.time, e.data\nFROM (\n  SELECT\n    t.session_id,\n    t.seq,\n    row_number() OVER (PARTITION BY t.session_id ORDER BY t.seq) AS n\n  FROM search_texts AS t\n  WHERE t.session_id = ANY ($1::text[])\n    AND NOT EXISTS (SELECT 1 FROM unnest($2::text[]) AS term WHERE strpos(t.text, term) = 0)\n) AS r\nJOIN events AS e ON e.session_id = r.session_id AND e.seq = r.seq\nWHERE r.n <= $3\nORDER BY r.session_id, r.seq;",
 } as const;
 
 /** The name of one statement of {@link POSTGRES_QUERIES}. */
@@ -290,6 +315,14 @@ export const POSTGRES_QUERY_PARAMS = {
   beginRead: [],
   commit: [],
   rollback: [],
+  createSearchTexts: [],
+  searchIndexExists: [],
+  insertSearchTexts: ["sessionId", "seq", "text"],
+  copySearchPrefix: ["childId", "sourceId", "boundary"],
+  deleteSearchTexts: ["sessionId", "keep"],
+  searchEventRows: ["afterSessionId", "afterSeq", "limit"],
+  searchSessions: ["afterCreatedAt", "afterId", "cwd", "terms", "limit"],
+  searchMatches: ["ids", "terms", "limit"],
 } as const satisfies Record<PostgresQueryName, readonly string[]>;
 
 /** What a statement binds: every named parameter (null for SQL NULL). */
@@ -527,6 +560,32 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "currentSchema", type: "string | null" },
     { name: "serverEncoding", type: "string | null" },
   ],
+  searchIndexExists: [
+    { name: "found", type: "PostgresScalar" },
+  ],
+  searchEventRows: [
+    { name: "sessionId", type: "string" },
+    { name: "seq", type: "number" },
+    { name: "type", type: "string" },
+    { name: "data", type: "string" },
+  ],
+  searchSessions: [
+    { name: "version", type: "number" },
+    { name: "id", type: "string" },
+    { name: "createdAt", type: "number" },
+    { name: "cwd", type: "string | null" },
+    { name: "parentSession", type: "string | null" },
+    { name: "seedLength", type: "number | null" },
+    { name: "lastSeq", type: "number | null" },
+    { name: "lastTime", type: "number | null" },
+  ],
+  searchMatches: [
+    { name: "sessionId", type: "string" },
+    { name: "seq", type: "number" },
+    { name: "type", type: "string" },
+    { name: "time", type: "number" },
+    { name: "data", type: "string" },
+  ],
 } as const;
 
 /** The row each SELECT returns, one member per result column. */
@@ -694,5 +753,29 @@ export interface PostgresQueryRows {
     readonly synchronousCommit: string | null;
     readonly currentSchema: string | null;
     readonly serverEncoding: string | null;
+  };
+  readonly searchIndexExists: { readonly found: PostgresScalar };
+  readonly searchEventRows: {
+    readonly sessionId: string;
+    readonly seq: number;
+    readonly type: string;
+    readonly data: string;
+  };
+  readonly searchSessions: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly lastSeq: number | null;
+    readonly lastTime: number | null;
+  };
+  readonly searchMatches: {
+    readonly sessionId: string;
+    readonly seq: number;
+    readonly type: string;
+    readonly time: number;
+    readonly data: string;
   };
 }

@@ -146,4 +146,11 @@ export abstract class RpcClientMethods {
   ): Promise<RpcMethods["session/set_title"]["result"]> {
     return this.request("session/set_title", params);
   }
+
+  /** Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts. */
+  sessionSearch(
+    params: RpcMethods["session/search"]["params"],
+  ): Promise<RpcMethods["session/search"]["result"]> {
+    return this.request("session/search", params);
+  }
 }

@@ -41,6 +41,8 @@ import type {
   SessionUnwatchResult,
   SessionSetTitleParams,
   SessionSetTitleResult,
+  SessionSearchParams,
+  SessionSearchResult,
   SessionEventsParams,
 } from "./types.gen.js";
 import type { Validator } from "./validators.gen.js";
@@ -83,6 +85,8 @@ import {
   validateSessionUnwatchResult,
   validateSessionSetTitleParams,
   validateSessionSetTitleResult,
+  validateSessionSearchParams,
+  validateSessionSearchResult,
   validateSessionEventsParams,
 } from "./validators.gen.js";
 
@@ -314,6 +318,18 @@ export interface RpcMethods {
     readonly errors:
       | "INVALID_PARAMS"
       | "SESSION_NOT_FOUND"
+      | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "INTERNAL";
+  };
+  /** Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts. */
+  readonly "session/search": {
+    readonly params: SessionSearchParams;
+    readonly result: SessionSearchResult;
+    readonly errors:
+      | "INVALID_PARAMS"
+      | "FORMAT_UNSUPPORTED"
+      | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
       | "STORAGE_REFUSED"
       | "INTERNAL";
@@ -650,6 +666,21 @@ export const RPC_METHODS = {
     orderingKey: "sessionId",
     summary: "Sets or clears a session's explicit title (ACP's name); session/list shows it.",
   },
+  "session/search": {
+    method: "session/search",
+    clientName: "sessionSearch",
+    validateParams: validateSessionSearchParams,
+    validateResult: validateSessionSearchResult,
+    errors: [
+      "INVALID_PARAMS",
+      "FORMAT_UNSUPPORTED",
+      "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "INTERNAL",
+    ],
+    summary: "Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts.",
+  },
 } as const satisfies { readonly [M in RpcMethodName]: RpcMethodSpec<M> };
 
 /**
@@ -662,6 +693,9 @@ export const RPC_PARAM_BOUNDS = {
   },
   "session/list": {
     limit: { minimum: 1, maximum: 1000, default: 100 },
+  },
+  "session/search": {
+    limit: { minimum: 1, maximum: 100, default: 20 },
   },
 } as const satisfies {
   readonly [M in RpcMethodName]?: {
@@ -694,6 +728,7 @@ export const RPC_METHOD_NAMES = [
   "session/watch",
   "session/unwatch",
   "session/set_title",
+  "session/search",
 ] as const satisfies readonly RpcMethodName[];
 
 /** Whether `name` is a method of the table (own keys only, so `constructor` is not). */
@@ -725,6 +760,7 @@ export const RPC_METHOD = {
   sessionWatch: "session/watch",
   sessionUnwatch: "session/unwatch",
   sessionSetTitle: "session/set_title",
+  sessionSearch: "session/search",
 } as const satisfies { readonly [clientName: string]: RpcMethodName };
 
 /** Every notification the server sends: its params type. */

@@ -178,6 +178,48 @@ export const SQLITE_QUERIES = {
   savepoint: "SAVEPOINT batch;",
   releaseSavepoint: "RELEASE batch;",
   rollbackToSavepoint: "ROLLBACK TO batch;",
+  createSearchTexts: "CREATE TABLE IF NOT EXISTS search_texts (\n  id INTEGER PRIMARY KEY,\n  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq INTEGER NOT NULL,\n  text TEXT NOT NULL,\n  UNIQUE (session_id, seq)\n) STRICT;",
+  createSearchFts: "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(\n  text, content = 'search_texts', content_rowid = 'id', tokenize = 'trigram'\n);",
+  /** One row when the index was made. */
+  searchIndexExists: "SELECT 1 AS found FROM sqlite_master WHERE name = 'search_texts';",
+  insertSearchText: "INSERT INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);",
+  /**
+   * Adds the rows of a session from `@fromSeq` on to the trigram index (after they were inserted).
+   */
+  indexSearchTexts: "INSERT INTO search_fts (rowid, text)\nSELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;",
+  /** A fork's inherited rows, copied inside the database (indexSearchTexts indexes them). */
+  copySearchPrefix: "INSERT INTO search_texts (session_id, seq, text)\nSELECT @childId, seq, text FROM search_texts\nWHERE session_id = @sourceId AND seq <= @boundary\nORDER BY seq;",
+  /**
+   * Takes the rows of a session from `@fromSeq` on out of the trigram index (before they are
+   * deleted).
+   */
+  unindexSearchTexts: "INSERT INTO search_fts (search_fts, rowid, text)\nSELECT 'delete', id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;",
+  deleteSearchTexts: "DELETE FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;",
+  /** Every stored event row, to fill a new index. */
+  searchEventRows: "SELECT session_id AS sessionId, seq, type, data FROM events ORDER BY session_id, seq;",
+  /**
+   * One page of the sessions (in list order, after the cursor, in `@cwd` when not NULL) with a row
+   * whose folded text holds every term of `@terms` (a JSON array), among the rows the trigram index
+   * gives for `@match` (an FTS5 query of the terms of three characters or more).
+   */
+  searchSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength\nFROM sessions AS s\nWHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND s.id IN (\n    SELECT t.session_id FROM search_texts AS t\n    WHERE t.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH @match)\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
+  /**
+   * searchSessions by walking the sessions in list order (sessions_by_created) and probing each
+   * one's rows by (session_id, seq), stopping after `@limit`: for terms the trigram index cannot
+   * find (all shorter than three characters), and for terms so common that the index would give
+   * most rows.
+   */
+  searchSessionsWalked: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength\nFROM sessions AS s\nWHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND EXISTS (\n    SELECT 1 FROM search_texts AS t\n    WHERE t.session_id = s.id\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
+  /**
+   * How many rows the trigram index gives for `@match`, counted up to `@cap`: tells a rare term
+   * (use the index) from a common one (walk the sessions).
+   */
+  searchCandidates: "SELECT count(*) AS candidates\nFROM (SELECT rowid FROM search_fts WHERE search_fts MATCH @match LIMIT @cap);",
+  /**
+   * The first `@limit` events of a session whose folded text holds every term of `@terms`, in seq
+   * order.
+   */
+  searchMatches: "SELECT e.seq, e.type, e.time, e.data\nFROM search_texts AS t\nJOIN events AS e ON e.session_id = t.session_id AND e.seq = t.seq\nWHERE t.session_id = @sessionId\n  AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\nORDER BY t.seq\nLIMIT @limit;",
 } as const;
 
 /** The name of one statement of {@link SQLITE_QUERIES}. */
@@ -231,6 +273,19 @@ export const SQLITE_QUERY_PARAMS = {
   savepoint: [],
   releaseSavepoint: [],
   rollbackToSavepoint: [],
+  createSearchTexts: [],
+  createSearchFts: [],
+  searchIndexExists: [],
+  insertSearchText: ["sessionId", "seq", "text"],
+  indexSearchTexts: ["sessionId", "fromSeq"],
+  copySearchPrefix: ["childId", "sourceId", "boundary"],
+  unindexSearchTexts: ["sessionId", "fromSeq"],
+  deleteSearchTexts: ["sessionId", "fromSeq"],
+  searchEventRows: [],
+  searchSessions: ["afterCreatedAt", "afterId", "cwd", "match", "terms", "limit"],
+  searchSessionsWalked: ["afterCreatedAt", "afterId", "cwd", "terms", "limit"],
+  searchCandidates: ["match", "cap"],
+  searchMatches: ["sessionId", "terms", "limit"],
 } as const satisfies Record<SqliteQueryName, readonly string[]>;
 
 /** What a statement binds: every named parameter (better-sqlite3 refuses a missing one). */
@@ -377,4 +432,34 @@ export interface SqliteQueryRows {
   };
   readonly dataVersion: { readonly dataVersion: SqliteScalar };
   readonly watchedHeads: { readonly id: string; readonly lastEvent: SqliteScalar };
+  readonly searchIndexExists: { readonly found: SqliteScalar };
+  readonly searchEventRows: {
+    readonly sessionId: string;
+    readonly seq: number;
+    readonly type: string;
+    readonly data: string;
+  };
+  readonly searchSessions: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+  };
+  readonly searchSessionsWalked: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+  };
+  readonly searchCandidates: { readonly candidates: SqliteScalar };
+  readonly searchMatches: {
+    readonly seq: number;
+    readonly type: string;
+    readonly time: number;
+    readonly data: string;
+  };
 }

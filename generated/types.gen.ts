@@ -1608,6 +1608,82 @@ export interface SessionReadResult {
   readonly done: boolean;
 }
 /**
+ * Full-text search of the user, assistant and tool text of stored sessions (the event members marked searchable in the event schemas): case- and accent-insensitive substrings, every term in one event, double-quoted phrases kept whole. Sessions come in list order, paged by an opaque cursor.
+ */
+export interface SessionSearchParams {
+  /**
+   * The words to find, each a substring; "a phrase" in double quotes is one term. A query with no term (only quotes or spaces) is INVALID_PARAMS.
+   */
+  readonly query: string;
+  /**
+   * Only sessions whose header has exactly this cwd.
+   */
+  readonly cwd?: string;
+  /**
+   * The nextCursor of a previous page of the same search. Opaque; one the server did not issue is INVALID_PARAMS.
+   */
+  readonly cursor?: string;
+  /**
+   * The most sessions to return; 20 when absent.
+   */
+  readonly limit?: number;
+  readonly _meta?: AcpMeta;
+}
+/**
+ * One page of matching sessions, in list order, each with up to three excerpts.
+ */
+export interface SessionSearchResult {
+  readonly results: readonly SessionSearchEntry[];
+  /**
+   * Pass as cursor to get the next page; absent on the last page.
+   */
+  readonly nextCursor?: string;
+}
+/**
+ * A session with at least one event that holds every term. `sessionId`: The session's id.
+ */
+export interface SessionSearchEntry {
+  readonly sessionId: SessionId;
+  /**
+   * The session's title (its first prompt, on one line, cut to 80 columns); empty when it has none.
+   */
+  readonly title: string;
+  /**
+   * The first matching events (1 to 3), in seq order.
+   *
+   * @minItems 1
+   * @maxItems 3
+   */
+  readonly excerpts:
+    | [SearchExcerpt]
+    | [SearchExcerpt, SearchExcerpt]
+    | [SearchExcerpt, SearchExcerpt, SearchExcerpt];
+}
+/**
+ * A short piece of one matching event's text around its first match, on one line, with `…` where it was cut.
+ */
+export interface SearchExcerpt {
+  /**
+   * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
+   */
+  readonly seq: number;
+  readonly text: string;
+  /**
+   * Where the terms occur in `text`: UTF-16 offsets, end exclusive, in order.
+   */
+  readonly highlight: readonly TextSpan[];
+}
+export interface TextSpan {
+  /**
+   * A non-negative safe integer (0 to 2^53 - 1).
+   */
+  readonly start: number;
+  /**
+   * A non-negative safe integer (0 to 2^53 - 1).
+   */
+  readonly end: number;
+}
+/**
  * ACP's session/set_title: sets or clears a session's explicit title, stored beside its log (the log is not rewritten). Open: `_meta` and unknown members are accepted and ignored. `sessionId`: The session to title.
  */
 export interface SessionSetTitleParams {

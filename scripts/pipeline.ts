@@ -15,6 +15,7 @@ import { loadSchemaSet, type SchemaSet } from "./lib/schema-set.js";
 import { renderEventCatalogue } from "./render-event-catalogue.js";
 import { renderPostgresFiles } from "./render-postgres.js";
 import { renderRpcFiles } from "./render-rpc.js";
+import { renderSearchFields } from "./render-search-fields.js";
 import { renderSqliteFiles } from "./render-sqlite.js";
 import { renderTypes } from "./render-types.js";
 import { renderValidators } from "./render-validators.js";
@@ -38,6 +39,7 @@ export async function renderAll(set: SchemaSet): Promise<GeneratedFile[]> {
     { path: "types.gen.ts", content: await renderTypes(set) },
     { path: "validators.gen.ts", content: renderValidators(set) },
     { path: "event-catalogue.gen.ts", content: renderEventCatalogue(set) },
+    { path: "search-fields.gen.ts", content: renderSearchFields(set) },
   ];
   if (set.files.has("storage/sqlite-layout.json")) files.push(...renderSqliteFiles(set));
   if (set.files.has("storage/sqlite-layout.json")) files.push(...renderPostgresFiles(set));

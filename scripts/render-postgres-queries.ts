@@ -76,7 +76,11 @@ interface CheckedQuery {
  * names that PostgreSQL keeps as written — and rewrites its parameters to `$1…`.
  * @throws PostgresQueryError naming the query.
  */
-export function checkPostgresQuery(layout: SqliteLayout, query: NamedQuery): CheckedQuery {
+export function checkPostgresQuery(
+  layout: SqliteLayout,
+  query: NamedQuery,
+  created: ReadonlySet<string> = new Set(),
+): CheckedQuery {
   const fail = (expected: string, found: string): never => {
     throw new PostgresQueryError(query.name, query.line, expected, found);
   };
@@ -88,7 +92,7 @@ export function checkPostgresQuery(layout: SqliteLayout, query: NamedQuery): Che
     fail("one statement", "text after its ';'");
   }
   if (tokens.length === 0 || (tokens.length === 1 && semicolon === 0)) fail("a statement", "none");
-  checkTables(layout, tokens, fail);
+  checkTables(layout, tokens, fail, created);
 
   const params: string[] = [];
   let text = "";
@@ -119,13 +123,27 @@ export function checkPostgresQuery(layout: SqliteLayout, query: NamedQuery): Che
   };
 }
 
+/**
+ * The tables the file's own statements create (`CREATE TABLE IF NOT EXISTS name`): derived tables
+ * outside the versioned layout (the search index), which the other statements may use.
+ */
+export function createdTables(queries: readonly NamedQuery[]): Set<string> {
+  const names = new Set<string>();
+  for (const { sql } of queries) {
+    const name = /^\s*create\s+table\s+if\s+not\s+exists\s+([a-z_][a-z0-9_]*)/i.exec(sql)?.[1];
+    if (name !== undefined) names.add(name.toLowerCase());
+  }
+  return names;
+}
+
 /** Refuses a FROM / JOIN / INTO / UPDATE target that is neither a layout table nor a catalog's. */
 function checkTables(
   layout: SqliteLayout,
   tokens: readonly Token[],
   fail: (expected: string, found: string) => never,
+  created: ReadonlySet<string>,
 ): void {
-  const tables = new Set([...layout.tables.map((t) => t.name), POSTGRES_VERSION_TABLE]);
+  const tables = new Set([...layout.tables.map((t) => t.name), POSTGRES_VERSION_TABLE, ...created]);
   // Each open parenthesis: whether it holds a subquery (FROM inside a function call is not a table).
   const parens: boolean[] = [];
   tokens.forEach((token, i) => {
@@ -299,9 +317,8 @@ function columnTsType(
  * @throws PostgresQueryError naming the query that fails.
  */
 export function renderPostgresQueries(layout: SqliteLayout, text: string): string {
-  const checked = parseNamedQueries(text, PostgresQueryError).map((query) =>
-    checkPostgresQuery(layout, query),
-  );
+  const queries = parseNamedQueries(text, PostgresQueryError);
+  const checked = queries.map((query) => checkPostgresQuery(layout, query, createdTables(queries)));
   const out: string[] = [
     "/** A value read from a result column (bigint arrives as a number: the backend parses int8). */",
     "export type PostgresScalar = string | number | boolean | null;",

@@ -116,6 +116,8 @@ export function checkSqliteQueries(
           show((error as Error).message),
         );
       }
+      // A CREATE runs on the check database, so that later statements may use what it makes.
+      if (!statement.reader && /^\s*CREATE\b/i.test(query.sql)) statement.run();
       if (!statement.reader) return { query, params, columns: undefined };
       const outerJoin = /\b(LEFT|RIGHT|FULL)\b(\s+OUTER)?\s+JOIN\b/i.test(query.sql);
       const seen = new Set<string>();

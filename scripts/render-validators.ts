@@ -11,6 +11,8 @@ export const AJV_OPTIONS = {
   allErrors: false,
   // Patterns count UTF-16 units, as session ids are specified.
   unicodeRegExp: false,
+  // The annotation that marks the text search reads (scripts/render-search-fields.ts); no assertion.
+  keywords: ["searchable"] as string[],
 } as const;
 
 /** An ajv instance holding every schema of `set`, for generators and tests that need one live. */

@@ -5,6 +5,7 @@ export * from "../generated/postgres-queries.gen.js";
 export * from "../generated/rpc-client.gen.js";
 export * from "../generated/rpc-errors.gen.js";
 export * from "../generated/rpc-methods.gen.js";
+export * from "../generated/search-fields.gen.js";
 export * from "../generated/sqlite-layout.gen.js";
 export * from "../generated/sqlite-queries.gen.js";
 export type * from "../generated/types.gen.js";

@@ -27,6 +27,7 @@ export type { TurnMarker } from "./log/invariants.js";
 export { isInterruptedResult } from "./log/invariants.js";
 export { copyJsonValue, MAX_JSON_DEPTH } from "./log/json-value.js";
 export { INTERRUPTED_RESULT_TEXT, interruptedTurnClosers } from "./log/repair.js";
+export { foldForSearch, searchableText, searchTerms } from "./log/search-text.js";
 export { type PreparedBatch, SessionLog } from "./log/session-log.js";
 export { deriveMessages, isSurfaceEligibleType, messageOf, Surface } from "./log/surface.js";
 export type { EventOf, SurfaceEvent } from "./log/types.js";
@@ -71,6 +72,7 @@ export {
   type PostgresBackendOptions,
 } from "./store/postgres/postgres-backend.js";
 export { DEFAULT_TIMEOUTS, type PostgresTimeouts } from "./store/postgres/timeouts.js";
+export { DEFAULT_SEARCH_LIMIT, type SearchOptions } from "./store/search.js";
 export {
   type AppendOptions,
   DEFAULT_MAX_WRITER_LOCKS,

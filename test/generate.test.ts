@@ -42,6 +42,7 @@ describe("the generation pipeline", () => {
       "rpc-client.gen.ts",
       "rpc-errors.gen.ts",
       "rpc-methods.gen.ts",
+      "search-fields.gen.ts",
       "sqlite-layout.gen.sql",
       "sqlite-layout.gen.ts",
       "sqlite-queries.gen.ts",

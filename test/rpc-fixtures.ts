@@ -384,6 +384,8 @@ export async function everyMethodScenario(client: SeedlineClient, prefix: string
   check("session/set_title", await client.sessionSetTitle({ sessionId: a, title: null }));
   const untitled = check("session/list", await client.sessionList({ cwd: "/w/a" }));
   expect(untitled.sessions.find((s) => s.sessionId === a)?.title).not.toBe("Titled 🚀");
+  const found = check("session/search", await client.sessionSearch({ query: "a", cwd: "/w/a" }));
+  expect(found.results.map((r) => r.sessionId)).toEqual(expect.arrayContaining([a]));
 
   const messages = check("session/messages", await client.sessionMessages({ sessionId: a }));
   expect(messages.messages.length).toBeGreaterThan(0);

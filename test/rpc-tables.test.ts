@@ -44,6 +44,7 @@ const SPEC_METHODS: readonly [method: string, params: string, result: string][] 
   ["session/watch", "SessionWatchParams", "SessionWatchResult"],
   ["session/unwatch", "SessionUnwatchParams", "SessionUnwatchResult"],
   ["session/set_title", "SessionSetTitleParams", "SessionSetTitleResult"],
+  ["session/search", "SessionSearchParams", "SessionSearchResult"],
 ];
 
 /** rpc.md's error table, written out literally: the independent check of the fixed numbers. */

@@ -1,4 +1,5 @@
 // Proves the SQLite version policy: reject, never migrate — refused databases are left byte for byte as they were.
+
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,6 +8,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { StorageError } from "../src/errors.js";
 import { SQLITE_DDL, SQLITE_LAYOUT_VERSION } from "../src/generated.js";
+import { isSearchObject } from "../src/store/sqlite/search-index.js";
 import { SqliteBackend } from "../src/store/sqlite/sqlite-backend.js";
 
 const temps: string[] = [];
@@ -146,7 +148,7 @@ describe("SQLite version policy: reject, never migrate", () => {
     expect(sha256(path)).toBe(before);
   });
 
-  it("stamps a fresh path with layout 4 and exactly the generated tables", async () => {
+  it("stamps a fresh path with layout 4 and exactly the generated tables, besides the search index", async () => {
     const path = join(tempDir(), "store.db");
     const backend = await SqliteBackend.open(path);
     await backend.close();
@@ -155,7 +157,11 @@ describe("SQLite version policy: reject, never migrate", () => {
     expected.exec(SQLITE_DDL);
     const objects = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name";
     expect(db.pragma("user_version", { simple: true })).toBe(4);
-    expect(db.prepare(objects).all()).toEqual(expected.prepare(objects).all());
+    const layout = (db.prepare(objects).all() as { tbl_name: string }[]).filter(
+      (o) => !isSearchObject(o.tbl_name),
+    );
+    expect(layout).toEqual(expected.prepare(objects).all());
+    expect(db.prepare(objects).all().length).toBeGreaterThan(layout.length);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     db.close();
     expected.close();

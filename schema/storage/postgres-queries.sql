@@ -536,3 +536,90 @@ COMMIT;
 
 -- name: rollback
 ROLLBACK;
+
+-- The search index (src/store/postgres/search-index.ts): derived data outside the versioned layout,
+-- made by createSearchTexts when missing (the layout policy ignores it) and filled from the stored
+-- events once. `text` is an event's searchable text folded (lower case, no accents); strpos() on
+-- it is the substring rule of every backend. No extension is needed (pg_trgm need not be there):
+-- a page walks the sessions in list order and probes each one's rows by the primary key.
+
+-- name: createSearchTexts
+CREATE TABLE IF NOT EXISTS search_texts (
+  session_id text COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+  seq bigint NOT NULL,
+  text text NOT NULL,
+  CONSTRAINT search_texts_pkey PRIMARY KEY (session_id, seq)
+);
+
+-- name: searchIndexExists
+-- One row when the index was made (to_regclass looks in the search_path: the target schema).
+SELECT 1 AS found WHERE to_regclass('search_texts') IS NOT NULL;
+
+-- name: insertSearchTexts
+-- The folded texts of a batch, one array per member.
+INSERT INTO search_texts (session_id, seq, text)
+SELECT @sessionId::text, t.seq, t.text
+FROM unnest(@seq::bigint[], @text::text[]) AS t (seq, text);
+
+-- name: copySearchPrefix
+-- A fork's inherited rows, copied inside the database.
+INSERT INTO search_texts (session_id, seq, text)
+SELECT @childId::text, seq, text FROM search_texts
+WHERE session_id = @sourceId AND seq <= @boundary;
+
+-- name: deleteSearchTexts
+-- Repair: the rows of a cut tail.
+DELETE FROM search_texts WHERE session_id = @sessionId AND seq >= @keep;
+
+-- name: searchEventRows
+-- The stored event rows after (@afterSessionId, @afterSeq), @limit of them, to fill a new index.
+SELECT session_id AS "sessionId", seq, type, data
+FROM events
+WHERE (session_id, seq) > (@afterSessionId::text, @afterSeq::bigint)
+ORDER BY session_id, seq
+LIMIT @limit;
+
+-- name: searchSessions
+-- One page of the sessions (in list order, after the cursor, in @cwd when not NULL) with a row whose
+-- folded text holds every term of @terms, each row with its session's last seq and time as
+-- listSessions gives them.
+SELECT
+  s.version,
+  s.id,
+  s.created_at AS "createdAt",
+  s.cwd,
+  s.parent_session AS "parentSession",
+  s.seed_length AS "seedLength",
+  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
+  (
+    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1
+  )::bigint AS "lastTime"
+FROM sessions AS s
+WHERE (s.created_at, s.id) < (@afterCreatedAt::bigint, @afterId::text)
+  AND (@cwd::text IS NULL OR s.cwd = @cwd::text)
+  AND (
+    -- A scalar subquery, never turned into a join: each session is probed by the primary key in
+    -- list order, and the walk stops once the page is full.
+    SELECT true FROM search_texts AS t
+    WHERE t.session_id = s.id
+      AND NOT EXISTS (SELECT 1 FROM unnest(@terms::text[]) AS term WHERE strpos(t.text, term) = 0)
+    LIMIT 1
+  )
+ORDER BY s.created_at DESC, s.id DESC
+LIMIT @limit;
+
+-- name: searchMatches
+-- The first @limit events of each session of @ids whose folded text holds every term of @terms.
+SELECT r.session_id AS "sessionId", r.seq, e.type, e.time, e.data
+FROM (
+  SELECT
+    t.session_id,
+    t.seq,
+    row_number() OVER (PARTITION BY t.session_id ORDER BY t.seq) AS n
+  FROM search_texts AS t
+  WHERE t.session_id = ANY (@ids::text[])
+    AND NOT EXISTS (SELECT 1 FROM unnest(@terms::text[]) AS term WHERE strpos(t.text, term) = 0)
+) AS r
+JOIN events AS e ON e.session_id = r.session_id AND e.seq = r.seq
+WHERE r.n <= @limit
+ORDER BY r.session_id, r.seq;

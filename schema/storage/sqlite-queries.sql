@@ -406,3 +406,114 @@ RELEASE batch;
 
 -- name: rollbackToSavepoint
 ROLLBACK TO batch;
+
+-- The search index (src/store/sqlite/search-index.ts): derived data outside the versioned layout,
+-- made by the create statements below when missing (the version policy ignores its objects) and
+-- filled from the stored events once. `text` is an event's searchable text folded (lower case, no
+-- accents); the FTS5 trigram index over it finds candidate rows for terms of three characters or
+-- more, and instr() on the folded text decides, so matching is the substring rule of every backend.
+
+-- name: createSearchTexts
+CREATE TABLE IF NOT EXISTS search_texts (
+  id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  UNIQUE (session_id, seq)
+) STRICT;
+
+-- name: createSearchFts
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
+  text, content = 'search_texts', content_rowid = 'id', tokenize = 'trigram'
+);
+
+-- name: searchIndexExists
+-- One row when the index was made.
+SELECT 1 AS found FROM sqlite_master WHERE name = 'search_texts';
+
+-- name: insertSearchText
+INSERT INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);
+
+-- name: indexSearchTexts
+-- Adds the rows of a session from @fromSeq on to the trigram index (after they were inserted).
+INSERT INTO search_fts (rowid, text)
+SELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;
+
+-- name: copySearchPrefix
+-- A fork's inherited rows, copied inside the database (indexSearchTexts indexes them).
+INSERT INTO search_texts (session_id, seq, text)
+SELECT @childId, seq, text FROM search_texts
+WHERE session_id = @sourceId AND seq <= @boundary
+ORDER BY seq;
+
+-- name: unindexSearchTexts
+-- Takes the rows of a session from @fromSeq on out of the trigram index (before they are deleted).
+INSERT INTO search_fts (search_fts, rowid, text)
+SELECT 'delete', id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;
+
+-- name: deleteSearchTexts
+DELETE FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;
+
+-- name: searchEventRows
+-- Every stored event row, to fill a new index.
+SELECT session_id AS sessionId, seq, type, data FROM events ORDER BY session_id, seq;
+
+-- name: searchSessions
+-- One page of the sessions (in list order, after the cursor, in @cwd when not NULL) with a row whose
+-- folded text holds every term of @terms (a JSON array), among the rows the trigram index gives for
+-- @match (an FTS5 query of the terms of three characters or more).
+SELECT
+  s.version,
+  s.id,
+  s.created_at AS createdAt,
+  s.cwd,
+  s.parent_session AS parentSession,
+  s.seed_length AS seedLength
+FROM sessions AS s
+WHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)
+  AND (@cwd IS NULL OR s.cwd = @cwd)
+  AND s.id IN (
+    SELECT t.session_id FROM search_texts AS t
+    WHERE t.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH @match)
+      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)
+  )
+ORDER BY s.created_at DESC, s.id DESC
+LIMIT @limit;
+
+-- name: searchSessionsWalked
+-- searchSessions by walking the sessions in list order (sessions_by_created) and probing each one's
+-- rows by (session_id, seq), stopping after @limit: for terms the trigram index cannot find (all
+-- shorter than three characters), and for terms so common that the index would give most rows.
+SELECT
+  s.version,
+  s.id,
+  s.created_at AS createdAt,
+  s.cwd,
+  s.parent_session AS parentSession,
+  s.seed_length AS seedLength
+FROM sessions AS s
+WHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)
+  AND (@cwd IS NULL OR s.cwd = @cwd)
+  AND EXISTS (
+    SELECT 1 FROM search_texts AS t
+    WHERE t.session_id = s.id
+      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)
+  )
+ORDER BY s.created_at DESC, s.id DESC
+LIMIT @limit;
+
+-- name: searchCandidates
+-- How many rows the trigram index gives for @match, counted up to @cap: tells a rare term (use the
+-- index) from a common one (walk the sessions).
+SELECT count(*) AS candidates
+FROM (SELECT rowid FROM search_fts WHERE search_fts MATCH @match LIMIT @cap);
+
+-- name: searchMatches
+-- The first @limit events of a session whose folded text holds every term of @terms, in seq order.
+SELECT e.seq, e.type, e.time, e.data
+FROM search_texts AS t
+JOIN events AS e ON e.session_id = t.session_id AND e.seq = t.seq
+WHERE t.session_id = @sessionId
+  AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)
+ORDER BY t.seq
+LIMIT @limit;

@@ -36,6 +36,7 @@ import {
   runtimeDescription,
   staleBuild,
 } from "./runtime.js";
+import { s1Search } from "./s1-search.js";
 import { w1WatchLatency } from "./w1-watch-latency.js";
 import { w2IdleWatches } from "./w2-idle-watches.js";
 import { WATCH_KINDS } from "./watch-stores.js";
@@ -58,6 +59,7 @@ export function benchmarks(sizes: Sizes): Benchmark[] {
     b7List(sizes),
     b7ListScale(sizes),
     b7PostgresList(sizes),
+    s1Search(sizes),
     b8Derive(sizes),
     b9Resume(sizes),
     b9PostgresResume(sizes),

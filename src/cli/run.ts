@@ -23,6 +23,7 @@ import { importCommand } from "./commands/import.js";
 import { lsCommand } from "./commands/ls.js";
 import { replayCommand } from "./commands/replay.js";
 import { rmCommand } from "./commands/rm.js";
+import { searchCommand } from "./commands/search.js";
 import { serveCommand } from "./commands/serve.js";
 import { showCommand } from "./commands/show.js";
 import { validateCommand } from "./commands/validate.js";
@@ -41,6 +42,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   lsCommand,
   showCommand,
   continueCommand,
+  searchCommand,
   forkCommand,
   rmCommand,
   demoCommand,

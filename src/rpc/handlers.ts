@@ -123,6 +123,9 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       };
     },
 
+    [RPC_METHOD.sessionSearch]: async (params) =>
+      store.search(pick(params, ["query", "cwd", "cursor", "limit"])),
+
     [RPC_METHOD.sessionMessages]: async (params) => {
       const session = await store.load(params.sessionId);
       const through = params.throughSeq;

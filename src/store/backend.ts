@@ -105,6 +105,30 @@ export interface ListPage {
   readonly nextCursor?: string;
 }
 
+/**
+ * A `search` query as a backend gets it: folded terms (see `foldForSearch` in
+ * log/search-text.ts), every one to be found in one event's searchable text, and a page in list
+ * order.
+ */
+export interface SearchQuery {
+  readonly terms: readonly string[];
+  readonly cwd?: string;
+  readonly cursor?: string;
+  readonly limit: number;
+}
+
+/** One session that matches: what `list` tells of it, and its first matching events. */
+export interface SearchHit extends ListedSession {
+  /** Its first events (at most MAX_EXCERPTS, in seq order) whose searchable text holds every term, fresh from `JSON.parse`. */
+  readonly events: readonly unknown[];
+}
+
+/** One page of `search`, in list order, with list's cursor after the last hit. */
+export interface SearchPage {
+  readonly sessions: readonly SearchHit[];
+  readonly nextCursor?: string;
+}
+
 /** Releases a writer lock; idempotent. */
 export type ReleaseLock = () => Promise<void>;
 
@@ -232,6 +256,14 @@ export interface SessionBackend {
    * UTF-8 byte order, and how many match in all.
    */
   idsWithPrefix(prefix: string, limit: number): Promise<IdMatches>;
+
+  /**
+   * Optional, for stores that keep a search index (derived data, kept in the same transaction as
+   * the writes it follows, and rebuilt when missing): one page of the sessions with an event
+   * whose searchable text holds every term, in list order. Without it the store scans the logs.
+   * @throws StorageError INVALID_PARAMS for a cursor this backend did not issue.
+   */
+  search?(query: SearchQuery): Promise<SearchPage>;
 
   /** Removes a session; returns whether there was one. Other sessions keep their own copies. */
   delete(id: string): Promise<boolean>;

@@ -8,6 +8,7 @@ import {
   SESSION_FORMAT_VERSION,
   type SessionEvent,
   type SessionHeader,
+  type SessionSearchResult,
   validateAbsolutePath,
   validateCreateSessionOptions,
   validateSessionId,
@@ -17,10 +18,11 @@ import { resolveForkBoundary } from "../log/fork-rules.js";
 import { LogState, TakenBatch } from "../log/invariants.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
+import { searchableText } from "../log/search-text.js";
 import { SessionLog } from "../log/session-log.js";
 import { titleProblem } from "../log/session-title.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
-import type { ListedSession, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
+import type { ListedSession, ListPage, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
 import {
   admitStored,
   asCorruption,
@@ -35,6 +37,7 @@ import { MAX_ID_CANDIDATES, onlyMatch } from "./id-prefix.js";
 import { parseLogText } from "./jsonl/log-reader.js";
 import { checkListLimit, DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
+import { type SearchOptions, scanSearch, searchQueryOf, searchResult } from "./search.js";
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
 import { invalidParams, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
@@ -682,6 +685,23 @@ export class SessionStore {
     checkSessionId(prefixOrId, "/sessionId");
     if (await this.backend.has(prefixOrId)) return prefixOrId;
     return onlyMatch(prefixOrId, await this.backend.idsWithPrefix(prefixOrId, MAX_ID_CANDIDATES));
+  }
+
+  /**
+   * Finds the sessions whose user, assistant or tool text holds every term of `query` in one
+   * event (case- and accent-insensitive substrings; "double-quoted phrases" whole), in `list`'s
+   * order, `limit` of them (20 when absent, at most 100), each with up to three excerpts. Uses
+   * the backend's index when it has one, and scans the logs otherwise.
+   * @throws StorageError INVALID_PARAMS for a query of no term or over 256 units, a limit out of
+   *   range, or a cursor a search of this store did not issue.
+   */
+  async search(options: SearchOptions): Promise<SessionSearchResult> {
+    const query = searchQueryOf(options);
+    const page =
+      this.backend.search === undefined
+        ? await scanSearch(this.backend, query)
+        : await this.backend.search(query);
+    return searchResult(page, query.terms, async (id) => (await this.title(id)) ?? "");
   }
 
   /**

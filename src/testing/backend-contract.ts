@@ -7,6 +7,7 @@ import { listCases } from "./cases/list.js";
 import { loadCases } from "./cases/load.js";
 import { lockCases } from "./cases/locks.js";
 import { repairCases } from "./cases/repair.js";
+import { searchCases } from "./cases/search.js";
 import { subscribeCases } from "./cases/subscribe.js";
 import { titleCases } from "./cases/titles.js";
 import { caseRegistry } from "./registry.js";
@@ -36,6 +37,7 @@ export function defineBackendContract(test: TestFunctions, options: BackendContr
     repairCases(cases);
     foreignCases(cases);
     listCases(cases);
+    searchCases(cases);
     lockCases(cases);
     subscribeCases(cases);
     corpusCases(cases, options.corpus ?? []);

@@ -3,6 +3,7 @@ import type { ClientBase } from "pg";
 import { StorageError, show } from "../../errors.js";
 import { titleOfData } from "../sql/summary-rows.js";
 import { advisoryKey, type PostgresTarget } from "./connection.js";
+import { isSearchRelation } from "./search-index.js";
 import {
   POSTGRES_DDL,
   POSTGRES_LAYOUT_OBJECTS,
@@ -39,7 +40,10 @@ export async function inspectSchema(
   queries: Queries,
   target: PostgresTarget,
 ): Promise<SchemaState> {
-  const objects = await queries.rows(client, "layoutObjects", { schema: target.schema });
+  // The search index is derived data made on open, not part of the layout (search-index.ts).
+  const objects = (await queries.rows(client, "layoutObjects", { schema: target.schema })).filter(
+    (o) => !isSearchRelation(String(o.name)),
+  );
   if (objects.length === 0) return "new";
   const record = objects.find((o) => o.kind === "r" && o.name === POSTGRES_VERSION_TABLE);
   if (record === undefined || record.columns !== VERSION_TABLE?.columns) {

@@ -23,6 +23,7 @@ import {
   unreachable,
 } from "./pg-errors.js";
 import { eventArrays, markerOfRow, splitSessionFrom } from "./rows.js";
+import { ensureSearchIndex, insertSearchTexts, searchPage } from "./search-index.js";
 import { POSTGRES_TABLES, type PostgresQueryRows, paramsFrom, Queries } from "./statements.js";
 import type { PostgresTimeouts } from "./timeouts.js";
 import { lockLost, WriterLocks } from "./writer-locks.js";
@@ -161,6 +162,7 @@ export class PostgresBackend implements backend.SessionBackend {
       }
       const state = await inspectSchema(client, queries, target);
       if (state !== "current") await createLayout(client, queries, target);
+      await ensureSearchIndex(client, queries, target.schema);
       const settings = await queries.first(client, "connectionSettings", {});
       if (settings?.currentSchema !== target.schema) {
         throw new StorageError(
@@ -360,6 +362,7 @@ export class PostgresBackend implements backend.SessionBackend {
         updatedAt: last === undefined ? header.createdAt : Number(last.time),
         derivedTitle: first === undefined ? null : (sql.titleOfData(first.data) ?? null),
       });
+      await this.#queries.run(c, "copySearchPrefix", { childId: header.id, sourceId, boundary });
     });
   }
 
@@ -368,6 +371,7 @@ export class PostgresBackend implements backend.SessionBackend {
       await this.#lockForWrite(c, id);
       await this.#assertLockHeld(c, id);
       await this.#queries.run(c, "deleteEventsFrom", { sessionId: id, keep });
+      await this.#queries.run(c, "deleteSearchTexts", { sessionId: id, keep });
       await this.#insertEvents(c, id, keep, closers);
     });
   }
@@ -406,6 +410,11 @@ export class PostgresBackend implements backend.SessionBackend {
       const counted = await this.#queries.first(c, "countIdsWithPrefix", { prefix });
       return { ids, count: Number(counted?.count ?? 0) };
     });
+  }
+
+  /** Searches the index (search-index.ts) on one snapshot. */
+  async search(query: backend.SearchQuery): Promise<backend.SearchPage> {
+    return this.#read("search sessions", (c) => searchPage(c, this.#queries, query));
   }
 
   /**
@@ -563,6 +572,8 @@ export class PostgresBackend implements backend.SessionBackend {
         }
         throw error;
       }
+      // After the events: a conflict above is reported as the events' own.
+      await insertSearchTexts(c, this.#queries, id, chunk);
     }
     const last = events.at(-1);
     if (last === undefined) return;

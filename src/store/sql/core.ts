@@ -11,6 +11,7 @@ export { type EventMember, eventMembers, memberValue } from "./event-members.js"
 export {
   type ListRun,
   type ListStatement,
+  listedHit,
   listedSession,
   listPage,
   listRun,

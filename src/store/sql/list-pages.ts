@@ -55,11 +55,11 @@ export function listRun(query: ListQuery): ListRun {
  * The page that the rows of {@link listRun}'s statement make: the first `limit` rows, each
  * listed by `listed`, and a cursor after the last one when the extra row came.
  */
-export function listPage<R>(
+export function listPage<R, S extends ListedSession = ListedSession>(
   rows: readonly R[],
   query: { readonly limit: number; readonly order?: ListOrder },
-  listed: (row: R) => ListedSession,
-): ListPage {
+  listed: (row: R) => S,
+): ListPage & { readonly sessions: readonly S[] } {
   const order = query.order ?? "created";
   const sessions = rows.slice(0, query.limit).map(listed);
   const end = sessions.at(-1);
@@ -73,6 +73,19 @@ export interface SummaryColumns {
   readonly updatedAt: number | string;
   readonly title: string | null;
   readonly derivedTitle: string | null;
+}
+
+/**
+ * A search hit's listed session from its header and its last event (seq and time, none when it
+ * has no events): search results carry no summary, their titles are looked up apart.
+ */
+export function listedHit(
+  header: SessionHeader,
+  lastSeq: number | null | undefined,
+  lastTime: number | string | null | undefined,
+): ListedSession {
+  const updatedAt = lastTime === null || lastTime === undefined ? header.createdAt : lastTime;
+  return listedSession(header, lastSeq, { updatedAt, title: null, derivedTitle: null });
 }
 
 /** A listed session from its header, its last event row's seq (none: no events) and its summary. */

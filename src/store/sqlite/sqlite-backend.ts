@@ -18,6 +18,7 @@ import { ChangePoller } from "./change-poller.js";
 import { FileGuard } from "./file-guard.js";
 import { GroupCommit, type WriteStats } from "./group-commit.js";
 import { eventParams } from "./rows.js";
+import { SqliteSearchIndex } from "./search-index.js";
 import { paramsFrom, type SqliteQueryRows, Statements } from "./statements.js";
 import {
   asStorageError,
@@ -70,6 +71,7 @@ export class SqliteBackend implements backend.SessionBackend {
   readonly #db: Database.Database;
   readonly #statements: Statements;
   readonly #group: GroupCommit;
+  readonly #search: SqliteSearchIndex;
   /** Absent for a private in-memory database, which no other process can write. */
   readonly #locks: LockFiles | undefined;
   readonly #changes: ChangeHub;
@@ -93,6 +95,7 @@ export class SqliteBackend implements backend.SessionBackend {
     this.#db = db;
     this.#guard = guard;
     this.#statements = new Statements(db);
+    this.#search = SqliteSearchIndex.open(this.#statements, () => db.inTransaction);
     this.#group = new GroupCommit(db, this.#statements, () => guard?.check(true));
     this.#locks = isPrivate(path) ? undefined : new LockFiles(`${path}.locks`);
     const poller = isPrivate(path)
@@ -298,6 +301,7 @@ export class SqliteBackend implements backend.SessionBackend {
         updatedAt: last?.time ?? header.createdAt,
         derivedTitle: first === undefined ? null : (sql.titleOfData(first.data) ?? null),
       });
+      this.#search.copyPrefix(sourceId, header.id, boundary);
     });
     this.#changes.notify(header.id);
   }
@@ -308,6 +312,7 @@ export class SqliteBackend implements backend.SessionBackend {
         throw sessionNotFound(id);
       }
       this.#statements.run("deleteEventsFrom", { sessionId: id, keep });
+      this.#search.deleteFrom(id, keep);
       this.#insertEvents(id, keep, closers);
     });
     this.#changes.notify(id);
@@ -356,6 +361,11 @@ export class SqliteBackend implements backend.SessionBackend {
     });
   }
 
+  /** Searches through the index (search-index.ts), in one read transaction. */
+  async search(query: backend.SearchQuery): Promise<backend.SearchPage> {
+    return this.#read(() => this.#search.search(query));
+  }
+
   /**
    * Deletes a session and its events (its children keep their copies). Takes the session's writer
    * lock first (again, when this process already holds it).
@@ -365,9 +375,10 @@ export class SqliteBackend implements backend.SessionBackend {
     const release = await this.lock(id);
     let deleted: boolean;
     try {
-      deleted = await this.#write(
-        () => this.#statements.run("deleteSession", { sessionId: id }) > 0,
-      );
+      deleted = await this.#write(() => {
+        this.#search.deleteFrom(id, 0);
+        return this.#statements.run("deleteSession", { sessionId: id }) > 0;
+      });
     } finally {
       await release();
     }
@@ -491,6 +502,7 @@ export class SqliteBackend implements backend.SessionBackend {
         throw error;
       }
     });
+    this.#search.insert(id, fromSeq, events);
     const last = events.at(-1);
     if (last === undefined) return;
     // The summary moves in the same transaction as the events it summarises.

@@ -10,6 +10,7 @@ import {
 } from "../../generated.js";
 import { titleFromContent } from "../../log/session-title.js";
 import { refusedOr } from "../storage-refusal.js";
+import { isSearchObject } from "./search-index.js";
 import { type SqliteQueryRows, Statements } from "./statements.js";
 
 /**
@@ -139,7 +140,10 @@ export function upgradeDatabase(db: Database.Database, statements: Statements, p
 /** Decides from user_version and the schema objects; see {@link inspectDatabase}. */
 function judge(path: string, statements: Statements): DatabaseState {
   const version = Number(statements.get("layoutVersion", {})?.userVersion ?? 0);
-  const objects = statements.all("schemaObjects", {});
+  // The search index is derived data made on open, not part of the layout (search-index.ts).
+  const objects = statements
+    .all("schemaObjects", {})
+    .filter((o) => !isSearchObject(String(o.tableName)));
   if (version === 0) {
     if (objects.length === 0) return "new";
     const names = objects.map((o) => String(o.name));
