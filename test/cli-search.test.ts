@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionSearchResult } from "../src/index.js";
 import { MAIN, ROOT, seedline } from "./cli-harness.js";
@@ -86,7 +87,7 @@ describe("seedline search", () => {
     expect(run.status).toBe(0);
     // Bold on, yellow, the match, yellow off, bold off.
     expect(run.stdout).toContain("\u001b[1m\u001b[33msingle word\u001b[39m\u001b[22m");
-    const plain = run.stdout.replace(/\u001b\[[0-9;]*m/g, "").replace(/\r/g, "");
+    const plain = stripVTControlCharacters(run.stdout).replace(/\r/g, "");
     for (const line of plain.trimEnd().split("\n"))
       expect([...line].length).toBeLessThanOrEqual(60);
   });

@@ -103,7 +103,7 @@ export function foldForSearch(text: string): string {
   return folded;
 }
 
-const ASCII = /^[\x00-\x7f]*$/;
+const ASCII = /^\p{ASCII}*$/u;
 const ASCII_SPACE = /[\t\n\v\f\r]/g;
 
 /**
