@@ -15,7 +15,7 @@ import {
   type TurnMarker,
   takeEvent,
 } from "./invariants.js";
-import { isSurfaceEvent } from "./surface.js";
+import { isSurfaceEvent, packOlderMessages } from "./surface.js";
 
 /** A batch that passed every check against a given log state, ready to commit. */
 export interface PreparedBatch {
@@ -234,6 +234,8 @@ export class SessionLog {
     const state = this.#state;
     for (let i = 0; i < events.length; i++) state.apply(events[i] as SessionEvent);
     this.#lastTime = (events[events.length - 1] as SessionEvent).time;
+    // A log written to stays open: its older messages are kept deflated until they are read.
+    packOlderMessages(state.surface);
   }
 
   /** Checks and commits a batch that starts at the end; returns the next seq. Same errors as `prepare`. */

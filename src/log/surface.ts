@@ -9,6 +9,7 @@ import {
 import { isAdmitted } from "./admitted-events.js";
 import { isSeq, missingSurfaceOp } from "./event-errors.js";
 import { copyJsonValue } from "./json-value.js";
+import { PackedBlock, PackedMessage } from "./packed-messages.js";
 import type { SurfaceEvent } from "./types.js";
 
 const SURFACE_TYPES: ReadonlySet<string> = new Set(SURFACE_ELIGIBLE_TYPES);
@@ -23,11 +24,24 @@ export function isSurfaceEvent(event: SessionEvent): event is SurfaceEvent {
   return SURFACE_TYPES.has(event.type);
 }
 
+/** A node's message as kept: as derived, or packed with others (see {@link packOlderMessages}). */
+type KeptMessage = DerivedMessage | PackedMessage;
+
 interface SurfaceNode {
   readonly seq: number;
   /** The node's message; absent when it produces none (an assistant message with empty content). */
-  readonly message: DerivedMessage | undefined;
+  readonly message: KeptMessage | undefined;
 }
+
+/** The newest messages stay as derived: the open turn's, most often. */
+const KEEP_RECENT = 4;
+/** Messages packed together: a turn holds a few dozen, most of their text in a few of them. */
+const BLOCK_MESSAGES = 4;
+/** Blocks packed at most per call, so that one append after a long resume pays a bounded cost. */
+const BLOCKS_PER_CALL = 16;
+
+/** Packs a surface's older messages; module-private access to {@link Surface} (set below). */
+let packOlder: (surface: Surface) => void;
 
 /**
  * The surface, maintained incrementally: appending costs the new node; a replace (compaction)
@@ -37,9 +51,16 @@ interface SurfaceNode {
 export class Surface {
   #nodes: SurfaceNode[] = [];
   #members = new Set<number>();
-  #messages: DerivedMessage[] = [];
+  #messages: KeptMessage[] = [];
   #messagesStale = false;
-  #snapshot: readonly DerivedMessage[] | undefined;
+  /** The frozen messages while anyone holds them: none of them is held for the surface's sake. */
+  #snapshot: WeakRef<readonly DerivedMessage[]> | undefined;
+  /** Every node before this position is packed or has no message. */
+  #packedTo = 0;
+
+  static {
+    packOlder = (surface) => surface.#pack();
+  }
 
   /** The seqs on the surface, in surface order. */
   seqs(): number[] {
@@ -74,6 +95,7 @@ export class Surface {
         this.#nodes.pop();
         this.#members.delete(event.seq);
         if (pushed) this.#messages.pop();
+        this.#packedTo = Math.min(this.#packedTo, this.#nodes.length);
         this.#snapshot = undefined;
       };
     }
@@ -82,6 +104,7 @@ export class Surface {
       this.#nodes.splice(from, 1, ...removed);
       this.#members.delete(event.seq);
       for (const r of removed) this.#members.add(r.seq);
+      this.#packedTo = Math.min(this.#packedTo, from);
       this.#messagesStale = true;
       this.#snapshot = undefined;
     };
@@ -117,8 +140,15 @@ export class Surface {
     const removed = this.#nodes.splice(from, to - from + 1, node);
     for (const r of removed) this.#members.delete(r.seq);
     this.#members.add(event.seq);
-    this.#messagesStale = true;
+    this.#packedTo = Math.min(this.#packedTo, from);
+    this.#stale();
     return { from, removed };
+  }
+
+  /** Marks the messages list for a rebuild from the nodes, letting go of the messages it holds. */
+  #stale(): void {
+    this.#messages = [];
+    this.#messagesStale = true;
   }
 
   /** The derived messages, frozen; the same array until the surface changes. */
@@ -127,8 +157,51 @@ export class Surface {
       this.#messages = this.#nodes.flatMap((n) => (n.message ? [n.message] : []));
       this.#messagesStale = false;
     }
-    this.#snapshot ??= Object.freeze(this.#messages.slice());
-    return this.#snapshot;
+    let snapshot = this.#snapshot?.deref();
+    if (snapshot === undefined) {
+      const kept = this.#messages;
+      const out = new Array<DerivedMessage>(kept.length);
+      for (let i = 0; i < kept.length; i++) {
+        const message = kept[i] as KeptMessage;
+        out[i] = message instanceof PackedMessage ? message.expand() : message;
+      }
+      snapshot = Object.freeze(out);
+      this.#snapshot = new WeakRef(snapshot);
+    }
+    return snapshot;
+  }
+
+  /**
+   * Packs the messages before the newest {@link KEEP_RECENT} nodes, {@link BLOCK_MESSAGES} to a
+   * block, once that many wait; at most {@link BLOCKS_PER_CALL} blocks. Must not run while a batch
+   * is tried (its undo steps restore nodes by position).
+   */
+  #pack(): void {
+    const end = this.#nodes.length - KEEP_RECENT;
+    for (let blocks = 0; blocks < BLOCKS_PER_CALL; blocks++) {
+      const positions: number[] = [];
+      let at = this.#packedTo;
+      for (; at < end && positions.length < BLOCK_MESSAGES; at++) {
+        const message = (this.#nodes[at] as SurfaceNode).message;
+        if (message !== undefined && !(message instanceof PackedMessage)) positions.push(at);
+      }
+      if (positions.length < BLOCK_MESSAGES) return;
+      const block = new PackedBlock(
+        positions.map((p) => (this.#nodes[p] as SurfaceNode).message as DerivedMessage),
+      );
+      const messages = this.#messages;
+      positions.forEach((p, index) => {
+        const node = this.#nodes[p] as SurfaceNode;
+        const packed = new PackedMessage(block, index);
+        // The messages list holds the same message near its end: it must let go of it too.
+        const listed = this.#messagesStale ? -1 : messages.lastIndexOf(node.message as KeptMessage);
+        if (listed >= 0) messages[listed] = packed;
+        else this.#stale();
+        // A new node, not a changed one: a clone shares the old one.
+        this.#nodes[p] = { seq: node.seq, message: packed };
+      });
+      this.#packedTo = at;
+    }
   }
 
   /** A copy that evolves independently. */
@@ -138,8 +211,17 @@ export class Surface {
     copy.#members = new Set(this.#members);
     copy.#messages = this.#messages.slice();
     copy.#messagesStale = this.#messagesStale;
+    copy.#packedTo = this.#packedTo;
     return copy;
   }
+}
+
+/**
+ * Keeps the surface's older messages deflated (see {@link PackedBlock}): for a writer's log that
+ * stays open, after each committed batch. Call it outside a batch being tried.
+ */
+export function packOlderMessages(surface: Surface): void {
+  packOlder(surface);
 }
 
 /**

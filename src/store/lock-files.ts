@@ -114,6 +114,10 @@ export class LockFiles {
       throw tooLong(path, error) ?? error;
     }
     try {
+      // The smallest page before the first read: the connection's page cache starts with a bulk
+      // allocation of 20 pages, about 88 KiB at the default 4 KiB and 17 KiB at 512 bytes, held
+      // as long as the lock. The file stays empty, so no page of it is ever written at this size.
+      connection.pragma("page_size = 512");
       // EXCLUSIVE locking mode keeps the locks after the transaction ends, until the connection
       // closes. The journal in memory and the rollback leave the file empty and alone.
       connection.pragma("locking_mode = EXCLUSIVE");
