@@ -77,10 +77,12 @@ afterAll(async () => {
   for (const server of servers) await server.stop().catch(() => undefined);
 });
 
-describe.each(KINDS)("a full disk (%s, tmpfs of 256 KiB)", (kind) => {
+// 2 MiB: room for a SQLite store with its search index (a trigram index of the big turns below)
+// once the filler is removed; 256 KiB was too small for the retried append after search came.
+describe.each(KINDS)("a full disk (%s, tmpfs of 2 MiB)", (kind) => {
   let fs: Tmpfs | undefined;
   beforeAll(() => {
-    if (CANNOT_MOUNT === undefined) fs = mountTmpfs(`seedline-full-${kind}-`, "256k");
+    if (CANNOT_MOUNT === undefined) fs = mountTmpfs(`seedline-full-${kind}-`, "2m");
   });
   afterAll(() => fs?.unmount());
 
