@@ -7,7 +7,23 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..");
-const IDS = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "M1", "M2", "M3", "W1", "W2"];
+const IDS = [
+  "B1",
+  "B2",
+  "B3",
+  "B4",
+  "B5",
+  "B6",
+  "B7",
+  "B8",
+  "B9",
+  "M1",
+  "M2",
+  "M3",
+  "S1",
+  "W1",
+  "W2",
+];
 
 interface Row {
   id: string;

@@ -54,7 +54,7 @@ describe("seedline completion bash", () => {
   it.skipIf(!has("bash"))("completes commands, options and choices in a real bash", () => {
     const file = script("bash");
     expect(complete(file, ["seedline", "sh"])).toEqual(["show"]);
-    expect(complete(file, ["seedline", "co"])).toEqual(["completion"]);
+    expect(complete(file, ["seedline", "co"])).toEqual(["continue", "completion"]);
     expect(complete(file, ["seedline", "fork", "x", "--at"])).toEqual(["--at", "--at-turn"]);
     expect(complete(file, ["seedline", "serve", "--framing", ""])).toEqual([
       "ndjson",

@@ -129,7 +129,8 @@ describe("seedline export --format md", () => {
       join(CORPUS, "subagent-fork", "session.1.jsonl"),
     ]);
     const lines = (child?.markdown ?? "").split("\n");
-    expect(lines[0]).toBe(`# ${CHILD}`);
+    // The heading is the session's title (the child's derived title, its first user prompt).
+    expect(lines[0]).toMatch(/^# Remember this fact for later/);
     expect(lines).toContain(
       `- **Forked from:** \`${PARENT}\` (seedLength 38: seqs 0–37 inherited)`,
     );

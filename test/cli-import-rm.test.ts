@@ -124,7 +124,7 @@ describe("seedline import", () => {
       // The lines written without a terminal are not among the bar's.
       expect(run.stdout).not.toMatch(/^imported 1\/39 /m);
       // Told above the bar (after the codes that clear its line).
-      expect(run.stdout).toMatch(/skipped .*reject-extra-dirs\/session\.jsonl: /);
+      expect(run.stdout).toMatch(/skipped .*\/session\.jsonl: .* is already stored/);
       expect(run.stdout).toContain(
         `imported ${CORPUS_LOGS - TAKEN} of ${CORPUS_LOGS} logs into ${store}; ${TAKEN} skipped`,
       );

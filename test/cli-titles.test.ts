@@ -109,16 +109,14 @@ describe("seedline ls with titles", () => {
     expect(seedline(["ls", "--order", "newest", "--store", store]).status).toBe(2);
   });
 
-  it("cuts titles to the width COLUMNS gives (140), by grapheme and display width", () => {
-    const run = seedline(["ls", "--store", store], { env: { NO_COLOR: "1", COLUMNS: "140" } });
+  it("keeps whole lines in a pipe: each title as stored, cut by grapheme and display width to 80 columns", () => {
+    const run = seedline(["ls", "--store", store], { env: { NO_COLOR: "1", COLUMNS: "40" } });
     expect(run.status).toBe(0);
-    const cut = run.stdout.split("\n").filter((l) => l.endsWith("…"));
-    expect(cut.length).toBeGreaterThan(0);
-    // A line is cut to the width; one already wider than it (a long folder) shows no title.
-    for (const line of cut) expect(displayWidth(line), line).toBe(140);
+    // Pipes are never cut to a width (COLUMNS included): grep and less -S get whole rows.
     for (const session of logged.filter((s) => s.title !== undefined)) {
       const line = run.stdout.split("\n").find((l) => l.includes(session.id)) as string;
-      if (displayWidth(line) > 140) expect(line).not.toContain(session.title);
+      expect(line.endsWith(session.title as string), line).toBe(true);
+      expect(displayWidth(session.title as string)).toBeLessThanOrEqual(80);
     }
   });
 

@@ -58,38 +58,38 @@ const CASES: { name: string; sql: string; found: number; direction: RegExp; wal?
     sql: `CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, line TEXT NOT NULL);
       PRAGMA user_version = 1;`,
     found: 1,
-    direction: /no upgrade path/,
+    direction: /upgrades only layout 4/,
   },
   {
     name: "layout 2",
     sql: `${OLD_SESSIONS});\n${OLD_EVENTS}${KEY};\nPRAGMA user_version = 2;`,
     found: 2,
-    direction: /no upgrade path/,
+    direction: /upgrades only layout 4/,
   },
   {
     name: "layout 3 that added only seed_length",
     sql: `${OLD_SESSIONS}, seed_length INTEGER) STRICT;\n${OLD_EVENTS}${KEY} STRICT;
       PRAGMA user_version = 3;`,
     found: 3,
-    direction: /no upgrade path/,
+    direction: /upgrades only layout 4/,
   },
   {
     name: "layout 3 that added only source_event_seqs and surface_op",
     sql: `${OLD_SESSIONS}) STRICT;\n${OLD_EVENTS}, source_event_seqs TEXT, surface_op TEXT${KEY} STRICT;
       PRAGMA user_version = 3;`,
     found: 3,
-    direction: /no upgrade path/,
+    direction: /upgrades only layout 4/,
   },
   {
-    name: "layout 5",
-    sql: `${SQLITE_DDL}\nPRAGMA user_version = 5;`,
-    found: 5,
+    name: "layout 6",
+    sql: `${SQLITE_DDL}\nPRAGMA user_version = 6;`,
+    found: 6,
     direction: /newer seedline.*upgrade seedline/,
   },
   {
-    name: "layout 5 in WAL mode",
-    sql: `${SQLITE_DDL}\nPRAGMA user_version = 5;`,
-    found: 5,
+    name: "layout 6 in WAL mode",
+    sql: `${SQLITE_DDL}\nPRAGMA user_version = 6;`,
+    found: 6,
     direction: /upgrade seedline/,
     wal: true,
   },
@@ -108,7 +108,7 @@ const CASES: { name: string; sql: string; found: number; direction: RegExp; wal?
   },
 ];
 
-describe("SQLite version policy: reject, never migrate", () => {
+describe("SQLite version policy: reject what it cannot upgrade, untouched", () => {
   for (const { name, sql, found, direction, wal } of CASES) {
     it(`refuses ${name} with FORMAT_UNSUPPORTED and leaves its bytes unchanged`, async () => {
       const dir = tempDir();
@@ -148,7 +148,7 @@ describe("SQLite version policy: reject, never migrate", () => {
     expect(sha256(path)).toBe(before);
   });
 
-  it("stamps a fresh path with layout 4 and exactly the generated tables, besides the search index", async () => {
+  it("stamps a fresh path with the current layout and exactly the generated tables, besides the search index", async () => {
     const path = join(tempDir(), "store.db");
     const backend = await SqliteBackend.open(path);
     await backend.close();
@@ -156,7 +156,7 @@ describe("SQLite version policy: reject, never migrate", () => {
     const expected = new Database(":memory:");
     expected.exec(SQLITE_DDL);
     const objects = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name";
-    expect(db.pragma("user_version", { simple: true })).toBe(4);
+    expect(db.pragma("user_version", { simple: true })).toBe(SQLITE_LAYOUT_VERSION);
     const layout = (db.prepare(objects).all() as { tbl_name: string }[]).filter(
       (o) => !isSearchObject(o.tbl_name),
     );

@@ -344,7 +344,7 @@ export function runPersistenceContract(
 
     it(
       partly(
-        "13. lists newest first with an opaque cursor, filters by cwd and parentSession, and reads no whole log",
+        "13. lists newest created first on request (order: created) with an opaque cursor, filters by cwd and parentSession, and reads no whole log",
         tamperSkip,
       ),
       async () => {
@@ -363,31 +363,37 @@ export function runPersistenceContract(
         const seen: string[] = [];
         let cursor: string | undefined;
         do {
-          const page = await a.list({ limit: 3, ...(cursor === undefined ? {} : { cursor }) });
+          const page = await a.list({
+            order: "created",
+            limit: 3,
+            ...(cursor === undefined ? {} : { cursor }),
+          });
           expect(page.sessions.length).toBeLessThanOrEqual(3);
           seen.push(...page.sessions.map((s) => s.header.id));
           cursor = page.nextCursor;
         } while (cursor !== undefined);
         expect(seen).toEqual(["l5", "l2", "l4", "l1", "l6", "l3", "l0"]);
-        expect((await a.list({ cwd: "/odd" })).sessions.map((s) => s.header.id)).toEqual([
-          "l5",
-          "l1",
-          "l3",
-        ]);
-        expect((await a.list({ parentSession: "l0" })).sessions.map((s) => s.header.id)).toEqual([
-          "l5",
-          "l6",
-        ]);
-        const first = (await a.list({ limit: 1 })).sessions[0];
-        expect(first).toMatchObject({ eventCount: TURN_LENGTH, updatedAt: 1005 });
+        expect(
+          (await a.list({ order: "created", cwd: "/odd" })).sessions.map((s) => s.header.id),
+        ).toEqual(["l5", "l1", "l3"]);
+        expect(
+          (await a.list({ order: "created", parentSession: "l0" })).sessions.map(
+            (s) => s.header.id,
+          ),
+        ).toEqual(["l5", "l6"]);
+        const first = (await a.list({ order: "created", limit: 1 })).sessions[0];
+        expect(first).toMatchObject({
+          eventCount: TURN_LENGTH,
+          updatedAt: new Date(1005).toISOString(),
+        });
         if (tamperSkip !== undefined) return;
         await a.close();
         await tamperOf(harness).garble("l5", 3);
-        const listed = (await (await store()).list({ limit: 1 })).sessions[0];
+        const listed = (await (await store()).list({ order: "created", limit: 1 })).sessions[0];
         expect(listed).toMatchObject({
           header: { id: "l5" },
           eventCount: TURN_LENGTH,
-          updatedAt: 1005,
+          updatedAt: new Date(1005).toISOString(),
         });
       },
     );
