@@ -23,6 +23,7 @@ import {
   openBackend,
   SessionStore,
   SQLITE_DDL,
+  SQLITE_LAYOUT_VERSION,
   StorageError,
 } from "../../src/index.js";
 import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
@@ -65,7 +66,7 @@ const OLD_SESSIONS = `CREATE TABLE sessions (id TEXT PRIMARY KEY, version INTEGE
 const OLD_EVENTS = `CREATE TABLE events (session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
   seq INTEGER NOT NULL, type TEXT NOT NULL, time INTEGER NOT NULL, data TEXT NOT NULL`;
 const KEY = ", PRIMARY KEY (session_id, seq))";
-const OLDER = /older layout|no upgrade path/;
+const OLDER = /older layout|ambiguous|no upgrade path/;
 const NEWER = /newer seedline.*upgrade seedline/;
 
 /** The layouts that shipped before 4, both sibling 3s, and a 5 from the future (also in WAL mode). */
@@ -94,27 +95,27 @@ const SQLITE_CASES: {
     name: "user_version 3 (the sibling that added seed_length)",
     sql: `${OLD_SESSIONS}, seed_length INTEGER) STRICT;\n${OLD_EVENTS}${KEY} STRICT;\nPRAGMA user_version = 3;`,
     found: 3,
-    direction: /ambiguous/,
+    direction: OLDER,
     wal: false,
   },
   {
     name: "user_version 3 (the sibling that added source_event_seqs and surface_op)",
     sql: `${OLD_SESSIONS}) STRICT;\n${OLD_EVENTS}, source_event_seqs TEXT, surface_op TEXT${KEY} STRICT;\nPRAGMA user_version = 3;`,
     found: 3,
-    direction: /ambiguous/,
+    direction: OLDER,
     wal: true,
   },
   {
-    name: "user_version 5",
-    sql: `${SQLITE_DDL}\nPRAGMA user_version = 5;`,
-    found: 5,
+    name: "user_version 6",
+    sql: `${SQLITE_DDL}\nPRAGMA user_version = 6;`,
+    found: 6,
     direction: NEWER,
     wal: false,
   },
   {
-    name: "user_version 5 in WAL mode",
-    sql: `${SQLITE_DDL}\nPRAGMA user_version = 5;`,
-    found: 5,
+    name: "user_version 6 in WAL mode",
+    sql: `${SQLITE_DDL}\nPRAGMA user_version = 6;`,
+    found: 6,
     direction: NEWER,
     wal: true,
   },
@@ -141,7 +142,7 @@ describe("R4 version policy: reject, never migrate", () => {
       expect(refusal).toBeInstanceOf(StorageError);
       const error = refusal as StorageError;
       expect(error.code).toBe("FORMAT_UNSUPPORTED");
-      expect(error.details).toMatchObject({ found: c.found, supported: 4 });
+      expect(error.details).toMatchObject({ found: c.found, supported: SQLITE_LAYOUT_VERSION });
       expect(error.message).toMatch(c.direction);
       expect(snapshot(dir)).toEqual(before);
 
