@@ -114,7 +114,7 @@ describe("R7 faults: storage", () => {
   describe.each(KINDS)("a full disk (%s)", (kind) => {
     let fs: Tmpfs | undefined;
     beforeAll(() => {
-      if (CANNOT_MOUNT === undefined) fs = mountTmpfs(`seedline-r7-full-${kind}-`, "8m");
+      if (CANNOT_MOUNT === undefined) fs = mountTmpfs(`seedline-r7-full-${kind}-`, "16m");
     });
     afterAll(() => fs?.unmount());
 
@@ -127,10 +127,11 @@ describe("R7 faults: storage", () => {
         const rng = new Prng(kind === "sqlite" ? 7 : 8);
         const tallied = tally();
         // Reserves, each freed to end one full-disk spell: room for a round of refused batches
-        // even in SQLite's pages and its search index (192 KiB was too little once the trigram index
-        // came: the retried round was refused again with SQLITE_FULL).
+        // even in SQLite's pages and its search index, whose segment merges need room of their own
+        // (192 KiB in a 2 MiB tmpfs was too little once the trigram index came: the retried round
+        // was refused again with SQLITE_FULL).
         const reserves = Array.from({ length: FILL_CYCLES }, (_, i) => join(dir, `reserve-${i}`));
-        for (const reserve of reserves) writeFileSync(reserve, Buffer.alloc(768 * 1024));
+        for (const reserve of reserves) writeFileSync(reserve, Buffer.alloc(2 * 1024 * 1024));
         const server = startServer(url);
         const ids = Array.from({ length: SESSIONS }, (_, i) => `r7-full-${kind}-${i}`);
         for (const id of ids) {
