@@ -180,7 +180,12 @@ describe("seedline continue", () => {
     // A folder the other cases do not fork into (a fork inherits its source's folder).
     const cwd = logged.find((s) => s.id !== PARENT && s.cwd?.startsWith("/tmp/"))?.cwd as string;
     const inFolder = logged.filter((s) => s.cwd === cwd);
-    const latest = [...inFolder].sort((a, b) => b.lastActive - a.lastActive)[0] as Logged;
+    // Equal last activity is ordered by session id, descending (the listing's tie-break). The corpus
+    // has sessions in one folder ending at the same millisecond; without the tie-break this case picked
+    // whichever of them the file listing gave first and failed on another machine's clone.
+    const latest = [...inFolder].sort(
+      (a, b) => b.lastActive - a.lastActive || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
+    )[0] as Logged;
     const json = seedline(["continue", "--cwd", cwd, "--json", "--store", store]);
     expect(json.status).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual({
