@@ -49,7 +49,10 @@ export type Unsubscribe = () => void;
 /** What `forkPoint` reports: enough for the boundary checks without loading the whole log. */
 export interface StoredForkPoint {
   readonly header: SessionHeader;
-  /** The number of intact events. */
+  /**
+   * The number of intact events — or, when a boundary was asked and its event is a `turn/end`,
+   * at least `boundary + 1` (a backend may stop reading there).
+   */
   readonly length: number;
   /** The last `turn/start` or `turn/end` at or before the boundary (or the last event when the boundary is absent). */
   readonly marker: TurnMarker | undefined;

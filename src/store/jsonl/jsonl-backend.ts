@@ -4,7 +4,13 @@ import { type FileHandle, link, mkdir, open, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StorageError, show } from "../../errors.js";
 import type { SessionEvent, SessionHeader } from "../../generated.js";
-import { formatEventLine, formatHeaderLine, type LogLine } from "../../log/jsonl-codec.js";
+import {
+  formatEventLine,
+  formatHeaderLine,
+  type LogLine,
+  parseEventLine,
+  parseHeaderLine,
+} from "../../log/jsonl-codec.js";
 import { isErrno } from "../../util/errno.js";
 import { KeyedQueue } from "../../util/keyed-queue.js";
 import type {
@@ -51,11 +57,12 @@ import {
 } from "./file-state.js";
 import { LOG_SUFFIX, logFileName } from "./layout.js";
 import { legacyLogToMove, legacyOwnerOf, locateLog } from "./legacy-names.js";
-import { CHUNK_BYTES, readHeaderSync, scanLogFile } from "./line-reader.js";
+import { CHUNK_BYTES, readFirstLineSync, readHeaderSync, scanLogFile } from "./line-reader.js";
 import { ListIndex } from "./list-index.js";
 import { IndexFile } from "./list-index-file.js";
 import { listLogs } from "./listing.js";
 import type { LogScan, ResumePoint } from "./log-reader.js";
+import { seekEventLine } from "./seek-line.js";
 import { RETAINED_STATES, StateCache } from "./state-cache.js";
 import {
   readDerivedTitle,
@@ -110,6 +117,18 @@ interface HeldLog {
   state: FileState | undefined;
 }
 
+/** A fork boundary's line found by {@link seekEventLine} in a file of this identity and size. */
+interface SoughtForkPoint {
+  readonly key: string;
+  readonly size: number;
+  readonly seq: number;
+  readonly headerEnd: number;
+  readonly end: number;
+}
+
+/** How many sought fork points an instance keeps at most. */
+const SOUGHT_KEPT = 64;
+
 /** The read size of a fork's byte copy. */
 const COPY_BYTES = 1 << 20;
 
@@ -147,6 +166,8 @@ export class JsonlBackend implements SessionBackend {
   readonly #copyBytes: number;
   /** What reads and writes left known of logs, a bounded number of them (readers never say they are done). */
   readonly #states: StateCache;
+  /** Where `forkPoint` found a boundary by bisecting a log, for the `fork` that follows it. */
+  readonly #sought = new Map<string, SoughtForkPoint>();
   readonly #held = new Map<string, HeldLog>();
   readonly #queue = new KeyedQueue();
   readonly #changes: ChangeHub;
@@ -396,7 +417,12 @@ export class JsonlBackend implements SessionBackend {
     this.#assertOpen();
     let state: FileState | undefined;
     try {
-      state = this.#knownState(id) ?? (await this.#readState(id));
+      state = this.#knownState(id);
+      if (state === undefined && boundary !== undefined) {
+        const sought = await this.#seekForkPoint(id, boundary);
+        if (sought !== undefined) return sought;
+      }
+      state ??= await this.#readState(id);
     } catch (error) {
       throw refused(error, this.#ownPath(id));
     }
@@ -413,6 +439,46 @@ export class JsonlBackend implements SessionBackend {
       marker,
       ...(closedAt === undefined ? {} : { closedAt }),
     };
+  }
+
+  /**
+   * The fork point of a log this instance knows nothing of, when `boundary` is a `turn/end`: its
+   * line is found by bisecting the file ({@link seekEventLine}), not by reading the log, and where
+   * it ends is kept for the `fork` that follows. Undefined when the file cannot be read that way
+   * (its header or lines not in canonical form, damage, another event at the boundary): the
+   * caller then reads the whole log, which also tells the errors.
+   */
+  async #seekForkPoint(id: string, boundary: number): Promise<StoredForkPoint | undefined> {
+    const handle = await this.#openFile(id, "r");
+    if (handle === undefined) return undefined;
+    try {
+      const file = fileKey(handle);
+      const first = readFirstLineSync(handle.fd, Buffer.allocUnsafe(MIN_READ_BYTES));
+      if (first === undefined) return undefined;
+      const header = parseHeaderLine(first.text, this.#path(id));
+      if (header.id !== id) return undefined;
+      const line = await seekEventLine(handle, first.end, file.size, boundary);
+      if (line === undefined) return undefined;
+      const event = parseEventLine(line.text);
+      const turn = (event?.data as { turn?: unknown } | undefined)?.turn;
+      if (event?.type !== "turn/end" || event.seq !== boundary || typeof turn !== "number") {
+        return undefined;
+      }
+      // Kept until the fork that follows; a fork that never comes (refused) leaves a few behind.
+      if (this.#sought.size >= SOUGHT_KEPT) this.#sought.clear();
+      this.#sought.set(id, { ...file, seq: boundary, headerEnd: first.end, end: line.end });
+      return {
+        header,
+        length: boundary + 1,
+        marker: { seq: boundary, type: "turn/end", turn },
+      };
+    } catch (error) {
+      // A header this build does not read is told by the whole read, with its location.
+      if (error instanceof StorageError) return undefined;
+      throw error;
+    } finally {
+      await handle.close();
+    }
   }
 
   /** The remembered state of the file now at the log's path, when it is still the same file. */
@@ -452,6 +518,22 @@ export class JsonlBackend implements SessionBackend {
       const source = await this.#openFile(sourceId, "r");
       if (source === undefined) throw sessionNotFound(sourceId);
       try {
+        const sought = this.#sought.get(sourceId);
+        this.#sought.delete(sourceId);
+        if (sought !== undefined && sought.seq === boundary && !this.#held.has(sourceId)) {
+          const now = fileKey(source);
+          if (now.key === sought.key && now.size === sought.size) {
+            // The boundary's line was found by `forkPoint` in this file as it still is: copy up to
+            // it without reading the log (the child's state is read when it is first written).
+            const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
+            await this.#publish(header.id, async (write) => {
+              await write(headerLine);
+              await copyRange(source, sought.headerEnd, sought.end, write, this.#copyBytes);
+            });
+            this.#index.noteCreated(header, headerLine.length);
+            return;
+          }
+        }
         const state = await this.#stateOf(sourceId, source);
         const prefix = await this.#prefixOf(sourceId, source, state, boundary + 1);
         const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
