@@ -7,7 +7,7 @@ import { ROOT, seedline } from "./cli-harness.js";
 
 const CORPUS = join(ROOT, "test", "fixtures", "corpus");
 const ENV = { NO_COLOR: "1" };
-const CHILD = "906f1eac-a457-4eb9-828b-1ba537552524";
+const _CHILD = "906f1eac-a457-4eb9-828b-1ba537552524";
 const PARENT = "f2358dc0-75f8-4649-8440-ab94b8e10dc3";
 
 interface Logged {

@@ -18,11 +18,10 @@ import { resolveForkBoundary } from "../log/fork-rules.js";
 import { LogState, TakenBatch } from "../log/invariants.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
-import { searchableText } from "../log/search-text.js";
 import { SessionLog } from "../log/session-log.js";
 import { titleProblem } from "../log/session-title.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
-import type { ListedSession, ListPage, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
+import type { ListedSession, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
 import {
   admitStored,
   asCorruption,
