@@ -21,6 +21,7 @@ import type {
   SessionBackend,
   StoredForkPoint,
   StoredLog,
+  StoredSettledPage,
   StoredSuffix,
   StoredTitles,
   Unsubscribe,
@@ -63,6 +64,7 @@ import { IndexFile } from "./list-index-file.js";
 import { listLogs } from "./listing.js";
 import type { LogScan, ResumePoint } from "./log-reader.js";
 import { seekEventLine } from "./seek-line.js";
+import { scanSettled } from "./settled-scan.js";
 import { RETAINED_STATES, StateCache } from "./state-cache.js";
 import {
   readDerivedTitle,
@@ -379,6 +381,43 @@ export class JsonlBackend implements SessionBackend {
           return await this.#readAfter(id, handle, known, now.size);
         }
         return await this.#readFrom(id, handle, now, fromSeq);
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      throw refused(error, this.#ownPath(id));
+    }
+  }
+
+  /**
+   * The message-producing events of a log's settled part, from one read that parses only them and
+   * the turn markers (see {@link scanSettled} and {@link SessionBackend.loadSettled}). What this
+   * read learnt of the file up to the last `turn/end` is remembered as a state of it at that size,
+   * so that the writer's next reads parse only the lines after it.
+   */
+  async loadSettled(id: string): Promise<StoredSettledPage | undefined> {
+    this.#assertOpen();
+    try {
+      const handle = await this.#openFile(id, "r");
+      if (handle === undefined) return undefined;
+      try {
+        const file = fileKey(handle);
+        const location = this.#path(id);
+        const scan = await scanSettled(handle, location, this.#chunkBytes);
+        checkNamed(scan.header, id, location);
+        if (scan.last !== undefined && this.#held.get(id)?.state === undefined) {
+          this.#states.set(id, {
+            key: file.key,
+            size: scan.settledEnd,
+            length: scan.settled,
+            intactEnd: scan.settledEnd,
+            header: scan.header,
+            headerEnd: scan.headerEnd,
+            markers: scan.markers,
+            last: scan.last,
+          });
+        }
+        return { header: scan.header, settled: scan.settled, events: scan.events };
       } finally {
         await handle.close();
       }
@@ -900,17 +939,9 @@ export class JsonlBackend implements SessionBackend {
       },
       this.#chunkBytes,
     );
-    // A file under the id's own name that names another id is damage or a misplaced copy, not
-    // an absent session: answering "absent" would hide it, and a create would then fail on the
-    // taken name. (Only the previous build's names of long ids may hold another id's log; those
-    // are told apart before the file is opened.)
-    if (scan.header.id !== id) {
-      throw new StorageError(
-        "CORRUPT_LOG",
-        `expected the header of ${location} to name session ${show(id)}, got ${show(scan.header.id)}`,
-        { location, line: 1 },
-      );
-    }
+    // Only the previous build's names of long ids may hold another id's log; those are told
+    // apart before the file is opened.
+    checkNamed(scan.header, id, location);
     // A header line not in canonical form fails its check: `loadFrom` then reads the whole file.
     const last =
       lastLine === undefined
@@ -1169,6 +1200,21 @@ export class JsonlBackend implements SessionBackend {
     const end = lines === 0 ? from : await endOfLines(handle, from, lines, this.#copyBytes);
     return { end };
   }
+}
+
+/**
+ * Refuses a log under the id's own name whose header names another id: damage or a misplaced
+ * copy, not an absent session (answering "absent" would hide it, and a create would then fail on
+ * the taken name).
+ * @throws StorageError CORRUPT_LOG (location, line 1).
+ */
+function checkNamed(header: SessionHeader, id: string, location: string): void {
+  if (header.id === id) return;
+  throw new StorageError(
+    "CORRUPT_LOG",
+    `expected the header of ${location} to name session ${show(id)}, got ${show(header.id)}`,
+    { location, line: 1 },
+  );
 }
 
 /**

@@ -25,13 +25,33 @@ export interface LineStart {
 const FILE_START: LineStart = { position: 0, number: 1 };
 
 /**
- * Calls `onLine` for every line of a file from `start` on, in order, reading `chunkBytes` at a
- * time; a final fragment without `\n` comes last, unterminated. Only the line being assembled is
- * held, so memory does not grow with the file. Returning "stop" ends the read.
+ * One line of a file as bytes: `bytes[from, to)` without its `\n`. `bytes` is the read buffer,
+ * reused by the next read (copy what must outlive the call), or a buffer of its own for a line
+ * that spanned reads; `read` numbers the reads, so that a search over a whole buffer can be kept
+ * across the lines it holds (-1 for a line with a buffer of its own).
  */
-export async function readLines(
+export interface LineBytes {
+  readonly bytes: Buffer;
+  readonly from: number;
+  readonly to: number;
+  readonly read: number;
+  /** The 1-based line number. */
+  readonly number: number;
+  /** The byte offset of the line's start in the file. */
+  readonly start: number;
+  /** The byte offset just past its `\n` (the file's end for an unterminated last fragment). */
+  readonly end: number;
+  readonly terminated: boolean;
+}
+
+/**
+ * Calls `onLine` for every line of a file from `start` on, in order, as bytes, reading
+ * `chunkBytes` at a time; a final fragment without `\n` comes last, unterminated. Only the line
+ * being assembled is held, so memory does not grow with the file. Returning "stop" ends the read.
+ */
+export async function readLineBytes(
   handle: FileHandle,
-  onLine: (line: LogLine) => "stop" | undefined,
+  onLine: (line: LineBytes) => "stop" | undefined,
   chunkBytes: number = CHUNK_BYTES,
   start: LineStart = FILE_START,
 ): Promise<void> {
@@ -40,23 +60,42 @@ export async function readLines(
   let position = start.position;
   let lineStart = start.position;
   let number = start.number;
-  for (;;) {
+  for (let read = 0; ; read++) {
     const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position);
     if (bytesRead === 0) break;
     let from = 0;
     for (;;) {
       const newline = chunk.indexOf(NEWLINE, from);
       if (newline === -1 || newline >= bytesRead) break;
-      let text: string;
+      const end = position + newline + 1;
+      let line: LineBytes;
       if (pending.length === 0) {
-        text = chunk.toString("utf8", from, newline);
+        line = {
+          bytes: chunk,
+          from,
+          to: newline,
+          read,
+          number,
+          start: lineStart,
+          end,
+          terminated: true,
+        };
       } else {
         pending.push(chunk.subarray(from, newline));
-        text = Buffer.concat(pending).toString("utf8");
+        const bytes = Buffer.concat(pending);
         pending = [];
+        line = {
+          bytes,
+          from: 0,
+          to: bytes.length,
+          read: -1,
+          number,
+          start: lineStart,
+          end,
+          terminated: true,
+        };
       }
-      const end = position + newline + 1;
-      if (onLine({ text, number, start: lineStart, end, terminated: true }) === "stop") return;
+      if (onLine(line) === "stop") return;
       number++;
       lineStart = end;
       from = newline + 1;
@@ -66,9 +105,43 @@ export async function readLines(
     position += bytesRead;
   }
   if (pending.length > 0) {
-    const text = Buffer.concat(pending).toString("utf8");
-    onLine({ text, number, start: lineStart, end: position, terminated: false });
+    const bytes = Buffer.concat(pending);
+    onLine({
+      bytes,
+      from: 0,
+      to: bytes.length,
+      read: -1,
+      number,
+      start: lineStart,
+      end: position,
+      terminated: false,
+    });
   }
+}
+
+/**
+ * Calls `onLine` for every line of a file from `start` on, in order, as text (see
+ * {@link readLineBytes}). Returning "stop" ends the read.
+ */
+export function readLines(
+  handle: FileHandle,
+  onLine: (line: LogLine) => "stop" | undefined,
+  chunkBytes: number = CHUNK_BYTES,
+  start: LineStart = FILE_START,
+): Promise<void> {
+  return readLineBytes(
+    handle,
+    (line) =>
+      onLine({
+        text: line.bytes.toString("utf8", line.from, line.to),
+        number: line.number,
+        start: line.start,
+        end: line.end,
+        terminated: line.terminated,
+      }),
+    chunkBytes,
+    start,
+  );
 }
 
 /**
