@@ -153,4 +153,11 @@ export abstract class RpcClientMethods {
   ): Promise<RpcMethods["session/search"]["result"]> {
     return this.request("session/search", params);
   }
+
+  /** Records ops of a turn (turn and step starts, chunks, tool results, ends) as one durable batch, numbering seqs, turns and steps and assembling the assistant/message. */
+  sessionRecord(
+    params: RpcMethods["session/record"]["params"],
+  ): Promise<RpcMethods["session/record"]["result"]> {
+    return this.request("session/record", params);
+  }
 }

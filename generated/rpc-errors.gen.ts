@@ -61,6 +61,8 @@ export const RPC_ERROR_CODES = {
   REPLAY_NOT_FOUND: -32033,
   /** A replay/open past the number of replays one connection may keep open (replays left unused by replay/next expire on their own, answering REPLAY_NOT_FOUND). Close the replays you are done with (replay/close), then open again. */
   REPLAY_LIMIT: -32034,
+  /** A session/record op does not fit where the session's recording stands (for example chunks with no open step, a step_end before the finish chunk or with a tool call unanswered, a tool_result for no pending call); nothing of the request was stored. */
+  RECORD_REFUSED: -32040,
   /** A bug: anything a handler throws that is not a domain error. The message is generic; the details go to stderr. */
   INTERNAL: -32603,
 } as const;
@@ -90,6 +92,7 @@ export const RPC_ERROR_CODE_NAMES = [
   "REPLAY_UNEXPECTED_SESSION",
   "REPLAY_NOT_FOUND",
   "REPLAY_LIMIT",
+  "RECORD_REFUSED",
   "INTERNAL",
 ] as const satisfies readonly RpcErrorCode[];
 
@@ -120,6 +123,7 @@ export interface RpcErrorData {
   readonly REPLAY_UNEXPECTED_SESSION: ReplayUnexpectedSessionErrorData;
   readonly REPLAY_NOT_FOUND: ReplayNotFoundErrorData;
   readonly REPLAY_LIMIT: ReplayLimitErrorData;
+  readonly RECORD_REFUSED: RecordRefusedErrorData;
   readonly INTERNAL: InternalErrorData;
 }
 
@@ -437,6 +441,28 @@ export interface ReplayLimitErrorData {
    * How many replays one connection may keep open.
    */
   readonly limit: number;
+}
+/**
+ * A session/record op does not fit where the session's recording stands (for example chunks with no open step, a step_end before the finish chunk or with a tool call unanswered, a tool_result for no pending call); nothing of the request was stored.
+ */
+export interface RecordRefusedErrorData {
+  readonly code: "RECORD_REFUSED";
+  /**
+   * The session recorded into.
+   */
+  readonly sessionId: string;
+  /**
+   * The refused op's index in the request's ops.
+   */
+  readonly index: number;
+  /**
+   * What the recording allowed at that point.
+   */
+  readonly expected: string;
+  /**
+   * What the op asked for.
+   */
+  readonly found: string;
 }
 /**
  * A bug: anything a handler throws that is not a domain error. The message is generic; the details go to stderr.

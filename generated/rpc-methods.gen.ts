@@ -43,6 +43,8 @@ import type {
   SessionSetTitleResult,
   SessionSearchParams,
   SessionSearchResult,
+  SessionRecordParams,
+  SessionRecordResult,
   SessionEventsParams,
 } from "./types.gen.js";
 import type { Validator } from "./validators.gen.js";
@@ -87,6 +89,8 @@ import {
   validateSessionSetTitleResult,
   validateSessionSearchParams,
   validateSessionSearchResult,
+  validateSessionRecordParams,
+  validateSessionRecordResult,
   validateSessionEventsParams,
 } from "./validators.gen.js";
 
@@ -332,6 +336,23 @@ export interface RpcMethods {
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
       | "STORAGE_REFUSED"
+      | "INTERNAL";
+  };
+  /** Records ops of a turn (turn and step starts, chunks, tool results, ends) as one durable batch, numbering seqs, turns and steps and assembling the assistant/message. */
+  readonly "session/record": {
+    readonly params: SessionRecordParams;
+    readonly result: SessionRecordResult;
+    readonly errors:
+      | "INVALID_PARAMS"
+      | "SESSION_NOT_FOUND"
+      | "SEQ_CONFLICT"
+      | "INVALID_EVENT"
+      | "FORMAT_UNSUPPORTED"
+      | "CORRUPT_LOG"
+      | "SESSION_BUSY"
+      | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "RECORD_REFUSED"
       | "INTERNAL";
   };
 }
@@ -681,6 +702,27 @@ export const RPC_METHODS = {
     ],
     summary: "Finds sessions whose user, assistant or tool text holds every term, in list order, with highlighted excerpts.",
   },
+  "session/record": {
+    method: "session/record",
+    clientName: "sessionRecord",
+    validateParams: validateSessionRecordParams,
+    validateResult: validateSessionRecordResult,
+    errors: [
+      "INVALID_PARAMS",
+      "SESSION_NOT_FOUND",
+      "SEQ_CONFLICT",
+      "INVALID_EVENT",
+      "FORMAT_UNSUPPORTED",
+      "CORRUPT_LOG",
+      "SESSION_BUSY",
+      "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "RECORD_REFUSED",
+      "INTERNAL",
+    ],
+    orderingKey: "sessionId",
+    summary: "Records ops of a turn (turn and step starts, chunks, tool results, ends) as one durable batch, numbering seqs, turns and steps and assembling the assistant/message.",
+  },
 } as const satisfies { readonly [M in RpcMethodName]: RpcMethodSpec<M> };
 
 /**
@@ -729,6 +771,7 @@ export const RPC_METHOD_NAMES = [
   "session/unwatch",
   "session/set_title",
   "session/search",
+  "session/record",
 ] as const satisfies readonly RpcMethodName[];
 
 /** Whether `name` is a method of the table (own keys only, so `constructor` is not). */
@@ -761,6 +804,7 @@ export const RPC_METHOD = {
   sessionUnwatch: "session/unwatch",
   sessionSetTitle: "session/set_title",
   sessionSearch: "session/search",
+  sessionRecord: "session/record",
 } as const satisfies { readonly [clientName: string]: RpcMethodName };
 
 /** Every notification the server sends: its params type. */

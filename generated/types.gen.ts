@@ -100,6 +100,16 @@ export type WatchId = string;
  * The answer to an import: the imported session, durable before this is sent (SessionImported), or, for a part sent with `more: true`, what the server holds of that upload so far (SessionImportStaged); nothing is stored until the last part.
  */
 export type SessionImportResult = SessionImported | SessionImportStaged;
+/**
+ * One step of recording a turn, discriminated on `op`. The recorder numbers seqs, turns and steps, assembles the assistant/message from the step's chunks, writes a tool/call per tool-call block and checks the order: turn_start, then per step step_start, chunks (the last ending with a finish chunk), a tool_result per tool call, step_end; then turn_end. An op out of order is RECORD_REFUSED.
+ */
+export type RecordOp =
+  | RecordTurnStartOp
+  | RecordStepStartOp
+  | RecordChunksOp
+  | RecordToolResultOp
+  | RecordStepEndOp
+  | RecordTurnEndOp;
 
 /**
  * Plain text.
@@ -1606,6 +1616,116 @@ export interface SessionReadResult {
    * True when no event follows the returned ones (the page reaches the end of the log as read).
    */
   readonly done: boolean;
+}
+/**
+ * Records ops of a turn (see RecordOp), all or nothing: the events of every op are appended as one batch, or none is. The recorder resumes from the stored log, so ops may be sent one call at a time or a whole turn at once. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: The session to record into.
+ */
+export interface SessionRecordParams {
+  readonly sessionId: SessionId;
+  /**
+   * The ops, applied in order.
+   *
+   * @minItems 1
+   */
+  readonly ops: [RecordOp, ...readonly RecordOp[]];
+  readonly _meta?: AcpMeta;
+}
+/**
+ * Starts the next turn: turn/start (trigger: a message from `source`) and the user/message.
+ */
+export interface RecordTurnStartOp {
+  readonly op: "turn_start";
+  /**
+   * The user's prompt: a text, or content blocks.
+   */
+  readonly prompt: string | readonly ContentBlock[];
+  readonly source?: MessageSource;
+}
+/**
+ * Starts the next step (model call) of the open turn: step/start.
+ */
+export interface RecordStepStartOp {
+  readonly op: "step_start";
+}
+/**
+ * Streamed chunks of the open step, one assistant/chunk each. A finish chunk must come last; with it the recorder also writes the assistant/message assembled from the step's chunks (sourceEventSeqs: their seqs) and a tool/call for each tool-call block.
+ */
+export interface RecordChunksOp {
+  readonly op: "chunks";
+  /**
+   * @minItems 1
+   */
+  readonly chunks: [StreamChunk, ...readonly StreamChunk[]];
+}
+/**
+ * The result of an unanswered tool call of the open, finished step: tool/result with sourceEventSeqs the seq of its tool/call. `meta` is any JSON the tool attached for the harness; it never reaches derived messages.
+ */
+export interface RecordToolResultOp {
+  readonly op: "tool_result";
+  /**
+   * The tool call answered.
+   */
+  readonly callId: string;
+  /**
+   * What the tool returned: a text, or content blocks.
+   */
+  readonly content: string | readonly ContentBlock[];
+  /**
+   * True when the tool failed (default false).
+   */
+  readonly isError?: boolean;
+  readonly error?: ToolError;
+  readonly meta?: unknown;
+}
+/**
+ * Ends the open step: step/end. The step must have its finish chunk and a result for every tool call.
+ */
+export interface RecordStepEndOp {
+  readonly op: "step_end";
+}
+/**
+ * Ends the open turn: turn/end with `reason` (default completed). A step still open is allowed only for `aborted` (the step is closed first and replays as a hang) and for `error` naming that step (it replays as a throw); `interrupted` is written by crash repair only.
+ */
+export interface RecordTurnEndOp {
+  readonly op: "turn_end";
+  readonly reason?: TurnEndReason;
+}
+/**
+ * Sent only once the events are durable: where the session's recording stands after the ops, what is open and what it waits for.
+ */
+export interface SessionRecordResult {
+  /**
+   * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
+   */
+  readonly nextSeq: number;
+  /**
+   * Turn number: starts at 1 and increases by 1 across the whole log (a fork child continues its parent's numbering).
+   */
+  readonly lastTurn: number;
+  /**
+   * Turn number: starts at 1 and increases by 1 across the whole log (a fork child continues its parent's numbering).
+   */
+  readonly turn?: number;
+  /**
+   * Step (model call) number within a turn: restarts at 1 in each turn.
+   */
+  readonly step?: number;
+  /**
+   * Whether the open step has its finish chunk (false when no step is open).
+   */
+  readonly finished: boolean;
+  /**
+   * The tool calls of the open step that have no result yet, in call order.
+   */
+  readonly pendingToolCalls: readonly PendingToolCall[];
+}
+export interface PendingToolCall {
+  readonly callId: string;
+  readonly name: string;
+  /**
+   * The raw JSON arguments string.
+   */
+  readonly arguments: string;
 }
 /**
  * Full-text search of the user, assistant and tool text of stored sessions (the event members marked searchable in the event schemas): case- and accent-insensitive substrings, every term in one event, double-quoted phrases kept whole. Sessions come in list order, paged by an opaque cursor.

@@ -125,6 +125,22 @@ export type ReplayErrorCode =
 /** Replay refused to derive or serve a script; `code` says why. */
 export class ReplayError<C extends ReplayErrorCode = ReplayErrorCode> extends SeedlineError<C> {}
 
+/**
+ * A turn recorder op does not fit where the session's recording stands (chunks with no open step,
+ * a step ended before its finish chunk, a result for no pending tool call, …). Nothing of the
+ * refused call was stored and the recorder's state is as before it.
+ */
+export class RecordError extends SeedlineError<"RECORD_REFUSED"> {
+  /** What the recording allowed at that point. */
+  get expected(): string {
+    return this.details.expected;
+  }
+  /** What the op asked for. */
+  get found(): string {
+    return this.details.found;
+  }
+}
+
 /** Whether `error` is a seedline error with the given code. */
 export function hasCode<C extends SeedlineErrorCode>(
   error: unknown,

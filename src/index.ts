@@ -31,6 +31,14 @@ export { foldForSearch, searchableText, searchTerms } from "./log/search-text.js
 export { type PreparedBatch, SessionLog } from "./log/session-log.js";
 export { deriveMessages, isSurfaceEligibleType, messageOf, Surface } from "./log/surface.js";
 export type { EventOf, SurfaceEvent } from "./log/types.js";
+export {
+  type FinishedStep,
+  RecordedStep,
+  RecordedTurn,
+  type ToolResultOptions,
+  TurnRecorder,
+  type TurnRecorderOptions,
+} from "./recorder/turn-recorder.js";
 export * from "./replay/index.js";
 export {
   INTERNAL_MESSAGE,

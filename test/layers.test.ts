@@ -13,6 +13,7 @@ const LAYERS = [
   ["store/"],
   ["testing/"],
   ["replay/"],
+  ["recorder/"],
   ["rpc/", "client/"],
   ["cli/"],
   ["index.ts"],

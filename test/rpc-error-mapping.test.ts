@@ -43,6 +43,7 @@ const DETAILS: { [C in Exclude<RpcErrorCode, "INTERNAL">]: Omit<RpcErrorData[C],
   REPLAY_UNEXPECTED_SESSION: { callerSessionId: "c" },
   REPLAY_NOT_FOUND: { replayId: "r" },
   REPLAY_LIMIT: { limit: 100 },
+  RECORD_REFUSED: { sessionId: "s", index: 1, expected: "an open step", found: "none" },
 };
 
 function mapped(error: unknown) {
@@ -183,6 +184,7 @@ describe("toResponseError", () => {
       REPLAY_UNEXPECTED_SESSION: -32032,
       REPLAY_NOT_FOUND: -32033,
       REPLAY_LIMIT: -32034,
+      RECORD_REFUSED: -32040,
       INTERNAL: -32603,
     });
   });

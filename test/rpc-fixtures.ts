@@ -387,6 +387,47 @@ export async function everyMethodScenario(client: SeedlineClient, prefix: string
   const found = check("session/search", await client.sessionSearch({ query: "a", cwd: "/w/a" }));
   expect(found.results.map((r) => r.sessionId)).toEqual(expect.arrayContaining([a]));
 
+  // A tool-call turn recorded in two requests: the recorder numbers and assembles the rest.
+  const recordedId = `${prefix}-recorded`;
+  await client.sessionCreate({ sessionId: recordedId, cwd: "/w/r" });
+  const open = check(
+    "session/record",
+    await client.sessionRecord({
+      sessionId: recordedId,
+      ops: [
+        { op: "turn_start", prompt: "list files" },
+        { op: "step_start" },
+        {
+          op: "chunks",
+          chunks: [
+            { type: "tool-call-delta", index: 0, id: "c1", name: "ls", argumentsDelta: "{}" },
+            { type: "finish", reason: { kind: "tool-calls" } },
+          ],
+        },
+      ],
+    }),
+  );
+  expect(open).toEqual({
+    nextSeq: 7,
+    lastTurn: 1,
+    turn: 1,
+    step: 1,
+    finished: true,
+    pendingToolCalls: [{ callId: "c1", name: "ls", arguments: "{}" }],
+  });
+  const closed = check(
+    "session/record",
+    await client.sessionRecord({
+      sessionId: recordedId,
+      ops: [
+        { op: "tool_result", callId: "c1", content: "a.txt" },
+        { op: "step_end" },
+        { op: "turn_end" },
+      ],
+    }),
+  );
+  expect(closed).toEqual({ nextSeq: 10, lastTurn: 1, finished: false, pendingToolCalls: [] });
+
   const messages = check("session/messages", await client.sessionMessages({ sessionId: a }));
   expect(messages.messages.length).toBeGreaterThan(0);
   const early = check(
@@ -557,6 +598,33 @@ export async function everyErrorScenario(
   const incomplete = await expectError(client.replayScript({ sessionId: s }), "REPLAY_INCOMPLETE");
   expect(incomplete.data).toEqual({ code: "REPLAY_INCOMPLETE", sessionId: s, turn: 1, step: 1 });
   await expectError(client.replayOpen({ sessionId: s }), "REPLAY_INCOMPLETE");
+
+  // Chunks with no open turn: refused, nothing stored.
+  const refused = await expectError(
+    client.sessionRecord({
+      sessionId: `${s}-none`,
+      ops: [{ op: "chunks", chunks: [{ type: "finish", reason: { kind: "stop" } }] }],
+    }),
+    "SESSION_NOT_FOUND",
+  );
+  expect(refused.data).toEqual({ code: "SESSION_NOT_FOUND", sessionId: `${s}-none` });
+  const recordInto = `${s}-rec`;
+  await client.sessionCreate({ sessionId: recordInto });
+  const outOfOrder = await expectError(
+    client.sessionRecord({
+      sessionId: recordInto,
+      ops: [{ op: "turn_start", prompt: "hi" }, { op: "step_end" }],
+    }),
+    "RECORD_REFUSED",
+  );
+  expect(outOfOrder.data).toEqual({
+    code: "RECORD_REFUSED",
+    sessionId: recordInto,
+    index: 1,
+    expected: "an open step of turn 1 (step_start first)",
+    found: "none",
+  });
+  expect((await client.sessionRead({ sessionId: recordInto })).events).toEqual([]);
 
   const tree = CORPUS_TREE;
   for (const text of tree.logs) {

@@ -83,7 +83,7 @@ describe("the server over memory streams", () => {
   it("answers every domain error a client can provoke with its code, number and data", async () => {
     const { client } = started();
     const seen = await everyErrorScenario(client, "mem");
-    expect(seen.size).toBe(13);
+    expect(seen.size).toBe(14);
   });
 
   it("reports the store kind it was given, else the backend's", async () => {

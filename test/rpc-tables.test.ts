@@ -45,6 +45,7 @@ const SPEC_METHODS: readonly [method: string, params: string, result: string][] 
   ["session/unwatch", "SessionUnwatchParams", "SessionUnwatchResult"],
   ["session/set_title", "SessionSetTitleParams", "SessionSetTitleResult"],
   ["session/search", "SessionSearchParams", "SessionSearchResult"],
+  ["session/record", "SessionRecordParams", "SessionRecordResult"],
 ];
 
 /** rpc.md's error table, written out literally: the independent check of the fixed numbers. */
@@ -69,6 +70,7 @@ const SPEC_DOMAIN_ERRORS = {
   REPLAY_UNEXPECTED_SESSION: -32032,
   REPLAY_NOT_FOUND: -32033,
   REPLAY_LIMIT: -32034,
+  RECORD_REFUSED: -32040,
   INTERNAL: -32603,
 };
 const SPEC_PROTOCOL_ERRORS = {
@@ -99,6 +101,7 @@ const SPEC_ERROR_DATA: Record<string, string[]> = {
   REPLAY_UNEXPECTED_SESSION: ["callerSessionId"],
   REPLAY_NOT_FOUND: ["replayId"],
   REPLAY_LIMIT: ["limit"],
+  RECORD_REFUSED: ["sessionId", "index", "expected", "found"],
   INTERNAL: [],
 };
 

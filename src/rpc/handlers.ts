@@ -11,9 +11,10 @@ import {
   type SessionEvent,
   SQLITE_LAYOUT_VERSION,
 } from "../generated.js";
+import { TurnRecorder } from "../recorder/turn-recorder.js";
 import { ReplayModel } from "../replay/replay-model.js";
 import { storedSessionScript, storedSessionScripts } from "../replay/store-scripts.js";
-import type { SessionStore } from "../store/session-store.js";
+import type { Session, SessionStore } from "../store/session-store.js";
 import type { ImportUploads } from "./import-uploads.js";
 import type { OpenReplays } from "./open-replays.js";
 import { packageInfo } from "./package-info.js";
@@ -50,6 +51,9 @@ const ACP_PROTOCOL_VERSION = 1;
  */
 export function createHandlers(context: HandlerContext): MethodHandlers {
   const { store, replays, watches, uploads } = context;
+  // One recorder per live session object: an unloaded session's recorder goes with it, and a
+  // recorder re-reads the log whenever it does not end where the recorder left it.
+  const recorders = new WeakMap<Session, TurnRecorder>();
 
   return {
     [RPC_METHOD.initialize]: async () => ({
@@ -164,6 +168,16 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
     [RPC_METHOD.sessionSetTitle]: async (params) => {
       await store.setTitle(params.sessionId, params.title);
       return {};
+    },
+
+    [RPC_METHOD.sessionRecord]: async (params) => {
+      const session = await store.openForWriting(params.sessionId);
+      let recorder = recorders.get(session);
+      if (recorder === undefined) {
+        recorder = new TurnRecorder(session);
+        recorders.set(session, recorder);
+      }
+      return recorder.record(params.ops);
     },
 
     [RPC_METHOD.replayScript]: async (params) => {
