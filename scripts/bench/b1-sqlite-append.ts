@@ -19,7 +19,10 @@ export function b1SqliteAppend(sizes: Sizes): Benchmark {
         try {
           const backend = await SqliteBackend.open(join(temp.dir, "store.db"));
           const store = storeOver(backend);
-          const session = await store.create(header.id, { meta: { createdAt: header.createdAt } });
+          const session = await store.create({
+            id: header.id,
+            meta: { createdAt: header.createdAt },
+          });
           const ms = await timed(async () => {
             for (const batch of batches) await store.append(session, batch);
           });

@@ -81,7 +81,7 @@ export function storeForks(
   const fork = async (round: number): Promise<number> => {
     const store = storeOver(backend);
     const child = `fork-${round}`;
-    const ms = await timed(() => store.fork(sourceId, boundary, child));
+    const ms = await timed(() => store.fork(sourceId, { boundary, childSessionId: child }));
     await store.delete(child);
     return ms;
   };
@@ -90,7 +90,8 @@ export function storeForks(
     const child = `js-${round}`;
     const ms = await timed(async () => {
       const source = await store.load(sourceId);
-      await store.create(child, {
+      await store.create({
+        id: child,
         seed: (await source.readEvents()).slice(0, boundary + 1),
         meta: {
           ...(source.header.cwd === undefined ? {} : { cwd: source.header.cwd }),

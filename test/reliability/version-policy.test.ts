@@ -187,7 +187,7 @@ describe("R4 version policy: reject, never migrate", () => {
       for (const attempt of [
         () => store.load(id),
         () => store.append(id, balancedLog(1)),
-        () => store.fork(id, 0, "child"),
+        () => store.fork(id, { boundary: 0, childSessionId: "child" }),
         () => store.exportLog(id),
       ]) {
         try {
