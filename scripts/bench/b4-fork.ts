@@ -1,7 +1,8 @@
 // B4: a durable fork at the middle of a large session, against the copy itself and against forking through JavaScript.
 import { closeSync, fsyncSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { type SessionBackend, type SessionHeader, SQLITE_QUERIES } from "../../src/index.js";
+import { SQLITE_QUERIES } from "../../src/generated.js";
+import type { SessionBackend, SessionHeader } from "../../src/index.js";
 import { formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import {
   type BackendKind,
