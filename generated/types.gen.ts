@@ -1852,9 +1852,13 @@ export interface SessionWatchResult {
   readonly nextSeq: number;
 }
 /**
- * Options for creating a session; the store fills `version` and `id`.
+ * Options for creating a session; the store fills `version`, and `id` when it is not given.
  */
 export interface CreateSessionOptions {
+  /**
+   * The new session's id; the store generates one when absent.
+   */
+  readonly id?: string;
   /**
    * Events the new session starts with (its whole log when reconstructing a stored session).
    */

@@ -67,12 +67,28 @@ export function renderValidators(set: SchemaSet): string {
     "  errors?: ErrorObject[] | null;",
     "}",
     "",
-    // ajv exports its functions under the internal names; only the typed names are public.
-    body.replace(/^export const __validate/gm, "const __validate"),
+    // ajv exports its functions under the internal names, mid-line after other statements; only
+    // the typed names are public (test/consumer-package.test.ts checks the built module's exports).
+    hideInternalExports(body),
     "",
     typed,
     "",
   ].join("\n");
+}
+
+/**
+ * Turns ajv's `export const __validateX = validateN;` statements into module-local constants.
+ * ajv joins statements with `;` on one line, so the match is not anchored to a line start.
+ * @throws Error when an internal name would still be exported.
+ */
+export function hideInternalExports(body: string): string {
+  const hidden = body.replace(/\bexport const (__validate\w+)\b/g, "const $1");
+  if (/(?:^|[;}])\s*export\s/m.test(hidden)) {
+    throw new Error(
+      "expected ajv's standalone output to export only __validate* names, found another export",
+    );
+  }
+  return hidden;
 }
 
 /**

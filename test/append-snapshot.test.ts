@@ -54,7 +54,7 @@ for (const [kind, open] of Object.entries(kinds.open)) {
     it("stores the batch when the caller empties its array after the call", async () => {
       // Seen failing before the fix: the append resolved 0 and stored nothing.
       const { store, reopen } = await fresh();
-      await store.create("s");
+      await store.create({ id: "s" });
       const batch = simpleTurn(0, 1);
       const expected = structuredClone(batch);
       const appended = store.append("s", batch);
@@ -70,7 +70,7 @@ for (const [kind, open] of Object.entries(kinds.open)) {
     it("stores each event as it was at the call when the caller changes it afterwards", async () => {
       // Seen failing before the fix: the stored text was "after" and the stored seq-1 event the replacement.
       const { store, reopen } = await fresh();
-      await store.create("s");
+      await store.create({ id: "s" });
       const batch = [mutable(0, "before"), mutable(1, "second")];
       const expected = structuredClone(batch);
       const appended = store.append("s", batch);
@@ -87,7 +87,7 @@ for (const [kind, open] of Object.entries(kinds.open)) {
     it("takes the batch when called through Session.append too", async () => {
       // Seen failing before the fix: nothing stored after `batch.length = 0`, and the changed text stored.
       const { store, reopen } = await fresh();
-      const session = await store.create("s");
+      const session = await store.create({ id: "s" });
       const batch = [mutable(0, "before")];
       const appended = session.append(batch);
       batch[0]?.data.content.push({ text: "added" });
@@ -104,7 +104,7 @@ for (const [kind, open] of Object.entries(kinds.open)) {
     it("refuses an event invalid at the call with the same details when the caller fixes it afterwards", async () => {
       // Seen failing before the fix: the event fixed after the call was stored and the append resolved 1.
       const { store } = await fresh();
-      const session = await store.create("s");
+      const session = await store.create({ id: "s" });
       const bad = userMessage(0, "x") as unknown as { data: { content: unknown } };
       const content = bad.data.content;
       bad.data.content = "not blocks";
@@ -141,7 +141,7 @@ for (const [kind, open] of Object.entries(kinds.open)) {
       const first = mutable(0, "before");
       const seed = [first, ...simpleTurn(1, 1)];
       const expected = structuredClone(seed);
-      const created = store.create("s", { seed });
+      const created = store.create({ id: "s", seed });
       (first.data.content[0] as { text: string }).text = "after";
       seed.length = 0;
       expect(await (await created).readEvents()).toEqual(expected);
@@ -157,9 +157,9 @@ describe("a fork is taken when called", () => {
   it("stores the cwd checked at the call when the caller changes its options afterwards", async () => {
     // Seen failing before the fix: the child's header held "relative/path", a cwd never checked.
     const store = new SessionStore();
-    await store.create("s", { seed: simpleTurn(0, 1), meta: { cwd: "/work/s" } });
+    await store.create({ id: "s", seed: simpleTurn(0, 1), meta: { cwd: "/work/s" } });
     const options: { cwd?: string } = { cwd: "/work/child" };
-    const forked = store.fork("s", undefined, "child", options);
+    const forked = store.fork("s", { childSessionId: "child", ...options });
     options.cwd = "relative/path";
     expect((await forked).cwd).toBe("/work/child");
     expect((await store.load("child")).header.cwd).toBe("/work/child");

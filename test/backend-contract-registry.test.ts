@@ -27,7 +27,7 @@ describe("the backend contract", () => {
   it("builds events the store accepts, and closers equal to crash repair's", async () => {
     const store = new SessionStore({ backend: new MemoryBackend() });
     const open = [...balancedLog(2), ...openTurn(2 * TURN_LENGTH, 3)];
-    await store.create("valid", { seed: [...open, ...closers(2 * TURN_LENGTH, 3)] });
+    await store.create({ id: "valid", seed: [...open, ...closers(2 * TURN_LENGTH, 3)] });
     expect(closers(2 * TURN_LENGTH, 3)).toEqual(interruptedTurnClosers(open));
     expect(header("h", { cwd: "/w" })).toMatchObject({ version: 0, id: "h", cwd: "/w" });
     await store.close();

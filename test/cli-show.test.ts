@@ -91,7 +91,7 @@ describe.each(["jsonl", "sqlite"])(
       const { url, store } = await freshStore(kind, `open-turn-${kind}`);
       const first = simpleTurn(0, 1);
       const tail = openTurnTail(first.length, 2);
-      const session = await store.create("open-turn");
+      const session = await store.create({ id: "open-turn" });
       await session.append([...first, ...tail]);
       const last = (tail.at(-1) as SessionEvent).seq;
       // Closing lets go of the writer lock without closing the turn: a writer that died inside it.
@@ -133,7 +133,7 @@ describe.each(["jsonl", "sqlite"])(
       });
 
       it("prints each turn, step, streamed text, tool call and result as it lands, and exits 0 on SIGINT", async () => {
-        const session = await store.create("followed");
+        const session = await store.create({ id: "followed" });
         const first = simpleTurn(0, 1, { toolCallsPerStep: 1 });
         await session.append(first);
         const run = startSeedline(["show", "followed", "--follow", "--store", url], NO_COLOR);
@@ -179,7 +179,7 @@ describe.each(["jsonl", "sqlite"])(
       });
 
       it("ends with a line saying the session was deleted, and exits 0", async () => {
-        const session = await store.create("deleted");
+        const session = await store.create({ id: "deleted" });
         await session.append(simpleTurn(0, 1));
         const run = startSeedline(["show", "deleted", "--follow", "--store", url], NO_COLOR);
         follower = run;
@@ -194,7 +194,7 @@ describe.each(["jsonl", "sqlite"])(
       });
 
       it("prints NDJSON with --json: the timeline on one line, then one row per line as it lands", async () => {
-        const session = await store.create("as-json");
+        const session = await store.create({ id: "as-json" });
         await session.append(simpleTurn(0, 1));
         const run = startSeedline(["show", "as-json", "--follow", "--json", "--store", url]);
         follower = run;

@@ -66,8 +66,8 @@ beforeAll(async () => {
   logged = corpusSessions();
   // Two sessions whose ids share a prefix, one titled explicitly, for the ambiguous-prefix cases.
   const sdk = new SessionStore({ backend: await SqliteBackend.open(join(dir, "sessions.db")) });
-  await sdk.create("dupe-1", { meta: { cwd: "/work/dupes" } });
-  await sdk.create("dupe-2", { meta: { cwd: "/work/dupes" } });
+  await sdk.create({ id: "dupe-1", meta: { cwd: "/work/dupes" } });
+  await sdk.create({ id: "dupe-2", meta: { cwd: "/work/dupes" } });
   await sdk.setTitle("dupe-2", "Second 漢字 🚀");
   const text = readFileSync(join(CORPUS, "text-turn", "session.jsonl"), "utf8");
   const [head, ...rest] = text.split("\n");

@@ -78,7 +78,7 @@ describe("importing data nested deeper than MAX_JSON_DEPTH (SessionStore)", () =
       expect(await store.get("deep")).toBeUndefined();
 
       // Append (a caller's value, copied) refuses the same event with the same rule and place.
-      const session = await store.create("appended", { seed: SEED });
+      const session = await store.create({ id: "appended", seed: SEED });
       const appended = await rejectionOf(session.append([JSON.parse(line)]));
       expect(appended).toMatchObject({
         code: "INVALID_EVENT",
@@ -127,7 +127,7 @@ describe("a stored log holding a line nested deeper than MAX_JSON_DEPTH", () => 
     const root = tempDir();
     const open = async () => new SessionStore({ backend: new JsonlBackend(root) });
     const writer = await open();
-    await writer.create("s", { seed: SEED });
+    await writer.create({ id: "s", seed: SEED });
     await writer.close();
     const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((name) =>
       name.endsWith(".jsonl"),
@@ -141,7 +141,7 @@ describe("a stored log holding a line nested deeper than MAX_JSON_DEPTH", () => 
     const path = join(tempDir(), "store.db");
     const open = async () => new SessionStore({ backend: await SqliteBackend.open(path) });
     const writer = await open();
-    await writer.create("s", { seed: SEED });
+    await writer.create({ id: "s", seed: SEED });
     await writer.close();
     const event = JSON.parse(deepResultText(1)) as { data: { meta: unknown } };
     const data = JSON.stringify(event.data).replace(

@@ -46,7 +46,8 @@ async function roundTrip(
   const dir = join(root, `${kind}-${run}`);
   const open = BACKENDS[kind] as (dir: string) => Promise<SessionBackend>;
   const writer = new SessionStore({ backend: await open(dir), now: () => 1000 });
-  const session = await writer.create("s", {
+  const session = await writer.create({
+    id: "s",
     seed: events.slice(0, split),
     meta: { cwd: "/w", createdAt: 7 },
   });
@@ -54,7 +55,7 @@ async function roundTrip(
     await session.append(events.slice(from, from + batch));
   }
   const boundary = lastCompletedTurnBoundary(await session.readEvents());
-  if (boundary !== undefined) await writer.fork("s", boundary, "child");
+  if (boundary !== undefined) await writer.fork("s", { boundary, childSessionId: "child" });
   await writer.close();
   const reader = new SessionStore({ backend: await open(dir), now: () => 2000 });
   try {

@@ -212,7 +212,7 @@ describe("ts examples", () => {
       'import { SessionStore } from "seedline";',
       "",
       "const store = new SessionStore();",
-      'await store.fork("a", "not a boundary");',
+      "await store.fork(42);",
       "```",
       "",
     ].join("\n");

@@ -33,9 +33,10 @@ beforeAll(async () => {
       const prompt = `${turn}:`.padEnd(3 * MiB, String.fromCharCode(96 + turn));
       bigEvents.push(...simpleTurn(bigEvents.length, turn, { prompt }));
     }
-    await store.create("big", { seed: bigEvents });
+    await store.create({ id: "big", seed: bigEvents });
     bigExport = await store.exportLog("big");
-    await store.create("huge", {
+    await store.create({
+      id: "huge",
       seed: [userMessage(0, "small"), userMessage(HUGE_SEQ, "h".repeat(MAX_MESSAGE_BYTES + 1))],
     });
   } finally {

@@ -36,7 +36,7 @@ async function checkEveryBoundary(
     const childId = `${prefix}-${boundary}`;
     const marker = lastMarkerBefore(events, boundary);
     if (marker?.type === "turn/start") {
-      const error = await rejectionOf(store.fork("src", boundary, childId));
+      const error = await rejectionOf(store.fork("src", { boundary, childSessionId: childId }));
       expect(error).toBeInstanceOf(SessionForkError);
       expect((error as SessionForkError).code).toBe("OPEN_TURN");
       // The nearest valid boundaries: the seq before the turn's start, and the turn/end closing it.
@@ -51,7 +51,7 @@ async function checkEveryBoundary(
       expect(await store.get(childId)).toBeUndefined();
       continue;
     }
-    const header = await store.fork("src", boundary, childId);
+    const header = await store.fork("src", { boundary, childSessionId: childId });
     expect(header.seedLength).toBe(boundary + 1);
     expect(header.parentSession).toBe("src");
     const child = await store.load(childId);
@@ -91,7 +91,7 @@ describe("fork over generated valid logs", () => {
       fc.asyncProperty(validLogArb, async (events) => {
         const backend = new MemoryBackend();
         const live = storeOver(backend);
-        await live.create("src", { seed: events, meta: { cwd: "/work/src" } });
+        await live.create({ id: "src", seed: events, meta: { cwd: "/work/src" } });
         await checkEveryBoundary(live, events, "live");
         const cold = storeOver(backend);
         await checkEveryBoundary(cold, events, "cold");
@@ -123,7 +123,7 @@ describe("fork over generated valid logs", () => {
             const writer = await open(dir);
             const clock = manualClock();
             const owner = new SessionStore({ backend: writer, now: clock.now });
-            await owner.create("src", { seed: events, meta: { cwd: "/work/src" } });
+            await owner.create({ id: "src", seed: events, meta: { cwd: "/work/src" } });
             await owner.unload("src");
             const fresh = await open(dir);
             await checkEveryBoundary(

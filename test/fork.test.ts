@@ -52,7 +52,7 @@ async function sourceOf(
 ): Promise<{ store: SessionStore; source: Parameters<SessionStore["fork"]>[0] }> {
   const backend = new MemoryBackend();
   const writer = storeOver(backend);
-  const session = await writer.create(id, { seed: events, meta: { cwd: "/work/src" } });
+  const session = await writer.create({ id, seed: events, meta: { cwd: "/work/src" } });
   if (kind === "live session") return { store: writer, source: session };
   if (kind === "live id") return { store: writer, source: id };
   const reader = storeOver(backend);
@@ -64,31 +64,43 @@ const KINDS: SourceKind[] = ["live session", "live id", "stored, not loaded"];
 describe("fork errors", () => {
   it("rejects a child id that names a live or stored session: SESSION_ALREADY_EXISTS", async () => {
     const store = new SessionStore();
-    await store.create("src", { seed: closedLog() });
-    await store.create("unstored");
-    await store.create("stored", { seed: [] });
+    await store.create({ id: "src", seed: closedLog() });
+    await store.create({ id: "unstored" });
+    await store.create({ id: "stored", seed: [] });
     for (const taken of ["unstored", "stored", "src"]) {
-      expectForkError(await rejectionOf(store.fork("src", 0, taken)), "SESSION_ALREADY_EXISTS", {
-        sessionId: taken,
-      });
+      expectForkError(
+        await rejectionOf(store.fork("src", { boundary: 0, childSessionId: taken })),
+        "SESSION_ALREADY_EXISTS",
+        {
+          sessionId: taken,
+        },
+      );
     }
   });
 
   it("rejects a child id stored by another store over the same backend", async () => {
     const backend = new MemoryBackend();
-    await storeOver(backend).create("taken", { seed: [] });
+    await storeOver(backend).create({ id: "taken", seed: [] });
     const store = storeOver(backend);
-    await store.create("src", { seed: closedLog() });
-    expectForkError(await rejectionOf(store.fork("src", 0, "taken")), "SESSION_ALREADY_EXISTS", {
-      sessionId: "taken",
-    });
+    await store.create({ id: "src", seed: closedLog() });
+    expectForkError(
+      await rejectionOf(store.fork("src", { boundary: 0, childSessionId: "taken" })),
+      "SESSION_ALREADY_EXISTS",
+      {
+        sessionId: "taken",
+      },
+    );
   });
 
   it("rejects a source that names no session: SESSION_NOT_FOUND", async () => {
     const store = new SessionStore();
-    expectForkError(await rejectionOf(store.fork("missing", 0, "child")), "SESSION_NOT_FOUND", {
-      sessionId: "missing",
-    });
+    expectForkError(
+      await rejectionOf(store.fork("missing", { boundary: 0, childSessionId: "child" })),
+      "SESSION_NOT_FOUND",
+      {
+        sessionId: "missing",
+      },
+    );
     expectForkError(await rejectionOf(store.fork("missing")), "SESSION_NOT_FOUND", {
       sessionId: "missing",
     });
@@ -96,34 +108,50 @@ describe("fork errors", () => {
 
   it("rejects a Session object after store.unload: SESSION_NOT_LIVE", async () => {
     const store = new SessionStore();
-    const stale = await store.create("src", { seed: closedLog() });
+    const stale = await store.create({ id: "src", seed: closedLog() });
     await store.unload("src");
-    expectForkError(await rejectionOf(store.fork(stale, 0, "child")), "SESSION_NOT_LIVE", {
-      sessionId: "src",
-    });
+    expectForkError(
+      await rejectionOf(store.fork(stale, { boundary: 0, childSessionId: "child" })),
+      "SESSION_NOT_LIVE",
+      {
+        sessionId: "src",
+      },
+    );
     expect(await store.get("child")).toBeUndefined();
     // The id itself still forks: the stored session is loaded or read as needed.
-    await expect(store.fork("src", 6, "child")).resolves.toMatchObject({ id: "child" });
+    await expect(
+      store.fork("src", { boundary: 6, childSessionId: "child" }),
+    ).resolves.toMatchObject({ id: "child" });
   });
 
   it("rejects a Session object after store.delete and a new session with its id: SESSION_NOT_LIVE", async () => {
     const store = new SessionStore();
-    const stale = await store.create("src", { seed: closedLog() });
+    const stale = await store.create({ id: "src", seed: closedLog() });
     await store.delete("src");
-    const fresh = await store.create("src", { seed: closedLog() });
-    expectForkError(await rejectionOf(store.fork(stale, 0, "child")), "SESSION_NOT_LIVE", {
-      sessionId: "src",
-    });
-    await expect(store.fork(fresh, 6, "child")).resolves.toMatchObject({ parentSession: "src" });
+    const fresh = await store.create({ id: "src", seed: closedLog() });
+    expectForkError(
+      await rejectionOf(store.fork(stale, { boundary: 0, childSessionId: "child" })),
+      "SESSION_NOT_LIVE",
+      {
+        sessionId: "src",
+      },
+    );
+    await expect(
+      store.fork(fresh, { boundary: 6, childSessionId: "child" }),
+    ).resolves.toMatchObject({ parentSession: "src" });
   });
 
   it("rejects a Session object of another store: SESSION_NOT_LIVE", async () => {
     const backend = new MemoryBackend();
-    const other = await storeOver(backend).create("src", { seed: closedLog() });
+    const other = await storeOver(backend).create({ id: "src", seed: closedLog() });
     const store = storeOver(backend);
-    expectForkError(await rejectionOf(store.fork(other, 0, "child")), "SESSION_NOT_LIVE", {
-      sessionId: "src",
-    });
+    expectForkError(
+      await rejectionOf(store.fork(other, { boundary: 0, childSessionId: "child" })),
+      "SESSION_NOT_LIVE",
+      {
+        sessionId: "src",
+      },
+    );
   });
 
   describe.each(KINDS)("INVALID_BOUNDARY from a %s", (kind) => {
@@ -139,7 +167,7 @@ describe("fork errors", () => {
     it.each(cases)("rejects %s", async (_what, boundary, details) => {
       const { store, source } = await sourceOf(kind, events);
       expectForkError(
-        await rejectionOf(store.fork(source, boundary, "child")),
+        await rejectionOf(store.fork(source, { boundary, childSessionId: "child" })),
         "INVALID_BOUNDARY",
         details,
       );
@@ -149,7 +177,7 @@ describe("fork errors", () => {
     it("rejects NaN and Infinity", async () => {
       const { store, source } = await sourceOf(kind, events);
       for (const boundary of [Number.NaN, Number.POSITIVE_INFINITY]) {
-        const error = await rejectionOf(store.fork(source, boundary, "child"));
+        const error = await rejectionOf(store.fork(source, { boundary, childSessionId: "child" }));
         expect(error).toBeInstanceOf(SessionForkError);
         expect((error as SessionForkError).code).toBe("INVALID_BOUNDARY");
         expect((error as SessionForkError<"INVALID_BOUNDARY">).details.lastSeq).toBe(lastSeq);
@@ -158,18 +186,26 @@ describe("fork errors", () => {
 
     it("rejects any explicit boundary on an empty source, with no lastSeq", async () => {
       const { store, source } = await sourceOf(kind, [], "empty");
-      expectForkError(await rejectionOf(store.fork(source, 0, "child")), "INVALID_BOUNDARY", {
-        boundary: 0,
-      });
+      expectForkError(
+        await rejectionOf(store.fork(source, { boundary: 0, childSessionId: "child" })),
+        "INVALID_BOUNDARY",
+        {
+          boundary: 0,
+        },
+      );
     });
   });
 
   it("rejects an explicit boundary on an empty source that was never stored", async () => {
     const store = new SessionStore();
-    const empty = await store.create("empty");
-    expectForkError(await rejectionOf(store.fork(empty, 0, "child")), "INVALID_BOUNDARY", {
-      boundary: 0,
-    });
+    const empty = await store.create({ id: "empty" });
+    expectForkError(
+      await rejectionOf(store.fork(empty, { boundary: 0, childSessionId: "child" })),
+      "INVALID_BOUNDARY",
+      {
+        boundary: 0,
+      },
+    );
   });
 
   describe.each(KINDS)("OPEN_TURN from a %s", (kind) => {
@@ -182,28 +218,36 @@ describe("fork errors", () => {
     ])("rejects a boundary at %s, creating no child", async (_what, boundary) => {
       const { store, source } = await sourceOf(kind, events);
       // The nearest valid boundary before is the standalone user/message at 15; turn 3 never ends.
-      expectForkError(await rejectionOf(store.fork(source, boundary, "child")), "OPEN_TURN", {
-        boundary,
-        turn: 3,
-        before: OPEN_START - 1,
-      });
+      expectForkError(
+        await rejectionOf(store.fork(source, { boundary, childSessionId: "child" })),
+        "OPEN_TURN",
+        {
+          boundary,
+          turn: 3,
+          before: OPEN_START - 1,
+        },
+      );
       expect(await store.get("child")).toBeUndefined();
       expect((await store.list()).sessions.map((s) => s.header.id)).not.toContain("child");
     });
 
     it("rejects the default boundary when the source ends inside a turn (no silent clipping)", async () => {
       const { store, source } = await sourceOf(kind, events);
-      expectForkError(await rejectionOf(store.fork(source, undefined, "child")), "OPEN_TURN", {
-        boundary: events.length - 1,
-        turn: 3,
-        before: OPEN_START - 1,
-      });
+      expectForkError(
+        await rejectionOf(store.fork(source, { childSessionId: "child" })),
+        "OPEN_TURN",
+        {
+          boundary: events.length - 1,
+          turn: 3,
+          before: OPEN_START - 1,
+        },
+      );
       expect(await store.get("child")).toBeUndefined();
     });
 
     it("rejects a boundary inside an earlier turn, naming the ends of turns 1 and 2", async () => {
       const { store, source } = await sourceOf(kind, events);
-      const error = await rejectionOf(store.fork(source, 9, "child"));
+      const error = await rejectionOf(store.fork(source, { boundary: 9, childSessionId: "child" }));
       expectForkError(error, "OPEN_TURN", { boundary: 9, turn: 2, before: 6, after: 13 });
       expect((error as SessionForkError).message).toContain("seq 6");
       expect((error as SessionForkError).message).toContain("seq 13");
@@ -214,11 +258,11 @@ describe("fork errors", () => {
 describe("fork parameters and races", () => {
   it("rejects a bad child id or a relative cwd as INVALID_PARAMS, creating nothing", async () => {
     const store = new SessionStore();
-    await store.create("src", { seed: closedLog() });
+    await store.create({ id: "src", seed: closedLog() });
     for (const call of [
-      () => store.fork("src", 6, ""),
-      () => store.fork("src", 6, "a\u0000b"),
-      () => store.fork("src", 6, "child", { cwd: "relative" }),
+      () => store.fork("src", { boundary: 6, childSessionId: "" }),
+      () => store.fork("src", { boundary: 6, childSessionId: "a\u0000b" }),
+      () => store.fork("src", { boundary: 6, childSessionId: "child", cwd: "relative" }),
     ]) {
       const error = await rejectionOf(call());
       expect(error).toBeInstanceOf(StorageError);
@@ -230,9 +274,9 @@ describe("fork parameters and races", () => {
   it("lets only one of a create and a fork naming the same new id succeed", async () => {
     for (const order of ["create first", "fork first"]) {
       const store = new SessionStore();
-      await store.create("src", { seed: closedLog() });
-      const create = () => store.create("same");
-      const fork = () => store.fork("src", 6, "same");
+      await store.create({ id: "src", seed: closedLog() });
+      const create = () => store.create({ id: "same" });
+      const fork = () => store.fork("src", { boundary: 6, childSessionId: "same" });
       const results = await Promise.allSettled(
         order === "create first" ? [create(), fork()] : [fork(), create()],
       );
@@ -246,10 +290,10 @@ describe("fork parameters and races", () => {
 
   it("lets only one of two concurrent forks to the same child id succeed", async () => {
     const store = new SessionStore();
-    await store.create("src", { seed: closedLog() });
+    await store.create({ id: "src", seed: closedLog() });
     const results = await Promise.allSettled([
-      store.fork("src", 6, "same"),
-      store.fork("src", 13, "same"),
+      store.fork("src", { boundary: 6, childSessionId: "same" }),
+      store.fork("src", { boundary: 13, childSessionId: "same" }),
     ]);
     expect(results[0]?.status).toBe("fulfilled");
     expectForkError((results[1] as PromiseRejectedResult).reason, "SESSION_ALREADY_EXISTS", {
@@ -262,9 +306,9 @@ describe("fork parameters and races", () => {
 describe("fork check order", () => {
   it("reports SESSION_ALREADY_EXISTS before SESSION_NOT_FOUND", async () => {
     const store = new SessionStore();
-    await store.create("taken", { seed: [] });
+    await store.create({ id: "taken", seed: [] });
     expectForkError(
-      await rejectionOf(store.fork("missing", -1, "taken")),
+      await rejectionOf(store.fork("missing", { boundary: -1, childSessionId: "taken" })),
       "SESSION_ALREADY_EXISTS",
       {
         sessionId: "taken",
@@ -274,39 +318,55 @@ describe("fork check order", () => {
 
   it("reports SESSION_ALREADY_EXISTS before SESSION_NOT_LIVE, INVALID_BOUNDARY and OPEN_TURN", async () => {
     const store = new SessionStore();
-    const stale = await store.create("src", { seed: openLog() });
-    await store.create("taken", { seed: [] });
+    const stale = await store.create({ id: "src", seed: openLog() });
+    await store.create({ id: "taken", seed: [] });
     await store.unload("src");
-    expectForkError(await rejectionOf(store.fork(stale, 1e6, "taken")), "SESSION_ALREADY_EXISTS", {
-      sessionId: "taken",
-    });
+    expectForkError(
+      await rejectionOf(store.fork(stale, { boundary: 1e6, childSessionId: "taken" })),
+      "SESSION_ALREADY_EXISTS",
+      {
+        sessionId: "taken",
+      },
+    );
   });
 
   it("reports SESSION_NOT_FOUND before SESSION_NOT_LIVE (a stale Session whose id is gone)", async () => {
     const store = new SessionStore();
-    const stale = await store.create("src", { seed: openLog() });
+    const stale = await store.create({ id: "src", seed: openLog() });
     await store.delete("src");
-    expectForkError(await rejectionOf(store.fork(stale, -1, "child")), "SESSION_NOT_FOUND", {
-      sessionId: "src",
-    });
+    expectForkError(
+      await rejectionOf(store.fork(stale, { boundary: -1, childSessionId: "child" })),
+      "SESSION_NOT_FOUND",
+      {
+        sessionId: "src",
+      },
+    );
   });
 
   it("reports SESSION_NOT_LIVE before INVALID_BOUNDARY", async () => {
     const store = new SessionStore();
-    const stale = await store.create("src", { seed: openLog() });
+    const stale = await store.create({ id: "src", seed: openLog() });
     await store.unload("src");
-    expectForkError(await rejectionOf(store.fork(stale, -1, "child")), "SESSION_NOT_LIVE", {
-      sessionId: "src",
-    });
+    expectForkError(
+      await rejectionOf(store.fork(stale, { boundary: -1, childSessionId: "child" })),
+      "SESSION_NOT_LIVE",
+      {
+        sessionId: "src",
+      },
+    );
   });
 
   it("reports SESSION_NOT_LIVE before OPEN_TURN", async () => {
     const store = new SessionStore();
-    const stale = await store.create("src", { seed: openLog() });
+    const stale = await store.create({ id: "src", seed: openLog() });
     await store.unload("src");
-    expectForkError(await rejectionOf(store.fork(stale, OPEN_START, "child")), "SESSION_NOT_LIVE", {
-      sessionId: "src",
-    });
+    expectForkError(
+      await rejectionOf(store.fork(stale, { boundary: OPEN_START, childSessionId: "child" })),
+      "SESSION_NOT_LIVE",
+      {
+        sessionId: "src",
+      },
+    );
   });
 
   it.each(KINDS)(
@@ -315,12 +375,14 @@ describe("fork check order", () => {
       const events = openLog();
       const { store, source } = await sourceOf(kind, events);
       expectForkError(
-        await rejectionOf(store.fork(source, events.length, "child")),
+        await rejectionOf(store.fork(source, { boundary: events.length, childSessionId: "child" })),
         "INVALID_BOUNDARY",
         { boundary: events.length, lastSeq: events.length - 1 },
       );
       expectForkError(
-        await rejectionOf(store.fork(source, OPEN_START + 0.5, "child")),
+        await rejectionOf(
+          store.fork(source, { boundary: OPEN_START + 0.5, childSessionId: "child" }),
+        ),
         "INVALID_BOUNDARY",
         { boundary: OPEN_START + 0.5, lastSeq: events.length - 1 },
       );
@@ -336,12 +398,12 @@ describe("fork at a boundary", () => {
       const clock = manualClock(1_000);
       const backend = new MemoryBackend();
       const writer = storeOver(backend, clock);
-      const live = await writer.create("src", { seed: events, meta: { cwd: "/work/src" } });
+      const live = await writer.create({ id: "src", seed: events, meta: { cwd: "/work/src" } });
       const store = kind === "stored, not loaded" ? storeOver(backend, clock) : writer;
       const source = kind === "live session" ? live : "src";
       clock.set(5_000);
       const boundary = 6; // the turn/end of turn 1
-      const header = await store.fork(source, boundary, "child");
+      const header = await store.fork(source, { boundary, childSessionId: "child" });
       expect(header).toEqual({
         version: 0,
         id: "child",
@@ -365,16 +427,20 @@ describe("fork at a boundary", () => {
 
   it("overrides the inherited cwd with the fork's cwd", async () => {
     const store = new SessionStore();
-    await store.create("src", { seed: closedLog(), meta: { cwd: "/work/src" } });
-    const header = await store.fork("src", 6, "child", { cwd: "/work/elsewhere" });
+    await store.create({ id: "src", seed: closedLog(), meta: { cwd: "/work/src" } });
+    const header = await store.fork("src", {
+      boundary: 6,
+      childSessionId: "child",
+      cwd: "/work/elsewhere",
+    });
     expect(header.cwd).toBe("/work/elsewhere");
     expect((await store.load("child")).header.cwd).toBe("/work/elsewhere");
   });
 
   it("gives a child no cwd when the source has none and the fork names none", async () => {
     const store = new SessionStore({ now: () => 7 });
-    await store.create("src", { seed: closedLog() });
-    expect(await store.fork("src", 6, "child")).toEqual({
+    await store.create({ id: "src", seed: closedLog() });
+    expect(await store.fork("src", { boundary: 6, childSessionId: "child" })).toEqual({
       version: 0,
       id: "child",
       createdAt: 7,
@@ -385,9 +451,9 @@ describe("fork at a boundary", () => {
 
   it("gives a fresh id when none is given", async () => {
     const store = new SessionStore();
-    await store.create("src", { seed: closedLog() });
-    const first = await store.fork("src", 6);
-    const second = await store.fork("src", 6);
+    await store.create({ id: "src", seed: closedLog() });
+    const first = await store.fork("src", { boundary: 6 });
+    const second = await store.fork("src", { boundary: 6 });
     expect(first.id).toMatch(UUID);
     expect(second.id).toMatch(UUID);
     expect(new Set([first.id, second.id, "src"]).size).toBe(3);
@@ -398,14 +464,14 @@ describe("fork at a boundary", () => {
   it("uses the store's newId for a child without an id", async () => {
     let n = 0;
     const store = new SessionStore({ newId: () => `made-${++n}` });
-    await store.create("src", { seed: closedLog() });
-    await expect(store.fork("src", 6)).resolves.toMatchObject({ id: "made-1" });
+    await store.create({ id: "src", seed: closedLog() });
+    await expect(store.fork("src", { boundary: 6 })).resolves.toMatchObject({ id: "made-1" });
   });
 
   it.each(KINDS)("defaults the boundary to the last event (%s)", async (kind) => {
     const events = closedLog();
     const { store, source } = await sourceOf(kind, events);
-    const header = await store.fork(source, undefined, "child");
+    const header = await store.fork(source, { childSessionId: "child" });
     expect(header.seedLength).toBe(events.length);
     expect(await (await store.load("child")).readEvents()).toEqual(events);
   });
@@ -414,7 +480,7 @@ describe("fork at a boundary", () => {
     "forks an empty source without a boundary into an empty child (%s)",
     async (kind) => {
       const { store, source } = await sourceOf(kind, [], "empty");
-      const header = await store.fork(source, undefined, "child");
+      const header = await store.fork(source, { childSessionId: "child" });
       expect(header).not.toHaveProperty("seedLength");
       expect(header.parentSession).toBe("empty");
       const child = await store.load("child");
@@ -426,8 +492,8 @@ describe("fork at a boundary", () => {
   it("forks a session created without a seed (not yet stored) into an empty, stored child", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    const empty = await store.create("empty", { meta: { cwd: "/work/e" } });
-    const header = await store.fork(empty, undefined, "child");
+    const empty = await store.create({ id: "empty", meta: { cwd: "/work/e" } });
+    const header = await store.fork(empty, { childSessionId: "child" });
     expect(header).not.toHaveProperty("seedLength");
     expect(header.cwd).toBe("/work/e");
     expect((await backend.load("child"))?.events).toEqual([]);
@@ -439,10 +505,10 @@ describe("fork at a boundary", () => {
     async (kind) => {
       const events = closedLog();
       const { store, source } = await sourceOf(kind, events);
-      const atTodo = await store.fork(source, 14, "at-todo");
+      const atTodo = await store.fork(source, { boundary: 14, childSessionId: "at-todo" });
       expect(atTodo.seedLength).toBe(15);
       expect((await (await store.load("at-todo")).readEvents()).at(-1)).toEqual(events[14]);
-      const atPrompt = await store.fork(source, 15, "at-prompt");
+      const atPrompt = await store.fork(source, { boundary: 15, childSessionId: "at-prompt" });
       expect(atPrompt.seedLength).toBe(16);
     },
   );
@@ -452,7 +518,9 @@ describe("fork at a boundary", () => {
     async (kind) => {
       const events = openLog();
       const { store, source } = await sourceOf(kind, events);
-      await expect(store.fork(source, OPEN_START - 1, "child")).resolves.toMatchObject({
+      await expect(
+        store.fork(source, { boundary: OPEN_START - 1, childSessionId: "child" }),
+      ).resolves.toMatchObject({
         seedLength: OPEN_START,
       });
       expect(await (await store.load("child")).readEvents()).toEqual(events.slice(0, OPEN_START));
@@ -461,8 +529,10 @@ describe("fork at a boundary", () => {
 
   it("accepts a boundary at the first event when it stands outside any turn", async () => {
     const store = new SessionStore();
-    await store.create("src", { seed: [userMessage(0, "hi"), ...simpleTurn(1, 1)] });
-    await expect(store.fork("src", 0, "child")).resolves.toMatchObject({ seedLength: 1 });
+    await store.create({ id: "src", seed: [userMessage(0, "hi"), ...simpleTurn(1, 1)] });
+    await expect(
+      store.fork("src", { boundary: 0, childSessionId: "child" }),
+    ).resolves.toMatchObject({ seedLength: 1 });
   });
 });
 
@@ -482,7 +552,7 @@ describe("lastCompletedTurnBoundary", () => {
       const { store, source } = await sourceOf(kind, events);
       const boundary = lastCompletedTurnBoundary(events);
       expect(boundary).toBe(13);
-      const header = await store.fork(source, boundary, "sub");
+      const header = await store.fork(source, { boundary, childSessionId: "sub" });
       expect(header.seedLength).toBe(14);
       expect(await (await store.load("sub")).readEvents()).toEqual(events.slice(0, 14));
     },
@@ -492,11 +562,11 @@ describe("lastCompletedTurnBoundary", () => {
 describe("fork copies", () => {
   it("keeps the parent unchanged when the child is appended to, and the child when the parent is", async () => {
     const store = new SessionStore();
-    const parent = await store.create("src", { seed: closedLog() });
+    const parent = await store.create({ id: "src", seed: closedLog() });
     const parentEvents = JSON.stringify(await parent.readEvents());
     const parentMessages = JSON.stringify(parent.deriveMessages());
     const parentLength = parent.nextSeq;
-    await store.fork(parent, 6, "child");
+    await store.fork(parent, { boundary: 6, childSessionId: "child" });
     const child = await store.load("child");
     await expect(child.append(simpleTurn(7, 2, { prompt: "child only" }))).resolves.toBe(14);
     expect(JSON.stringify(await parent.readEvents())).toBe(parentEvents);
@@ -515,9 +585,9 @@ describe("fork copies", () => {
 
   it("gives the child frozen events: nothing done through the child reaches the parent", async () => {
     const store = new SessionStore();
-    const parent = await store.create("src", { seed: closedLog() });
+    const parent = await store.create({ id: "src", seed: closedLog() });
     const before = JSON.stringify(await parent.readEvents());
-    await store.fork(parent, 13, "child");
+    await store.fork(parent, { boundary: 13, childSessionId: "child" });
     const child = await store.load("child");
     expect(await child.readEvents()).toEqual((await parent.readEvents()).slice(0, 14));
     const prompt = (await child.readEvents())[1] as unknown as {
@@ -534,7 +604,7 @@ describe("fork copies", () => {
 
   it.each(KINDS)("continues the parent's turn numbering in the child (%s)", async (kind) => {
     const { store, source } = await sourceOf(kind, openLog());
-    await store.fork(source, 13, "child");
+    await store.fork(source, { boundary: 13, childSessionId: "child" });
     const child = await store.load("child");
     const wrongTurn = await rejectionOf(child.append([turnStart(14, 1), turnEnd(15, 1)]));
     expect(wrongTurn).toBeInstanceOf(InvalidEventError);
@@ -550,9 +620,9 @@ describe("fork copies", () => {
 describe("fork of a stored source that is not loaded", () => {
   it("forks by id without loading the source", async () => {
     const backend = new MemoryBackend();
-    await storeOver(backend).create("src", { seed: closedLog(), meta: { cwd: "/work/src" } });
+    await storeOver(backend).create({ id: "src", seed: closedLog(), meta: { cwd: "/work/src" } });
     const store = storeOver(backend);
-    const header = await store.fork("src", 13, "child");
+    const header = await store.fork("src", { boundary: 13, childSessionId: "child" });
     expect(header).toMatchObject({ parentSession: "src", seedLength: 14, cwd: "/work/src" });
     expect(store.liveIds()).not.toContain("src");
     expect(await (await store.load("child")).readEvents()).toEqual(closedLog().slice(0, 14));
@@ -566,7 +636,7 @@ describe("fork of a stored source that is not loaded", () => {
     const before = await backend.load("crashed");
     const store = storeOver(backend);
     const boundary = lastCompletedTurnBoundary(events);
-    const header = await store.fork("crashed", boundary, "child");
+    const header = await store.fork("crashed", { boundary, childSessionId: "child" });
     expect(header.seedLength).toBe(14);
     expect(store.liveIds()).not.toContain("crashed");
     const after = await backend.load("crashed");
@@ -581,11 +651,15 @@ describe("fork of a stored source that is not loaded", () => {
     await backend.create({ version: 0, id: "crashed", createdAt: 1 }, events);
     const before = await backend.load("crashed");
     const store = storeOver(backend);
-    expectForkError(await rejectionOf(store.fork("crashed", undefined, "child")), "OPEN_TURN", {
-      boundary: events.length - 1,
-      turn: 3,
-      before: OPEN_START - 1,
-    });
+    expectForkError(
+      await rejectionOf(store.fork("crashed", { childSessionId: "child" })),
+      "OPEN_TURN",
+      {
+        boundary: events.length - 1,
+        turn: 3,
+        before: OPEN_START - 1,
+      },
+    );
     expect(await backend.load("crashed")).toEqual(before);
     expect(await backend.has("child")).toBe(false);
   });
@@ -596,9 +670,13 @@ describe("fork lineage", () => {
     const backend = new MemoryBackend();
     const clock = manualClock(10);
     const store = storeOver(backend, clock);
-    await store.create("src", { seed: closedLog(), meta: { cwd: "/work/src" } });
+    await store.create({ id: "src", seed: closedLog(), meta: { cwd: "/work/src" } });
     clock.set(20);
-    const header = await store.fork("src", 13, "child", { cwd: "/work/child" });
+    const header = await store.fork("src", {
+      boundary: 13,
+      childSessionId: "child",
+      cwd: "/work/child",
+    });
     const child = await storeOver(backend).load("child");
     expect(child.header).toEqual(header);
     expect(child.header).toEqual({
@@ -617,11 +695,11 @@ describe("fork lineage", () => {
   it("forks a fork: the grandchild names the child as parent and copies from it", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    await store.create("src", { seed: closedLog() });
-    await store.fork("src", 6, "child");
+    await store.create({ id: "src", seed: closedLog() });
+    await store.fork("src", { boundary: 6, childSessionId: "child" });
     const child = await store.load("child");
     await child.append(simpleTurn(7, 2, { prompt: "own" }));
-    const header = await store.fork("child", 13, "grandchild");
+    const header = await store.fork("child", { boundary: 13, childSessionId: "grandchild" });
     expect(header).toMatchObject({ parentSession: "child", seedLength: 14 });
     const grandchild = await storeOver(backend).load("grandchild");
     expect(await grandchild.readEvents()).toEqual(await child.readEvents());

@@ -146,7 +146,7 @@ describe("pages and parts", () => {
   it("cuts read pages and export parts by bytes, and the parts concatenate to the whole export", async () => {
     const store = new SessionStore();
     const events = balancedLog(20, { prompt: "p".repeat(1000) });
-    const created = await store.create("paged", { seed: events });
+    const created = await store.create({ id: "paged", seed: events });
     const session = await store.load(created.id);
     const whole = await store.exportLog("paged");
     expect(await wholeExport(store, "paged")).toEqual({

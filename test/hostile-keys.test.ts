@@ -119,7 +119,7 @@ describe.each(Object.keys(BACKENDS))(
     it("is stored as an own member: a fresh store loads what was appended and exports it byte for byte", async () => {
       const open = place(kind);
       const header = await using(open, async (store) => {
-        const session = await store.create("s", { meta: { createdAt: TIME } });
+        const session = await store.create({ id: "s", meta: { createdAt: TIME } });
         expect(await session.append(wireEvents())).toBe(LINES.length);
         expectOwnProtoMember(metaOf(await session.readEvents()));
         return session.header;
@@ -156,11 +156,11 @@ describe.each(Object.keys(BACKENDS))(
         `{"type":"turn/start","seq":0,"time":${TIME},"__proto__":{"data":${JSON.stringify(start.data)}}}`,
       );
       await using(open, async (store) => {
-        await store.create("h");
+        await store.create({ id: "h" });
         const error = await rejectionOf(store.append("h", [hidden]));
         expect(error).toBeInstanceOf(InvalidEventError);
         expect(error).toMatchObject({ code: "INVALID_EVENT", rule: "schema", seq: 0, index: 0 });
-        const seeded = await rejectionOf(store.create("h2", { seed: [hidden] }));
+        const seeded = await rejectionOf(store.create({ id: "h2", seed: [hidden] }));
         expect(seeded).toMatchObject({ code: "INVALID_EVENT", rule: "schema" });
       });
       await using(open, async (store) => {
@@ -174,7 +174,7 @@ describe.each(Object.keys(BACKENDS))(
 describe("required members inherited rather than own (memory backend)", () => {
   it('refuses a tool/call whose data members are only under a nested "__proto__"', async () => {
     const store = new SessionStore();
-    await store.create("d", { seed: [turnStart(0, 1), stepStart(1, 1, 1)] });
+    await store.create({ id: "d", seed: [turnStart(0, 1), stepStart(1, 1, 1)] });
     const call = toolCall(2, 1, 1, CALL);
     const hidden = JSON.parse(
       `{"type":"tool/call","seq":2,"time":${TIME},"data":{"__proto__":${JSON.stringify(call.data)}}}`,
@@ -189,7 +189,7 @@ describe("required members inherited rather than own (memory backend)", () => {
 
   it("refuses an in-process event whose members come from a prototype object (json-value)", async () => {
     const store = new SessionStore();
-    await store.create("p");
+    await store.create({ id: "p" });
     const { data, ...envelope } = turnStart(0, 1);
     const inherited = Object.assign(Object.create({ data }) as object, envelope);
     expect(await rejectionOf(store.append("p", [inherited]))).toMatchObject({

@@ -179,7 +179,7 @@ describe("storing logs", () => {
     // old lazy behaviour (no file before the first append).
     const root = tempDir();
     const store = new SessionStore({ backend: open(root), now: () => 7 });
-    const session = await store.create("lazy");
+    const session = await store.create({ id: "lazy" });
     expect(filesUnder(root)).toEqual(["sessions/lazy.jsonl", "sessions/lazy.lck"]);
     expect(readFileSync(logPath(root, "lazy"), "utf8")).toBe(
       formatHeaderLine(header("lazy", { createdAt: 7 })),
@@ -189,7 +189,7 @@ describe("storing logs", () => {
       formatHeaderLine(header("lazy", { createdAt: 7 })) +
         simpleTurn(0, 1).map(formatEventLine).join(""),
     );
-    await store.create("idle");
+    await store.create({ id: "idle" });
     await store.close();
     expect(filesUnder(root)).toEqual([
       "sessions/idle.jsonl",

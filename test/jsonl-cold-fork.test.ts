@@ -42,7 +42,7 @@ async function writtenLog(root: string, id: string, turns: number): Promise<Sess
   const writer = open(root);
   const store = new SessionStore({ backend: writer });
   const events: SessionEvent[] = [];
-  await store.create(id);
+  await store.create({ id: id });
   for (let t = 1; t <= turns; t++) {
     const turn = simpleTurn(events.length, t);
     await store.append(id, turn);
@@ -122,14 +122,17 @@ describe("a JSONL fork of a log this instance has not read", () => {
     const boundary = events.findLastIndex((e, i) => e.type === "turn/end" && i < events.length / 2);
     const cold = open(root);
     const store = new SessionStore({ backend: cold });
-    const child = await store.fork("source", boundary, "child");
+    const child = await store.fork("source", { boundary: boundary, childSessionId: "child" });
     expect(child).toMatchObject({ parentSession: "source", seedLength: boundary + 1 });
     expect(cold.retainedSessions).toBe(0);
 
     // The same fork by an instance that has read the source (its turn markers known).
     const warm = open(root);
     await warm.forkPoint("source", undefined);
-    await new SessionStore({ backend: warm }).fork("source", boundary, "warm-child");
+    await new SessionStore({ backend: warm }).fork("source", {
+      boundary: boundary,
+      childSessionId: "warm-child",
+    });
     const body = (path: string) => readFileSync(path, "utf8").split("\n").slice(1).join("\n");
     expect(body(logPath(root, "child"))).toBe(body(logPath(root, "warm-child")));
     expect(body(logPath(root, "child"))).toBe(
@@ -151,7 +154,9 @@ describe("a JSONL fork of a log this instance has not read", () => {
     const events = await writtenLog(root, "source", 3);
     const inside = events.findIndex((e) => e.type === "turn/start" && e.seq > 0) + 1;
     const store = new SessionStore({ backend: open(root) });
-    const refused = await store.fork("source", inside, "inside").catch((e: unknown) => e);
+    const refused = await store
+      .fork("source", { boundary: inside, childSessionId: "inside" })
+      .catch((e: unknown) => e);
     expect(hasCode(refused, "OPEN_TURN")).toBe(true);
     expect((refused as Error).message).toContain(`got ${inside} inside turn 2`);
 
@@ -161,7 +166,7 @@ describe("a JSONL fork of a log this instance has not read", () => {
     writeFileSync(logPath(root, "spaced"), formatHeaderLine(h) + spaced.join(""));
     const end = events.findIndex((e) => e.type === "turn/end");
     const fresh = new SessionStore({ backend: open(root) });
-    await fresh.fork("spaced", end, "spaced-child");
+    await fresh.fork("spaced", { boundary: end, childSessionId: "spaced-child" });
     expect(
       readFileSync(logPath(root, "spaced-child"), "utf8").split("\n").slice(1).join("\n"),
     ).toBe(spaced.slice(0, end + 1).join(""));

@@ -45,7 +45,7 @@ describe("per-session memory of the JSONL backend", () => {
     const turn = simpleTurn(0, 1);
     for (let i = 0; i < SESSIONS; i++) {
       const id = `s-${i}`;
-      const session = await writer.create(id);
+      const session = await writer.create({ id });
       await writer.append(session, turn);
       await writer.append(id, simpleTurn(turn.length, 2));
       await writer.unload(id);

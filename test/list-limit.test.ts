@@ -49,7 +49,7 @@ describe("the list page size", () => {
       dirs.push(dir);
       const backend = await open(dir);
       const store = new SessionStore({ backend });
-      await store.create("one");
+      await store.create({ id: "one" });
       expect((await store.list({ limit: MAX_LIST_LIMIT })).sessions).toHaveLength(1);
       expect((await store.list()).sessions).toHaveLength(1);
       for (const limit of [MAX_LIST_LIMIT + 1, 100_000, 0, 1.5]) {

@@ -160,7 +160,7 @@ async function storeWithSession(kind: (typeof KINDS)[number]): Promise<string> {
   const path = join(temp.dir, kind === "jsonl" ? `store-${stores}` : `store-${stores}.db`);
   const backend = kind === "jsonl" ? new JsonlBackend(path) : await SqliteBackend.open(path);
   const sessions = new SessionStore({ backend });
-  await sessions.create("s");
+  await sessions.create({ id: "s" });
   await sessions.close();
   return path;
 }

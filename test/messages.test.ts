@@ -76,7 +76,7 @@ describe("deriveMessages on the recorded corpus", () => {
     "gives the same messages through Session.deriveMessages for %s",
     async (_name, log) => {
       const store = new SessionStore();
-      const session = await store.create("corpus", { seed: log.events as SessionEvent[] });
+      const session = await store.create({ id: "corpus", seed: log.events as SessionEvent[] });
       expect(session.deriveMessages()).toEqual(deriveMessages(log.events as SessionEvent[]));
     },
   );
@@ -241,7 +241,7 @@ describe("replace (compaction)", () => {
   });
 
   it("gives the same result through a session, as of each seq", async () => {
-    const session = await new SessionStore().create("compacted", { seed: events });
+    const session = await new SessionStore().create({ id: "compacted", seed: events });
     expect(session.deriveMessages()).toEqual([ctx, summary, a2, a3]);
     expect(await session.deriveMessages(COMPACTION.summarySeq)).toEqual([ctx, q1, a1, r1, a2]);
     expect(await session.deriveMessages(COMPACTION.replaceSeq)).toEqual([ctx, summary, a2]);
@@ -284,7 +284,7 @@ describe("incremental derivation", () => {
 
   it("equals deriving from scratch after each store append", async () => {
     const events = compactionLog();
-    const session = await new SessionStore().create("incremental");
+    const session = await new SessionStore().create({ id: "incremental" });
     for (const [i, event] of events.entries()) {
       await expect(session.append([event])).resolves.toBe(i + 1);
       expect(session.deriveMessages()).toEqual(deriveMessages(events.slice(0, i + 1)));
@@ -294,7 +294,7 @@ describe("incremental derivation", () => {
   it.each(incrementalLogs)(
     "gives the messages as of each seq with throughSeq (%s)",
     async (_name, events) => {
-      const session = await new SessionStore().create("through", { seed: events });
+      const session = await new SessionStore().create({ id: "through", seed: events });
       for (let seq = 0; seq < events.length; seq++) {
         expect(await session.deriveMessages(seq)).toEqual(deriveMessages(events.slice(0, seq + 1)));
       }
@@ -303,7 +303,7 @@ describe("incremental derivation", () => {
 
   it("returns frozen results that cannot be changed, and leave the log as it was", async () => {
     const events = compactionLog();
-    const session = await new SessionStore().create("frozen", { seed: events });
+    const session = await new SessionStore().create({ id: "frozen", seed: events });
     const before = JSON.stringify(await session.readEvents());
     for (const messages of [
       session.deriveMessages(),
@@ -353,7 +353,7 @@ describe("incremental derivation", () => {
   });
 
   it("keeps an earlier result unchanged by later appends", async () => {
-    const session = await new SessionStore().create("snapshot");
+    const session = await new SessionStore().create({ id: "snapshot" });
     await session.append(simpleTurn(0, 1));
     const earlier = session.deriveMessages();
     const copy = JSON.parse(JSON.stringify(earlier));

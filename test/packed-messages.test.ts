@@ -107,7 +107,7 @@ describe("packed derived messages", () => {
   });
 
   it("leaves the messages as they were when a batch is refused after packing", async () => {
-    const session = await new SessionStore().create("packed-refused");
+    const session = await new SessionStore().create({ id: "packed-refused" });
     const all: SessionEvent[] = [];
     for (const batch of turns(1, 6, 0)) {
       await session.append(batch);

@@ -426,7 +426,7 @@ describePostgres("PostgreSQL backend", () => {
   it("repairs a torn tail when opened for writing: deletes the damaged row and keeps the intact log", async () => {
     const h = await harness();
     const store = new SessionStore({ backend: await h.open() });
-    await store.create("torn", { seed: balancedLog(2) });
+    await store.create({ id: "torn", seed: balancedLog(2) });
     await store.close();
     await h.tamper.tearTail("torn");
     const count = async () =>
@@ -509,7 +509,7 @@ describePostgres("PostgreSQL backend", () => {
     const h = await harness();
     const backend = await h.open();
     const store = new SessionStore({ backend });
-    const session = await store.create("held", { seed: simpleTurn(0, 1) });
+    const session = await store.create({ id: "held", seed: simpleTurn(0, 1) });
     const key = BigInt.asUintN(64, BigInt(advisoryKey("seedline-writer", h.schema, "held")));
     const holder = await until(async () => {
       const rows = await sql<{ pid: number }>(
@@ -552,7 +552,7 @@ describePostgres("PostgreSQL backend", () => {
     // holder's append was still in flight: "expected the new holder to wait" failed (locked true).
     const h = await harness();
     const store = new SessionStore({ backend: await h.open() });
-    await store.create("race", { seed: simpleTurn(0, 1) });
+    await store.create({ id: "race", seed: simpleTurn(0, 1) });
     const app = `seedline_t_${Date.now().toString(36)}`;
     const b = await PostgresBackend.open(
       `${POSTGRES_TEST_URL}${POSTGRES_TEST_URL.includes("?") ? "&" : "?"}application_name=${app}`,

@@ -142,11 +142,11 @@ async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 describe("the seed boundary of a fork child", () => {
   it("keeps the parent's inherited chunks out of the child's script", async () => {
     const store = new SessionStore();
-    const parent = await store.create("parent");
+    const parent = await store.create({ id: "parent" });
     const boundary = await record(parent, 1, "remember MARMALADE", [
       { blocks: [text("parent says OK")] },
     ]);
-    const header = await store.fork(parent, boundary, "child");
+    const header = await store.fork(parent, { boundary, childSessionId: "child" });
     const child = await store.load("child");
     await record(child, 2, "what was the codeword?", [{ blocks: [text("child says MARMALADE")] }]);
 
@@ -179,17 +179,17 @@ describe("scripts of a stored session tree", () => {
   it("gives the primary first, then every descendant by createdAt, found recursively", async () => {
     let clock = 100;
     const store = new SessionStore({ now: () => clock });
-    const root = await store.create("root");
+    const root = await store.create({ id: "root" });
     const end = await record(root, 1, "q", [{ blocks: [text("root answer")] }]);
     clock = 300;
-    await store.fork(root, end, "late-child");
+    await store.fork(root, { boundary: end, childSessionId: "late-child" });
     clock = 200;
-    await store.fork(root, end, "early-child");
+    await store.fork(root, { boundary: end, childSessionId: "early-child" });
     const early = await store.load("early-child");
     const earlyEnd = await record(early, 2, "q2", [{ blocks: [text("early answer")] }]);
     clock = 250;
-    await store.fork(early, earlyEnd, "grandchild");
-    await store.create("unrelated", { seed: [] });
+    await store.fork(early, { boundary: earlyEnd, childSessionId: "grandchild" });
+    await store.create({ id: "unrelated", seed: [] });
 
     const scripts = await storedSessionScripts(store, "root");
     expect(scripts.map((s) => [s.sessionId, s.primary, s.createdAt, s.entries.length])).toEqual([
@@ -203,9 +203,9 @@ describe("scripts of a stored session tree", () => {
   it("refuses a step closed as interrupted by crash repair, unless that session is overridden", async () => {
     const backend = new MemoryBackend();
     const writer = new SessionStore({ backend });
-    const root = await writer.create("root");
+    const root = await writer.create({ id: "root" });
     const end = await record(root, 1, "q", [{ blocks: [text("fine")] }]);
-    await writer.fork(root, end, "crashed");
+    await writer.fork(root, { boundary: end, childSessionId: "crashed" });
     const crashed = await writer.load("crashed");
     // The writer dies inside turn 2, after one chunk of its first step.
     await crashed.append([
@@ -232,7 +232,7 @@ describe("scripts of a stored session tree", () => {
 
   it("refuses an override keyed by a session outside the tree as INVALID_PARAMS", async () => {
     const store = new SessionStore();
-    await store.create("root", { seed: [] });
+    await store.create({ id: "root", seed: [] });
     const error = await rejectionOf(
       storedSessionScripts(store, "root", { overrides: { "a/b": [] } }),
     );
@@ -253,7 +253,7 @@ describe("replaying a recorded parent and its fork child end to end", () => {
   it("drives two agent loops to the recorded assistant messages of each session", async () => {
     let clock = 1_000;
     const store = new SessionStore({ now: () => clock++ });
-    const parent = await store.create("parent");
+    const parent = await store.create({ id: "parent" });
     const turn1End = await record(parent, 1, "list the files, then summarise", [
       {
         blocks: [
@@ -266,7 +266,7 @@ describe("replaying a recorded parent and its fork child end to end", () => {
     ]);
     await record(parent, 2, "thanks", [{ blocks: [text("You are welcome.")] }]);
 
-    const forked = await store.fork(parent, turn1End, "child");
+    const forked = await store.fork(parent, { boundary: turn1End, childSessionId: "child" });
     expect(forked.seedLength).toBe(turn1End + 1);
     const child = await store.load("child");
     await record(child, 2, "now count the letters in the names", [

@@ -151,11 +151,11 @@ describe.each(kinds)("resuming from the settled part (%s)", (_kind, make) => {
     const kind = await fresh();
     const events = interruptedLog();
     const written = new SessionStore({ backend: await kind.open() });
-    await written.create("s", { seed: events });
+    await written.create({ id: "s", seed: events });
     await written.close();
     // The same log through the memory backend, which has no settled read: every event is read.
     const reference = new SessionStore();
-    await reference.create("s", { seed: events });
+    await reference.create({ id: "s", seed: events });
     await reference.unload("s");
 
     const reader = new SessionStore({ backend: await kind.open() });
@@ -182,8 +182,8 @@ describe.each(kinds)("resuming from the settled part (%s)", (_kind, make) => {
     const kind = await fresh();
     const events = interruptedLog();
     const store = new SessionStore({ backend: await kind.open() });
-    await store.create("garbled", { seed: events });
-    await store.create("holed", { seed: events });
+    await store.create({ id: "garbled", seed: events });
+    await store.create({ id: "holed", seed: events });
     await store.close();
     const chunk = events.findIndex((e) => e.type === "assistant/chunk");
     await kind.garble("garbled", chunk);

@@ -146,7 +146,7 @@ describe("the server over memory streams", () => {
     cleanups.push(temp.remove);
     const other = new SessionStore({ backend: new JsonlBackend(temp.dir) });
     cleanups.push(() => other.close());
-    await other.create("held", { seed: simpleTurn(0, 1) });
+    await other.create({ id: "held", seed: simpleTurn(0, 1) });
     const { client } = started({
       store: new SessionStore({ backend: new JsonlBackend(temp.dir) }),
     });

@@ -22,7 +22,7 @@ describe("a seed that does not count up from seq 0", () => {
     async (_what, seed, at) => {
       // Seen failing before the fix: "starts at seq 1/5/-1" were StorageError SEQ_CONFLICT {expectedSeq: 0}.
       const store = new SessionStore();
-      const error = await rejectionOf(store.create("s", { seed }));
+      const error = await rejectionOf(store.create({ id: "s", seed }));
       expect(error).toBeInstanceOf(InvalidEventError);
       expect((error as InvalidEventError).code).toBe("INVALID_EVENT");
       expect((error as InvalidEventError).details).toEqual({

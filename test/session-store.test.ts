@@ -46,7 +46,7 @@ function tenEvents(): SessionEvent[] {
 describe("create: the header", () => {
   it("fills version, id and createdAt from the store's clock", async () => {
     const store = new SessionStore({ now: () => 1234 });
-    const session = await store.create("s");
+    const session = await store.create({ id: "s" });
     expect(session.header).toEqual({ version: 0, id: "s", createdAt: 1234 });
     expect(await session.readEvents()).toEqual([]);
     expect(session.nextSeq).toBe(0);
@@ -54,7 +54,8 @@ describe("create: the header", () => {
 
   it("takes cwd, parentSession and createdAt from meta", async () => {
     const store = new SessionStore({ now: () => 1234 });
-    const session = await store.create("s", {
+    const session = await store.create({
+      id: "s",
       meta: { cwd: "/work/s", parentSession: "p", createdAt: 5 },
     });
     expect(session.header).toEqual({
@@ -68,7 +69,7 @@ describe("create: the header", () => {
 
   it("never computes seedLength from the seed: ten seed events and no seedLength give none", async () => {
     const store = new SessionStore();
-    const session = await store.create("s", { seed: tenEvents() });
+    const session = await store.create({ id: "s", seed: tenEvents() });
     expect(await session.readEvents()).toHaveLength(10);
     expect(session.header).not.toHaveProperty("seedLength");
     expect(session.seedLength).toBe(0);
@@ -78,28 +79,28 @@ describe("create: the header", () => {
 
   it("writes an explicit seedLength and slices the session's own events there", async () => {
     const store = new SessionStore();
-    const session = await store.create("s", { seed: tenEvents(), meta: { seedLength: 7 } });
+    const session = await store.create({ id: "s", seed: tenEvents(), meta: { seedLength: 7 } });
     expect(session.header.seedLength).toBe(7);
     expect(session.seedLength).toBe(7);
     expect(await session.ownEvents()).toEqual(tenEvents().slice(7));
-    const full = await store.create("full", { seed: tenEvents(), meta: { seedLength: 10 } });
+    const full = await store.create({ id: "full", seed: tenEvents(), meta: { seedLength: 10 } });
     expect(await full.ownEvents()).toEqual([]);
   });
 
   it("writes no seedLength when it is 0", async () => {
     const store = new SessionStore();
-    const session = await store.create("s", { seed: tenEvents(), meta: { seedLength: 0 } });
+    const session = await store.create({ id: "s", seed: tenEvents(), meta: { seedLength: 0 } });
     expect(session.header).not.toHaveProperty("seedLength");
   });
 
   it("rejects a seedLength greater than the seed's length: INVALID_PARAMS, nothing stored", async () => {
     const store = new SessionStore();
     expectInvalidParams(
-      await rejectionOf(store.create("s", { seed: tenEvents(), meta: { seedLength: 11 } })),
+      await rejectionOf(store.create({ id: "s", seed: tenEvents(), meta: { seedLength: 11 } })),
       "/meta/seedLength",
     );
     expectInvalidParams(
-      await rejectionOf(store.create("s", { meta: { seedLength: 1 } })),
+      await rejectionOf(store.create({ id: "s", meta: { seedLength: 1 } })),
       "/meta/seedLength",
     );
     expect(await store.get("s")).toBeUndefined();
@@ -113,7 +114,7 @@ describe("create: the header", () => {
     ["the {{cwd}} placeholder", "{{cwd}}"],
   ])("rejects %s as cwd: INVALID_PARAMS", async (_what, cwd) => {
     const store = new SessionStore();
-    const error = await rejectionOf(store.create("s", { meta: { cwd } }));
+    const error = await rejectionOf(store.create({ id: "s", meta: { cwd } }));
     expect((error as StorageError).code).toBe("INVALID_PARAMS");
     expect(await store.get("s")).toBeUndefined();
   });
@@ -121,7 +122,7 @@ describe("create: the header", () => {
   it("reports a relative cwd at /meta/cwd", async () => {
     const store = new SessionStore();
     expectInvalidParams(
-      await rejectionOf(store.create("s", { meta: { cwd: "work/s" } })),
+      await rejectionOf(store.create({ id: "s", meta: { cwd: "work/s" } })),
       "/meta/cwd",
     );
   });
@@ -134,21 +135,21 @@ describe("create: the header", () => {
     ["infinite", Number.POSITIVE_INFINITY],
   ])("rejects a %s createdAt: INVALID_PARAMS", async (_what, createdAt) => {
     const store = new SessionStore();
-    const error = await rejectionOf(store.create("s", { meta: { createdAt } }));
+    const error = await rejectionOf(store.create({ id: "s", meta: { createdAt } }));
     expect((error as StorageError).code).toBe("INVALID_PARAMS");
     expect(await store.get("s")).toBeUndefined();
   });
 
   it("rejects a clock that gives an invalid createdAt: INVALID_PARAMS", async () => {
     const store = new SessionStore({ now: () => -5 });
-    storageDetails(await rejectionOf(store.create("s")), "INVALID_PARAMS");
+    storageDetails(await rejectionOf(store.create({ id: "s" })), "INVALID_PARAMS");
   });
 
   it("accepts createdAt 0 and the largest safe integer", async () => {
     const store = new SessionStore();
-    expect((await store.create("a", { meta: { createdAt: 0 } })).header.createdAt).toBe(0);
+    expect((await store.create({ id: "a", meta: { createdAt: 0 } })).header.createdAt).toBe(0);
     const max = Number.MAX_SAFE_INTEGER;
-    expect((await store.create("b", { meta: { createdAt: max } })).header.createdAt).toBe(max);
+    expect((await store.create({ id: "b", meta: { createdAt: max } })).header.createdAt).toBe(max);
   });
 
   it.each([
@@ -161,7 +162,7 @@ describe("create: the header", () => {
     ["holding DEL", "a\u007fb"],
   ])("rejects an id %s: INVALID_PARAMS", async (_what, id) => {
     const store = new SessionStore();
-    expectInvalidParams(await rejectionOf(store.create(id)), "/sessionId");
+    expectInvalidParams(await rejectionOf(store.create({ id })), "/sessionId");
   });
 
   it.each([
@@ -173,7 +174,7 @@ describe("create: the header", () => {
     ["the corpus placeholder", "{{sessionId}}"],
   ])("accepts an id with %s, and stores it as given", async (_what, id) => {
     const backend = new MemoryBackend();
-    const session = await storeOver(backend).create(id, { seed: [] });
+    const session = await storeOver(backend).create({ id, seed: [] });
     expect(session.id).toBe(id);
     expect((await storeOver(backend).load(id)).header.id).toBe(id);
   });
@@ -181,17 +182,17 @@ describe("create: the header", () => {
   it("rejects a taken id: SESSION_ALREADY_EXISTS, live, stored or stored by another store", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    await store.create("lazy");
-    await store.create("seeded", { seed: [] });
-    await storeOver(backend).create("elsewhere", { seed: tenEvents() });
+    await store.create({ id: "lazy" });
+    await store.create({ id: "seeded", seed: [] });
+    await storeOver(backend).create({ id: "elsewhere", seed: tenEvents() });
     for (const id of ["lazy", "seeded", "elsewhere"]) {
-      expect(storageDetails(await rejectionOf(store.create(id)), "SESSION_ALREADY_EXISTS")).toEqual(
-        {
-          sessionId: id,
-        },
-      );
       expect(
-        storageDetails(await rejectionOf(store.create(id, { seed: [] })), "SESSION_ALREADY_EXISTS"),
+        storageDetails(await rejectionOf(store.create({ id })), "SESSION_ALREADY_EXISTS"),
+      ).toEqual({
+        sessionId: id,
+      });
+      expect(
+        storageDetails(await rejectionOf(store.create({ id, seed: [] })), "SESSION_ALREADY_EXISTS"),
       ).toEqual({ sessionId: id });
     }
   });
@@ -199,8 +200,8 @@ describe("create: the header", () => {
   it("lets only one of two concurrent creates of one id succeed", async () => {
     const store = new SessionStore();
     const results = await Promise.allSettled([
-      store.create("twice", { seed: [] }),
-      store.create("twice", { seed: tenEvents() }),
+      store.create({ id: "twice", seed: [] }),
+      store.create({ id: "twice", seed: tenEvents() }),
     ]);
     expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -210,18 +211,21 @@ describe("create: the header", () => {
   it("rejects a seed that breaks an invariant, storing nothing and leaving the id free", async () => {
     const store = new SessionStore();
     const error = await rejectionOf(
-      store.create("s", { seed: [...simpleTurn(0, 1), stepStart(7, 1, 1)] }),
+      store.create({ id: "s", seed: [...simpleTurn(0, 1), stepStart(7, 1, 1)] }),
     );
     expect((error as { code: string }).code).toBe("INVALID_EVENT");
     expect((error as { details: unknown }).details).toMatchObject({ seq: 7, index: 7 });
     expect(await store.backend.has("s")).toBe(false);
-    await expect(store.create("s", { seed: [] })).resolves.toMatchObject({ id: "s" });
+    await expect(store.create({ id: "s", seed: [] })).resolves.toMatchObject({ id: "s" });
   });
 
   it("rejects a seed holding an unknown event type: FORMAT_UNSUPPORTED", async () => {
     const store = new SessionStore();
     const unknown = { type: "mystery/event", seq: 0, time: 0, data: {} } as unknown as SessionEvent;
-    storageDetails(await rejectionOf(store.create("s", { seed: [unknown] })), "FORMAT_UNSUPPORTED");
+    storageDetails(
+      await rejectionOf(store.create({ id: "s", seed: [unknown] })),
+      "FORMAT_UNSUPPORTED",
+    );
     expect(await store.get("s")).toBeUndefined();
   });
 
@@ -240,7 +244,7 @@ describe("create: stored at once", () => {
   it("stores a session created without a seed at once, header only, visible to another store", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    const session = await store.create("fresh", { meta: { cwd: "/work/fresh" } });
+    const session = await store.create({ id: "fresh", meta: { cwd: "/work/fresh" } });
     expect(await backend.has("fresh")).toBe(true);
     const listed = (await storeOver(backend).list()).sessions;
     expect(listed.map((s) => [s.header, s.eventCount])).toEqual([[session.header, 0]]);
@@ -256,8 +260,8 @@ describe("create: stored at once", () => {
   it("stores a session with a seed at once, even an empty seed", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    await store.create("empty-seed", { seed: [] });
-    await store.create("seeded", { seed: tenEvents(), meta: { createdAt: 1 } });
+    await store.create({ id: "empty-seed", seed: [] });
+    await store.create({ id: "seeded", seed: tenEvents(), meta: { createdAt: 1 } });
     const listed = (await store.list({ order: "created" })).sessions;
     expect(listed.map((s) => [s.header.id, s.eventCount])).toEqual([
       ["empty-seed", 0],
@@ -269,7 +273,7 @@ describe("create: stored at once", () => {
   it("keeps a created session stored and empty when its first append is rejected", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    const session = await store.create("fresh");
+    const session = await store.create({ id: "fresh" });
     const error = await rejectionOf(session.append([stepStart(0, 1, 1)]));
     expect((error as { code: string }).code).toBe("INVALID_EVENT");
     expect(await (await storeOver(backend).load("fresh")).readEvents()).toEqual([]);
@@ -279,8 +283,8 @@ describe("create: stored at once", () => {
   it("forks a session that has no events yet into a stored child", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    await store.create("empty");
-    const child = await storeOver(backend).fork("empty", undefined, "child");
+    await store.create({ id: "empty" });
+    const child = await storeOver(backend).fork("empty", { childSessionId: "child" });
     expect(child).toMatchObject({ parentSession: "empty" });
     expect(child.seedLength).toBeUndefined();
     expect(await (await storeOver(backend).load("child")).readEvents()).toEqual([]);
@@ -306,7 +310,8 @@ describe("create: the recorded corpus as seeds", () => {
       const header = log.header as SessionHeaderLine;
       const events = log.events as SessionEvent[];
       const backend = new MemoryBackend();
-      const session = await storeOver(backend).create(header.id, {
+      const session = await storeOver(backend).create({
+        id: header.id,
         seed: events,
         meta: metaOf(header),
       });
@@ -325,7 +330,8 @@ describe("create: the recorded corpus as seeds", () => {
     const events = log?.events as SessionEvent[];
     expect(events).toHaveLength(88);
     const backend = new MemoryBackend();
-    const session = await storeOver(backend).create(header.id, {
+    const session = await storeOver(backend).create({
+      id: header.id,
       seed: events,
       meta: metaOf(header),
     });
@@ -486,12 +492,12 @@ describe("list", () => {
   /** Five stored sessions with distinct and tied createdAt values. */
   async function populated(): Promise<SessionStore> {
     const store = new SessionStore();
-    await store.create("a", { seed: [], meta: { createdAt: 10, cwd: "/one" } });
-    await store.create("b", { seed: tenEvents(), meta: { createdAt: 30, cwd: "/two" } });
-    await store.create("c", { seed: [], meta: { createdAt: 20, cwd: "/one" } });
-    await store.create("d", { seed: [], meta: { createdAt: 30, cwd: "/one" } });
-    await store.create("e", { seed: [], meta: { createdAt: 5 } });
-    await store.create("f", { meta: { createdAt: 99 } });
+    await store.create({ id: "a", seed: [], meta: { createdAt: 10, cwd: "/one" } });
+    await store.create({ id: "b", seed: tenEvents(), meta: { createdAt: 30, cwd: "/two" } });
+    await store.create({ id: "c", seed: [], meta: { createdAt: 20, cwd: "/one" } });
+    await store.create({ id: "d", seed: [], meta: { createdAt: 30, cwd: "/one" } });
+    await store.create({ id: "e", seed: [], meta: { createdAt: 5 } });
+    await store.create({ id: "f", meta: { createdAt: 99 } });
     return store;
   }
 
@@ -546,9 +552,9 @@ describe("list", () => {
       "c",
       "a",
     ]);
-    await store.fork("b", 6, "b-child-1");
-    await store.fork("b", 9, "b-child-2");
-    await store.fork("c", undefined, "c-child");
+    await store.fork("b", { boundary: 6, childSessionId: "b-child-1" });
+    await store.fork("b", { boundary: 9, childSessionId: "b-child-2" });
+    await store.fork("c", { childSessionId: "c-child" });
     const children = await store.list({ parentSession: "b" });
     expect(children.sessions.map((s) => s.header.id).sort()).toEqual(["b-child-1", "b-child-2"]);
     expect((await store.list({ parentSession: "b", cwd: "/two", limit: 1 })).sessions).toHaveLength(
@@ -567,8 +573,8 @@ describe("delete", () => {
   it("removes a session; its children keep their copies", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    await store.create("parent", { seed: balancedLog(2) });
-    await store.fork("parent", 6, "child");
+    await store.create({ id: "parent", seed: balancedLog(2) });
+    await store.fork("parent", { boundary: 6, childSessionId: "child" });
     await store.delete("parent");
     expect(await store.get("parent")).toBeUndefined();
     expect(await backend.has("parent")).toBe(false);
@@ -587,29 +593,29 @@ describe("delete", () => {
 
   it("rejects a second delete of the same id: SESSION_NOT_FOUND", async () => {
     const store = new SessionStore();
-    await store.create("once", { seed: [] });
+    await store.create({ id: "once", seed: [] });
     await store.delete("once");
     storageDetails(await rejectionOf(store.delete("once")), "SESSION_NOT_FOUND");
   });
 
   it("deletes a stored session that no store has loaded", async () => {
     const backend = new MemoryBackend();
-    await storeOver(backend).create("cold", { seed: tenEvents() });
+    await storeOver(backend).create({ id: "cold", seed: tenEvents() });
     await storeOver(backend).delete("cold");
     expect(await backend.has("cold")).toBe(false);
   });
 
   it("forgets a lazy session that was never stored, freeing its id", async () => {
     const store = new SessionStore();
-    await store.create("lazy");
+    await store.create({ id: "lazy" });
     await store.delete("lazy");
     expect(await store.get("lazy")).toBeUndefined();
-    await expect(store.create("lazy", { seed: [] })).resolves.toMatchObject({ id: "lazy" });
+    await expect(store.create({ id: "lazy", seed: [] })).resolves.toMatchObject({ id: "lazy" });
   });
 
   it("makes the deleted Session stale for appends: SESSION_NOT_LIVE", async () => {
     const store = new SessionStore();
-    const session = await store.create("gone", { seed: [] });
+    const session = await store.create({ id: "gone", seed: [] });
     await store.delete("gone");
     const error = await rejectionOf(session.append(simpleTurn(0, 1)));
     expect((error as { code: string }).code).toBe("SESSION_NOT_LIVE");
@@ -624,7 +630,7 @@ describe("append", () => {
   it("runs concurrent appends to one session in call order", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    const session = await store.create("busy");
+    const session = await store.create({ id: "busy" });
     const pending = batches.map((batch) => session.append(batch));
     await expect(Promise.all(pending)).resolves.toEqual(batches.map((_, i) => (i + 1) * 7));
     expect(await session.readEvents()).toEqual(batches.flat());
@@ -633,7 +639,7 @@ describe("append", () => {
 
   it("runs concurrent appends by id in call order", async () => {
     const store = new SessionStore();
-    await store.create("busy", { seed: [] });
+    await store.create({ id: "busy", seed: [] });
     const pending = batches.map((batch) => store.append("busy", batch));
     await expect(Promise.all(pending)).resolves.toEqual(batches.map((_, i) => (i + 1) * 7));
     expect(await (await store.load("busy")).readEvents()).toEqual(batches.flat());
@@ -641,7 +647,7 @@ describe("append", () => {
 
   it("rejects an append with a stale seq: SEQ_CONFLICT with the expected seq", async () => {
     const store = new SessionStore();
-    const session = await store.create("s", { seed: balancedLog(1) });
+    const session = await store.create({ id: "s", seed: balancedLog(1) });
     const behind = await rejectionOf(session.append([userMessage(3, "late")]));
     expect(storageDetails(behind, "SEQ_CONFLICT")).toEqual({ expectedSeq: 7 });
     const ahead = await rejectionOf(session.append([userMessage(9, "early")]));
@@ -651,7 +657,7 @@ describe("append", () => {
 
   it("rejects the loser of two concurrent appends built for the same seq: SEQ_CONFLICT", async () => {
     const store = new SessionStore();
-    const session = await store.create("s", { seed: [] });
+    const session = await store.create({ id: "s", seed: [] });
     const results = await Promise.allSettled([
       session.append(simpleTurn(0, 1)),
       session.append(simpleTurn(0, 1, { prompt: "other" })),
@@ -665,7 +671,7 @@ describe("append", () => {
   it("acknowledges a retry of stored events and changes nothing", async () => {
     const backend = new MemoryBackend();
     const store = storeOver(backend);
-    const session = await store.create("s", { seed: [] });
+    const session = await store.create({ id: "s", seed: [] });
     await session.append(simpleTurn(0, 1));
     await expect(session.append(simpleTurn(0, 1))).resolves.toBe(7);
     expect(await session.readEvents()).toHaveLength(7);
@@ -679,7 +685,7 @@ describe("append", () => {
 
   it("appends by id to a stored session that no store has loaded", async () => {
     const backend = new MemoryBackend();
-    await storeOver(backend).create("cold", { seed: balancedLog(1) });
+    await storeOver(backend).create({ id: "cold", seed: balancedLog(1) });
     const store = storeOver(backend);
     await expect(store.append("cold", simpleTurn(7, 2))).resolves.toBe(14);
     expect((await backend.load("cold"))?.events).toEqual(balancedLog(2));
@@ -689,7 +695,7 @@ describe("append", () => {
 describe("everything that touches storage is asynchronous", () => {
   it("returns a Promise from create, get, load, append, fork, list, unload and delete", async () => {
     const store = new SessionStore({ now: manualClock().now });
-    const created = store.create("s");
+    const created = store.create({ id: "s" });
     expect(created).toBeInstanceOf(Promise);
     const session = await created;
     const appended = session.append(simpleTurn(0, 1));
@@ -701,7 +707,7 @@ describe("everything that touches storage is asynchronous", () => {
     for (const call of [
       () => store.get("s"),
       () => store.load("s"),
-      () => store.fork("s", 13, "child"),
+      () => store.fork("s", { boundary: 13, childSessionId: "child" }),
       () => store.list(),
       () => store.unload("child"),
       () => store.delete("child"),
@@ -714,18 +720,18 @@ describe("everything that touches storage is asynchronous", () => {
 
   it("reports bad input as a rejected Promise, never a synchronous throw", async () => {
     const store = new SessionStore();
-    const stale = await store.create("stale", { seed: [] });
+    const stale = await store.create({ id: "stale", seed: [] });
     await store.unload("stale");
     const calls: [() => Promise<unknown>, string][] = [
-      [() => store.create(""), "INVALID_PARAMS"],
-      [() => store.create("s", { meta: { cwd: "rel" } }), "INVALID_PARAMS"],
+      [() => store.create({ id: "" }), "INVALID_PARAMS"],
+      [() => store.create({ id: "s", meta: { cwd: "rel" } }), "INVALID_PARAMS"],
       [() => store.get("a\u0000"), "INVALID_PARAMS"],
       [() => store.load("ghost"), "SESSION_NOT_FOUND"],
       [() => store.append("ghost", []), "SESSION_NOT_FOUND"],
       [() => stale.append([]), "SESSION_NOT_LIVE"],
       [() => store.fork("ghost"), "SESSION_NOT_FOUND"],
-      [() => store.fork("stale", -1), "INVALID_BOUNDARY"],
-      [() => store.fork("stale", 0, ""), "INVALID_PARAMS"],
+      [() => store.fork("stale", { boundary: -1 }), "INVALID_BOUNDARY"],
+      [() => store.fork("stale", { boundary: 0, childSessionId: "" }), "INVALID_PARAMS"],
       [() => store.delete("ghost"), "SESSION_NOT_FOUND"],
       [() => store.list({ cursor: "!" }), "INVALID_PARAMS"],
     ];
@@ -743,7 +749,7 @@ describe("everything that touches storage is asynchronous", () => {
 describe("titles and id prefixes", () => {
   it("titles a session by its first prompt until an explicit title is set, and again once cleared", async () => {
     const store = new SessionStore();
-    await store.create("t", { seed: tenEvents() });
+    await store.create({ id: "t", seed: tenEvents() });
     const derived = await store.title("t");
     expect(derived).toEqual(expect.any(String));
     await store.setTitle("t", "Mine");
@@ -755,7 +761,7 @@ describe("titles and id prefixes", () => {
 
   it("refuses a title that is empty, too long or holds a control character (INVALID_PARAMS at /title)", async () => {
     const store = new SessionStore();
-    await store.create("t", { seed: [] });
+    await store.create({ id: "t", seed: [] });
     for (const bad of ["", "x".repeat(257), "line\nbreak"]) {
       expectInvalidParams(await store.setTitle("t", bad).catch((e: unknown) => e), "/title");
     }
@@ -768,7 +774,7 @@ describe("titles and id prefixes", () => {
   it("resolves an exact id, or a unique prefix of 4 or more characters", async () => {
     const store = new SessionStore();
     for (const id of ["abcd1234", "abcd5678", "abc", "efgh0000"])
-      await store.create(id, { seed: [] });
+      await store.create({ id, seed: [] });
     expect(await store.resolveId("abc")).toBe("abc");
     expect(await store.resolveId("efgh")).toBe("efgh0000");
     expect(await store.resolveId("abcd1")).toBe("abcd1234");
@@ -784,7 +790,7 @@ describe("titles and id prefixes", () => {
   it("names at most 10 candidates of an ambiguous prefix, with the count of all", async () => {
     const store = new SessionStore();
     for (let i = 0; i < 12; i++)
-      await store.create(`same-${String(i).padStart(2, "0")}`, { seed: [] });
+      await store.create({ id: `same-${String(i).padStart(2, "0")}`, seed: [] });
     const details = storageDetails(
       await store.resolveId("same").catch((e: unknown) => e),
       "AMBIGUOUS_ID",

@@ -156,7 +156,7 @@ describe("SQLite backend", () => {
     const { backend } = await fresh();
     const store = new SessionStore({ backend });
     const sessions = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => store.create(`s${i}`, { seed: simpleTurn(0, 1) })),
+      Array.from({ length: 16 }, (_, i) => store.create({ id: `s${i}`, seed: simpleTurn(0, 1) })),
     );
     const before = backend.writeStats;
     await Promise.all(sessions.map((s) => s.append(simpleTurn(TURN, 2))));

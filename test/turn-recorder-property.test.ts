@@ -211,7 +211,7 @@ interface Tally {
 async function runIntents(backend: SessionBackend, intents: readonly Intent[]): Promise<Tally> {
   const clock = manualClock(1_000);
   const store = new SessionStore({ backend, now: clock.now });
-  await store.create("rec", { meta: { cwd: "/w" } });
+  await store.create({ id: "rec", meta: { cwd: "/w" } });
   const session = await store.openForWriting("rec");
   let time = 5_000;
   const recorder = new TurnRecorder(session, { now: () => time++ });

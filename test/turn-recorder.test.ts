@@ -12,7 +12,7 @@ import { rejectionOf } from "./store-builders.js";
 
 async function freshSession(): Promise<{ store: SessionStore; session: Session }> {
   const store = new SessionStore({ backend: new MemoryBackend(), now: () => 1 });
-  await store.create("r");
+  await store.create({ id: "r" });
   return { store, session: await store.openForWriting("r") };
 }
 

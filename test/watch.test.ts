@@ -21,7 +21,7 @@ describe("SessionStore.watch", () => {
   it("delivers a long catch-up in batches of at most maxBatchEvents, contiguous, then live events", async () => {
     const store = new SessionStore();
     const log = balancedLog(3, { steps: 2, chunksPerStep: 4, toolCallsPerStep: 1 });
-    await store.create("s", { seed: log });
+    await store.create({ id: "s", seed: log });
     const watch = store.watch("s", { fromSeq: 0, maxBatchEvents: 10 });
     const batches: WatchBatch[] = [];
     for await (const batch of watch) {
@@ -37,7 +37,7 @@ describe("SessionStore.watch", () => {
   // batch was `deleted` with no events.
   it("waits at a fromSeq past the end until the log reaches it", async () => {
     const store = new SessionStore();
-    const session = await store.create("s", { seed: simpleTurn(0, 1) });
+    const session = await store.create({ id: "s", seed: simpleTurn(0, 1) });
     const turn2 = simpleTurn(7, 2);
     const watch = store.watch("s", { fromSeq: 10 });
     expect((await watch.ready).nextSeq).toBe(10);
@@ -50,7 +50,7 @@ describe("SessionStore.watch", () => {
 
   it("ends when its signal aborts, also while a next() waits", async () => {
     const store = new SessionStore();
-    await store.create("s", { seed: simpleTurn(0, 1) });
+    await store.create({ id: "s", seed: simpleTurn(0, 1) });
     const controller = new AbortController();
     const watch = store.watch("s", { signal: controller.signal });
     await watch.ready;
@@ -83,14 +83,14 @@ describe("SessionStore.watch", () => {
   it("ends with a deleted batch when the session is deleted and created anew", async () => {
     const backend = new MemoryBackend();
     const store = new SessionStore({ backend });
-    await store.create("s", { seed: simpleTurn(0, 1), meta: { createdAt: 1 } });
+    await store.create({ id: "s", seed: simpleTurn(0, 1), meta: { createdAt: 1 } });
     const watch = store.watch("s");
     await watch.ready;
     const next = watch.next();
     const other = new SessionStore({ backend });
     await store.unload("s");
     await other.delete("s");
-    await other.create("s", { seed: simpleTurn(0, 1), meta: { createdAt: 2 } });
+    await other.create({ id: "s", seed: simpleTurn(0, 1), meta: { createdAt: 2 } });
     const ended = await within(next, "the deleted batch");
     expect(ended.value).toMatchObject({ deleted: true, events: [] });
     expect(await watch.next()).toEqual({ done: true, value: undefined });

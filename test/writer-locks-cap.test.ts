@@ -17,7 +17,7 @@ describe("the most writer locks a store holds", () => {
     const harness = await makeSqliteHarness();
     cleanups.push(() => harness.cleanup());
     const a = new SessionStore({ backend: await harness.open(), maxWriterLocks: 2 });
-    for (const id of ["s1", "s2", "s3"]) await a.create(id, { seed: simpleTurn(0, 1) });
+    for (const id of ["s1", "s2", "s3"]) await a.create({ id, seed: simpleTurn(0, 1) });
     const b = new SessionStore({ backend: await harness.open() });
     // s1 was written least recently: A let go of it. s2 and s3 are still A's.
     const taken = await b.openForWriting("s1");
@@ -43,10 +43,10 @@ describe("the most writer locks a store holds", () => {
     const harness = await makeSqliteHarness();
     cleanups.push(() => harness.cleanup());
     const store = new SessionStore({ backend: await harness.open(), maxWriterLocks: 1 });
-    await store.create("a");
+    await store.create({ id: "a" });
     const turn = simpleTurn(0, 1);
     expect(await store.append("a", turn.slice(0, 2))).toBe(2); // turn/start, user/message
-    await store.create("b"); // a lets go of its lock
+    await store.create({ id: "b" }); // a lets go of its lock
     const other = new SessionStore({ backend: await harness.open() });
     expect((await other.load("a")).openTurn).toBe(1);
     await other.close();

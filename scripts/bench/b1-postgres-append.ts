@@ -29,7 +29,7 @@ export function b1PostgresAppend(sizes: Sizes): Benchmark {
         const subject = async (round: number): Promise<number> => {
           const id = `${header.id}-store-${round}`;
           const store = storeOver(await pg.open("fsync"));
-          const session = await store.create(id, { meta: { createdAt: header.createdAt } });
+          const session = await store.create({ id, meta: { createdAt: header.createdAt } });
           const ms = await timed(async () => {
             for (const batch of batches) await store.append(session, batch);
           });

@@ -1,6 +1,7 @@
 // B1: durable SQLite appends of turn-sized batches through the store (validation on) against raw prepared inserts.
 import { join } from "node:path";
-import { SQLITE_QUERIES, SqliteBackend } from "../../src/index.js";
+import { SQLITE_QUERIES } from "../../src/generated.js";
+import { SqliteBackend } from "../../src/index.js";
 import { rawEventRow, rawSessionRow, rawSqlite, SEED, type Sizes, storeOver } from "./fixtures.js";
 import { alternate, type Benchmark, fmt, row, tempDir, timed } from "./harness.js";
 import { syntheticLog } from "./synthetic-log.js";
@@ -19,7 +20,10 @@ export function b1SqliteAppend(sizes: Sizes): Benchmark {
         try {
           const backend = await SqliteBackend.open(join(temp.dir, "store.db"));
           const store = storeOver(backend);
-          const session = await store.create(header.id, { meta: { createdAt: header.createdAt } });
+          const session = await store.create({
+            id: header.id,
+            meta: { createdAt: header.createdAt },
+          });
           const ms = await timed(async () => {
             for (const batch of batches) await store.append(session, batch);
           });

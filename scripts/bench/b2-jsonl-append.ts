@@ -20,7 +20,10 @@ export function b2JsonlAppend(sizes: Sizes): Benchmark {
         const temp = tempDir("b2");
         try {
           const store = storeOver(new JsonlBackend(temp.dir));
-          const session = await store.create(header.id, { meta: { createdAt: header.createdAt } });
+          const session = await store.create({
+            id: header.id,
+            meta: { createdAt: header.createdAt },
+          });
           const ms = await timed(async () => {
             for (const batch of batches) await store.append(session, batch);
           });

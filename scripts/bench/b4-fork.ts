@@ -1,7 +1,8 @@
 // B4: a durable fork at the middle of a large session, against the copy itself and against forking through JavaScript.
 import { closeSync, fsyncSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { type SessionBackend, type SessionHeader, SQLITE_QUERIES } from "../../src/index.js";
+import { SQLITE_QUERIES } from "../../src/generated.js";
+import type { SessionBackend, SessionHeader } from "../../src/index.js";
 import { formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import {
   type BackendKind,
@@ -81,7 +82,7 @@ export function storeForks(
   const fork = async (round: number): Promise<number> => {
     const store = storeOver(backend);
     const child = `fork-${round}`;
-    const ms = await timed(() => store.fork(sourceId, boundary, child));
+    const ms = await timed(() => store.fork(sourceId, { boundary, childSessionId: child }));
     await store.delete(child);
     return ms;
   };
@@ -90,7 +91,8 @@ export function storeForks(
     const child = `js-${round}`;
     const ms = await timed(async () => {
       const source = await store.load(sourceId);
-      await store.create(child, {
+      await store.create({
+        id: child,
         seed: (await source.readEvents()).slice(0, boundary + 1),
         meta: {
           ...(source.header.cwd === undefined ? {} : { cwd: source.header.cwd }),

@@ -2,8 +2,8 @@
 import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
+import { SQLITE_QUERIES } from "../../src/generated.js";
 import type { SessionEvent, SessionHeader } from "../../src/index.js";
-import { SQLITE_QUERIES } from "../../src/index.js";
 import {
   type BackendKind,
   fillJsonl,

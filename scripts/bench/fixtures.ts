@@ -2,6 +2,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { SQLITE_DDL, SQLITE_PRAGMAS, SQLITE_QUERIES } from "../../src/generated.js";
 import {
   type Durability,
   JsonlBackend,
@@ -9,9 +10,6 @@ import {
   type SessionEvent,
   type SessionHeader,
   SessionStore,
-  SQLITE_DDL,
-  SQLITE_PRAGMAS,
-  SQLITE_QUERIES,
   SqliteBackend,
 } from "../../src/index.js";
 import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";

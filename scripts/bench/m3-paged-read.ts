@@ -1,7 +1,8 @@
 // M3: the peak resident memory of a spawned server (SQLite store) while a client pages through a very large session with session/read.
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { type SessionHeader, SQLITE_QUERIES } from "../../src/index.js";
+import { SQLITE_QUERIES } from "../../src/generated.js";
+import type { SessionHeader } from "../../src/index.js";
 import { rawEventRow, rawSessionRow, rawSqlite, SEED, type Sizes } from "./fixtures.js";
 import { type Benchmark, fmt, row, tempDir } from "./harness.js";
 import { mib, SERVER_RSS_TARGET } from "./m2-server-rss.js";

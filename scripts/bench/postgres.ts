@@ -2,10 +2,9 @@
 
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { POSTGRES_QUERIES, type POSTGRES_QUERY_PARAMS } from "../../src/generated.js";
 import {
   type Durability,
-  POSTGRES_QUERIES,
-  type POSTGRES_QUERY_PARAMS,
   PostgresBackend,
   type SessionEvent,
   type SessionHeader,

@@ -65,7 +65,7 @@ async function onBackend(
     const ids = Array.from({ length: count }, (_, i) => `w2-${i}`);
     const creator = new SessionStore({ backend: await store.open() });
     for (let at = 0; at < ids.length; at += 50)
-      await Promise.all(ids.slice(at, at + 50).map((id) => creator.create(id)));
+      await Promise.all(ids.slice(at, at + 50).map((id) => creator.create({ id })));
     await creator.close();
     const server = spawnSeedline(store.url);
     try {

@@ -78,14 +78,15 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       const meta = { ...params.meta, ...pick(params, ["cwd"]) };
       // The log checks every seed event; the params schema only checked that each is an object.
       const seed = params.seed as readonly SessionEvent[] | undefined;
+      const id = params.sessionId === undefined ? {} : { id: params.sessionId };
       const session = await withEventPaths("seed", () =>
-        store.create(params.sessionId, seed === undefined ? { meta } : { seed, meta }),
+        store.create(seed === undefined ? { ...id, meta } : { ...id, seed, meta }),
       );
       return { sessionId: session.id, header: session.header };
     },
 
     [RPC_METHOD.sessionNew]: async (params) => {
-      const session = await store.create(undefined, { meta: { cwd: params.cwd } });
+      const session = await store.create({ meta: { cwd: params.cwd } });
       return { sessionId: session.id };
     },
 
@@ -98,12 +99,11 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
     },
 
     [RPC_METHOD.sessionFork]: async (params) => {
-      const header = await store.fork(
-        params.sessionId,
-        params.boundary,
-        params.childSessionId,
-        pick(params, ["cwd"]),
-      );
+      const header = await store.fork(params.sessionId, {
+        boundary: params.boundary,
+        childSessionId: params.childSessionId,
+        ...pick(params, ["cwd"]),
+      });
       return { sessionId: header.id, header };
     },
 

@@ -85,10 +85,14 @@ export interface AppendOptions {
   readonly parsed?: boolean;
 }
 
-/** Options of a fork beyond source and boundary. */
+/** Options of a fork: where to cut, the child's id and its working directory. */
 export interface ForkOptions {
+  /** The last event copied into the child (inclusive); defaults to the source's last event. */
+  readonly boundary?: number | undefined;
+  /** The child's id; the store generates one when absent. */
+  readonly childSessionId?: string | undefined;
   /** The child's working directory (absolute); defaults to the source's. */
-  readonly cwd?: string;
+  readonly cwd?: string | undefined;
 }
 
 interface LiveState {
@@ -244,10 +248,13 @@ export class SessionStore {
    *   InvalidEventError for a seed event that breaks a rule (seq-contiguous for a seed that does
    *   not count up from seq 0); StorageError FORMAT_UNSUPPORTED for an unknown type.
    */
-  async create(id?: string, options: CreateSessionOptions = {}): Promise<Session> {
+  async create(options: CreateSessionOptions = {}): Promise<Session> {
+    const { id, seed, ...rest } = options as { id?: unknown; seed?: unknown };
+    if (id !== undefined && typeof id !== "string") {
+      throw invalidParams("/sessionId", `expected a session id string, got ${show(id)}`);
+    }
     const sessionId = id ?? this.#newId();
     checkSessionId(sessionId, "/sessionId");
-    const { seed, ...rest } = options as { seed?: unknown };
     if (seed !== undefined && !Array.isArray(seed)) {
       throw invalidParams("/seed", `expected an array of events, got ${show(seed)}`);
     }
@@ -412,12 +419,8 @@ export class SessionStore {
    * @returns the child's header (`parentSession` the source, `seedLength` the copied count).
    * @throws SessionForkError with those codes; StorageError INVALID_PARAMS for a bad id or cwd.
    */
-  async fork(
-    source: Session | string,
-    boundary?: number,
-    childSessionId?: string,
-    options: ForkOptions = {},
-  ): Promise<SessionHeader> {
+  async fork(source: Session | string, options: ForkOptions = {}): Promise<SessionHeader> {
+    const { boundary, childSessionId } = options;
     const childId = childSessionId ?? this.#newId();
     checkSessionId(childId, "/childSessionId");
     // Read once, now: the cwd checked here is the one stored, whatever the caller changes meanwhile.

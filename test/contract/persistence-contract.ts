@@ -111,7 +111,7 @@ export function runPersistenceContract(
       const { store } = await setup();
       const a = await store();
       const events = balancedLog(2, { steps: 2, chunksPerStep: 3, toolCallsPerStep: 1 });
-      const session = await a.create("s1", { meta: { cwd: "/work", createdAt: 42 } });
+      const session = await a.create({ id: "s1", meta: { cwd: "/work", createdAt: 42 } });
       await session.append(events.slice(0, 10));
       await session.append(events.slice(10));
       await a.close();
@@ -131,7 +131,7 @@ export function runPersistenceContract(
         stepStart(n + 2, 2, 1),
         assistantChunk(n + 3, 2, 1),
       ];
-      await a.create("s2", { seed: open });
+      await a.create({ id: "s2", seed: open });
       await a.close();
       const b = await store();
       const read = await b.load("s2");
@@ -163,7 +163,7 @@ export function runPersistenceContract(
         stepStart(2, 1, 1),
         toolCall(3, 1, 1, "c1", "bash", "{}"),
       ];
-      await a.create("s3", { seed });
+      await a.create({ id: "s3", seed });
       await a.close();
       const repaired = await (await store()).openForWriting("s3");
       expect((await repaired.readEvents()).slice(4).map((e) => e.type)).toEqual([
@@ -187,15 +187,15 @@ export function runPersistenceContract(
       const a = await store();
       const other = await store();
       const ids = async () => (await other.list()).sessions.map((s) => s.header.id).sort();
-      const fresh = await a.create("fresh", { meta: { cwd: "/work" } });
+      const fresh = await a.create({ id: "fresh", meta: { cwd: "/work" } });
       expect(await ids()).toEqual(["fresh"]);
       expect((await other.list()).sessions[0]).toMatchObject({ eventCount: 0 });
       expect((await other.load("fresh")).header).toEqual(fresh.header);
-      await other.fork("fresh", undefined, "fresh-child");
+      await other.fork("fresh", { childSessionId: "fresh-child" });
       expect((await a.load("fresh-child")).header).toMatchObject({ parentSession: "fresh" });
-      await a.create("seeded", { seed: [] });
-      await a.create("seeded2", { seed: simpleTurn(0, 1) });
-      await a.fork("seeded2", undefined, "forked");
+      await a.create({ id: "seeded", seed: [] });
+      await a.create({ id: "seeded2", seed: simpleTurn(0, 1) });
+      await a.fork("seeded2", { childSessionId: "forked" });
       await a.importLog('{"type":"session","version":0,"id":"imported","createdAt":7}\n');
       expect(await ids()).toEqual([
         "forked",
@@ -212,7 +212,7 @@ export function runPersistenceContract(
     it("5. rejects a batch whose first seq is not the stored next seq (SEQ_CONFLICT)", async () => {
       const { store } = await setup();
       const a = await store();
-      const s = await a.create("s5", { seed: simpleTurn(0, 1) });
+      const s = await a.create({ id: "s5", seed: simpleTurn(0, 1) });
       await expect(s.append(simpleTurn(TURN_LENGTH + 1, 2))).rejects.toMatchObject({
         code: "SEQ_CONFLICT",
         details: { expectedSeq: TURN_LENGTH },
@@ -222,7 +222,7 @@ export function runPersistenceContract(
     it("6. rejects a seq gap inside a batch and leaves the stored log unchanged", async () => {
       const { store } = await setup();
       const a = await store();
-      const s = await a.create("s6", { seed: simpleTurn(0, 1) });
+      const s = await a.create({ id: "s6", seed: simpleTurn(0, 1) });
       const batch = simpleTurn(TURN_LENGTH, 2);
       const gapped = [
         ...batch.slice(0, 3),
@@ -241,7 +241,7 @@ export function runPersistenceContract(
     it("7. rejects data that is not lossless JSON, naming the event type", async () => {
       const { store } = await setup();
       const a = await store();
-      const s = await a.create("s7");
+      const s = await a.create({ id: "s7" });
       const bad = {
         ...turnStart(0, 1),
         data: { turn: 1, trigger: { kind: "message", source: { kind: "user" } }, x: Number.NaN },
@@ -259,7 +259,8 @@ export function runPersistenceContract(
       const { store } = await setup();
       const a = await store();
       const seed = balancedLog(2);
-      await a.create("child", {
+      await a.create({
+        id: "child",
         seed,
         meta: { parentSession: "parent", seedLength: TURN_LENGTH, createdAt: 5 },
       });
@@ -280,7 +281,7 @@ export function runPersistenceContract(
         const { harness, store } = await setup();
         const tamper = tamperOf(harness);
         const a = await store();
-        await a.create("s9", { seed: simpleTurn(0, 1) });
+        await a.create({ id: "s9", seed: simpleTurn(0, 1) });
         await a.close();
         await tamper.setFormatVersion("s9", 1);
         const before = await tamper.fingerprint();
@@ -296,7 +297,7 @@ export function runPersistenceContract(
       const { harness, store } = await setup();
       const tamper = tamperOf(harness);
       const a = await store();
-      await a.create("s10", { seed: balancedLog(2) });
+      await a.create({ id: "s10", seed: balancedLog(2) });
       await a.close();
       await tamper.tearTail("s10");
       const loaded = await (await store()).load("s10");
@@ -309,7 +310,7 @@ export function runPersistenceContract(
         const { harness, store } = await setup();
         const tamper = tamperOf(harness);
         const a = await store();
-        await a.create("s11", { seed: balancedLog(2) });
+        await a.create({ id: "s11", seed: balancedLog(2) });
         await a.close();
         await tamper.garble("s11", 3);
         const error = await (await store()).load("s11").catch((e) => e);
@@ -326,7 +327,7 @@ export function runPersistenceContract(
       async () => {
         const { harness, store } = await setup();
         const a = await store();
-        const s = await a.create("s12", { seed: simpleTurn(0, 1) });
+        const s = await a.create({ id: "s12", seed: simpleTurn(0, 1) });
         await expect(
           s.append([{ type: "turn/pause", seq: TURN_LENGTH, time: 0, data: {} }]),
         ).rejects.toMatchObject({
@@ -351,7 +352,8 @@ export function runPersistenceContract(
         const { harness, store } = await setup();
         const a = await store();
         for (let i = 0; i < 7; i++) {
-          await a.create(`l${i}`, {
+          await a.create({
+            id: `l${i}`,
             seed: simpleTurn(0, 1, { time: 1000 + i }),
             meta: {
               createdAt: 100 + (i % 3),
@@ -402,7 +404,8 @@ export function runPersistenceContract(
       const { store } = await setup();
       const a = await store();
       const events = balancedLog(2, { toolCallsPerStep: 1 });
-      await a.create("s14", {
+      await a.create({
+        id: "s14",
         seed: events,
         meta: { cwd: "/w", parentSession: "p", seedLength: 3, createdAt: 9 },
       });
@@ -430,7 +433,7 @@ export function runPersistenceContract(
     it("15. acknowledges a repeated append of identical events and refuses a different event at an old seq", async () => {
       const { store } = await setup();
       const a = await store();
-      const s = await a.create("s15");
+      const s = await a.create({ id: "s15" });
       const turn = simpleTurn(0, 1);
       expect(await s.append(turn)).toBe(TURN_LENGTH);
       expect(await s.append(turn)).toBe(TURN_LENGTH);
@@ -456,8 +459,11 @@ export function runPersistenceContract(
       async () => {
         const { store } = await setup();
         const a = await store();
-        const parent = await a.create("parent", { seed: balancedLog(2) });
-        const child: SessionHeader = await a.fork(parent, TURN_LENGTH - 1, "kid");
+        const parent = await a.create({ id: "parent", seed: balancedLog(2) });
+        const child: SessionHeader = await a.fork(parent, {
+          boundary: TURN_LENGTH - 1,
+          childSessionId: "kid",
+        });
         expect(child).toMatchObject({ parentSession: "parent", seedLength: TURN_LENGTH });
         await a.delete("parent");
         expect(await a.get("parent")).toBeUndefined();
@@ -481,7 +487,7 @@ export function runPersistenceContract(
         const { store } = await setup();
         const a = await store();
         const open = [turnStart(0, 1), userMessage(1, "go"), stepStart(2, 1, 1)];
-        const writer = await a.create("held", { seed: open });
+        const writer = await a.create({ id: "held", seed: open });
         const readerStore = await store();
         const reader = await readerStore.load("held");
         expect(await reader.readEvents()).toEqual(open);
@@ -503,7 +509,7 @@ export function runPersistenceContract(
       async () => {
         const { store } = await setup();
         const a = await store();
-        await a.create("shared", { seed: [] });
+        await a.create({ id: "shared", seed: [] });
         await a.close();
         // Before readers.md a read took the writer lock and kept it (SESSION_BUSY for the writer).
         const reader = await store();
@@ -579,7 +585,7 @@ export function runPersistenceContract(
       const writer = await store();
       const reader = await store();
       const events = balancedLog(2, { steps: 2, chunksPerStep: 2, toolCallsPerStep: 1 });
-      await writer.create("watched", { seed: events.slice(0, 5) });
+      await writer.create({ id: "watched", seed: events.slice(0, 5) });
       const watch = reader.watch("watched", { fromSeq: 2 });
       expect((await watch.ready).nextSeq).toBe(2);
       const got: SessionEvent[] = [];
@@ -609,14 +615,14 @@ export function runPersistenceContract(
     it("22. refuses ids and header text with a lone surrogate (INVALID_PARAMS) and keeps them in event data", async () => {
       const { store } = await setup();
       const a = await store();
-      const other = await a.create("s\ufffd", { seed: simpleTurn(0, 1) });
+      const other = await a.create({ id: "s\ufffd", seed: simpleTurn(0, 1) });
       for (const attempt of [
-        () => a.create("s\udbff"),
+        () => a.create({ id: "s\udbff" }),
         () => a.load("s\udbff"),
         () => a.delete("s\udbff"),
-        () => a.fork("s\ufffd", undefined, "child\ud800"),
-        () => a.fork("s\ufffd", undefined, "child", { cwd: "/w\udc00" }),
-        () => a.create("c", { meta: { cwd: "/w\udc00" } }),
+        () => a.fork("s\ufffd", { childSessionId: "child\ud800" }),
+        () => a.fork("s\ufffd", { childSessionId: "child", cwd: "/w\udc00" }),
+        () => a.create({ id: "c", meta: { cwd: "/w\udc00" } }),
         () => a.importLog('{"type":"session","version":0,"id":"i\\udbff","createdAt":1}\n'),
       ]) {
         await expect(attempt()).rejects.toMatchObject({ code: "INVALID_PARAMS" });
@@ -626,7 +632,7 @@ export function runPersistenceContract(
       );
       expect((await a.list()).sessions.map((l) => l.header.id)).toEqual(["s\ufffd"]);
       const lone = userMessage(0, "half a pair: \ud83d");
-      await a.create("data", { seed: [turnStart(0, 1), { ...lone, seq: 1 }] });
+      await a.create({ id: "data", seed: [turnStart(0, 1), { ...lone, seq: 1 }] });
       const read = await (await store()).load("data");
       expect((await read.readEvents())[1]).toEqual({ ...lone, seq: 1 });
     });

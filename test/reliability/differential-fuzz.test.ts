@@ -101,7 +101,8 @@ async function writeAndRead(
   const dir = join(root, `${run}-${kind}`);
   const clock = () => 1_760_000_000_000;
   const writer = new SessionStore({ backend: await open(kind, dir, durability), now: clock });
-  const session = await writer.create("s", {
+  const session = await writer.create({
+    id: "s",
     seed: events.slice(0, seedLength),
     meta: { cwd: "/r6", createdAt: 42 },
   });

@@ -66,7 +66,7 @@ async function writer(): Promise<void> {
   const seed = Number(seedText);
   const backend = await openBackend(kind as Kind, location as string, durability as Durability);
   const store = new SessionStore({ backend });
-  const session = (await store.get(id as string)) ?? (await store.create(id as string));
+  const session = (await store.get(id as string)) ?? (await store.create({ id: id as string }));
   let lastTurn = 0;
   for (const event of await session.readEvents())
     if (event.type === "turn/start") lastTurn = event.data.turn;

@@ -160,7 +160,8 @@ describe("R2 torn tails", () => {
       const store = new SessionStore({
         backend: await SqliteBackend.open(template, { durability: "process" }),
       });
-      await store.create(ID, {
+      await store.create({
+        id: ID,
         seed: events,
         meta: { cwd: HEADER.cwd, createdAt: HEADER.createdAt },
       });

@@ -99,7 +99,7 @@ async function child(): Promise<void> {
     await Promise.all(
       Array.from({ length: SESSIONS_PER_PROCESS }, async (_, k) => {
         try {
-          const session = await store.create(`${name}-${k}`, { meta: { cwd: "/r5" } });
+          const session = await store.create({ id: `${name}-${k}`, meta: { cwd: "/r5" } });
           for (const turn of turnsFor(`${name}-${k}`, 0, 1, TURNS_PER_SESSION)) {
             for (const batch of batches(turn)) {
               await store.append(session, batch);
@@ -270,7 +270,7 @@ if (process.env[CHILD_FLAG] === "1") {
         const location = locationOf(kind, "interleaved");
         const turn = simpleTurn(0, 1, { steps: 2, toolCallsPerStep: 1 });
         const first = new SessionStore({ backend: await openBackend(kind, location) });
-        const writing = await first.create("interleaved");
+        const writing = await first.create({ id: "interleaved" });
         await writing.append(turn.slice(0, 5));
         let acknowledged = 5;
         const second = new SessionStore({
@@ -329,7 +329,7 @@ if (process.env[CHILD_FLAG] === "1") {
         const location = locationOf(kind, "same");
         const seed = turnsFor("seed", 0, 1, 1).flat();
         const setup = new SessionStore({ backend: await openBackend(kind, location) });
-        await setup.create(SHARED, { seed, meta: { cwd: "/r5" } });
+        await setup.create({ id: SHARED, seed, meta: { cwd: "/r5" } });
         await setup.close();
         const { outcomes, ready } = await twoWriters((name) => ["same", kind, location, name]);
         const winners = outcomes.filter((o) => o.ok > 0);

@@ -18,11 +18,11 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { RpcResponseError } from "../../src/client/rpc-response-error.js";
 import { SeedlineClient } from "../../src/client/seedline-client.js";
+import { SQLITE_DDL } from "../../src/generated.js";
 import {
   JsonlBackend,
   openBackend,
   SessionStore,
-  SQLITE_DDL,
   SQLITE_LAYOUT_VERSION,
   StorageError,
 } from "../../src/index.js";
@@ -187,7 +187,7 @@ describe("R4 version policy: reject, never migrate", () => {
       for (const attempt of [
         () => store.load(id),
         () => store.append(id, balancedLog(1)),
-        () => store.fork(id, 0, "child"),
+        () => store.fork(id, { boundary: 0, childSessionId: "child" }),
         () => store.exportLog(id),
       ]) {
         try {

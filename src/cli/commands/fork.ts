@@ -49,7 +49,10 @@ or with --json {sessionId, header}.`,
     const { source, header } = await withStore(url, async (store) => {
       const source = await resolveSessionArg(store, id);
       const at = turn === undefined ? boundary : await turnEndBoundary(store, source, turn);
-      return { source, header: await store.fork(source, at, childId) };
+      return {
+        source,
+        header: await store.fork(source, { boundary: at, childSessionId: childId }),
+      };
     });
     if (args.values.json) {
       out.out(`${JSON.stringify({ sessionId: header.id, header }, null, 2)}\n`);

@@ -61,7 +61,7 @@ export function forkCases(cases: CaseRegistry): void {
       ] as const;
       for (const [boundary, details] of expected) {
         const error = await rejectsWithCode(
-          store.fork("source", boundary, "child"),
+          store.fork("source", { boundary, childSessionId: "child" }),
           "OPEN_TURN",
           `a fork of "source" at ${boundary}`,
         );

@@ -48,7 +48,7 @@ async function saying(
   texts: TurnTexts,
   cwd = "/work",
 ): Promise<void> {
-  await store.create(id, { meta: { cwd }, seed: sayingTurn(texts) });
+  await store.create({ id, meta: { cwd }, seed: sayingTurn(texts) });
 }
 
 /** The ids of a result page. */
@@ -175,7 +175,7 @@ export function searchCases(cases: CaseRegistry): void {
   cases.add("search follows appends, forks and deletes", async (storage) => {
     const store = storeOver(await storage.open());
     await saying(store, "s1", { prompt: "narwhal" });
-    await store.fork("s1", 8, "child");
+    await store.fork("s1", { boundary: 8, childSessionId: "child" });
     assert.deepStrictEqual(ids(await store.search({ query: "narwhal" })), ["child", "s1"]);
     const more = sayingTurn({ prompt: "a later beluga" }).map((e, i) => ({
       ...e,
