@@ -1,4 +1,4 @@
-// Writes api/seedline.api.md: every name the package exports, with its declaration, read from the built .d.ts files.
+// Writes docs/api-report.md: every name the package exports, with its declaration, read from the built .d.ts files.
 // With --check nothing is written: exits 1 and prints a diff when the API differs from the committed report.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -7,7 +7,7 @@ import { join } from "node:path";
 import ts from "typescript-5";
 
 const ROOT = join(import.meta.dirname, "..");
-const REPORT = join(ROOT, "api", "seedline.api.md");
+const REPORT = join(ROOT, "docs", "api-report.md");
 
 /** The package's entry points: the exports map's keys and the declaration files they resolve to. */
 const ENTRIES = [
@@ -82,12 +82,12 @@ function main(argv: readonly string[]): number {
   }
   const committed = existsSync(REPORT) ? readFileSync(REPORT, "utf8") : "";
   if (committed === text) {
-    console.log("api-report --check: the API matches api/seedline.api.md");
+    console.log("api-report --check: the API matches docs/api-report.md");
     return 0;
   }
   const dir = mkdtempSync(join(tmpdir(), "seedline-api-"));
   try {
-    const built = join(dir, "seedline.api.md");
+    const built = join(dir, "api-report.md");
     writeFileSync(built, text);
     const diff = spawnSync("diff", ["-u", REPORT, built], { encoding: "utf8" });
     process.stdout.write(diff.stdout);
@@ -95,7 +95,7 @@ function main(argv: readonly string[]): number {
     rmSync(dir, { recursive: true, force: true });
   }
   console.error(
-    "api-report --check: the API differs from api/seedline.api.md; review the change, then run npm run api-report",
+    "api-report --check: the API differs from docs/api-report.md; review the change, then run npm run api-report",
   );
   return 1;
 }
