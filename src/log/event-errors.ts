@@ -49,7 +49,7 @@ export function withProblems(
   const rest = all.length - 1;
   return new InvalidEventError(
     "INVALID_EVENT",
-    `${first.message} (and ${rest} more ${rest === 1 ? "problem" : "problems"} in data.problems)`,
+    `${first.message} (and ${rest} more ${rest === 1 ? "problem" : "problems"})`,
     { ...first.details, problems: all.slice(0, MAX_LISTED_PROBLEMS), problemCount: all.length },
     { cause: first },
   );
