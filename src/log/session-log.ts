@@ -192,7 +192,8 @@ export class SessionLog {
    * repeat stored ones exactly (a retry after a lost acknowledgement) skips those: `stored` holds
    * the stored events of its {@link repeatedSpan}, read by the caller.
    * @throws StorageError SEQ_CONFLICT when the first seq is not the next seq and the batch is not
-   *   such a retry; InvalidEventError for a broken rule; StorageError FORMAT_UNSUPPORTED for an
+   *   such a retry; InvalidEventError for a broken rule (the first, with every problem of the
+   *   batch in `problems`, see {@link everyProblem}); StorageError FORMAT_UNSUPPORTED for an
    *   unknown event type. A {@link TakenBatch} is checked as taken, without copying its events
    *   again.
    */
