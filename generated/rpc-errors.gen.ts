@@ -255,6 +255,49 @@ export interface InvalidEventErrorData {
    * For rule "schema": JSON Pointer to the offending value, relative to params (/events/<i>/..., /seed/<i>/...), or to the event itself for an imported log.
    */
   readonly instancePath?: string;
+  /**
+   * Every rule the batch, seed or imported log breaks, in event order, the first being the one seq, index, rule and instancePath name; at most 100 (problemCount counts them all). An event of an unknown type is not listed (it is FORMAT_UNSUPPORTED, answered instead when it comes first). The invariants that depend on the events before (turn and step order, turn scope, tool pairing, provenance, replace) are checked up to the first problem, as past it the running state is unknown; the per-event checks (seq, surface marker, lossless JSON, schema) run on every event. Nothing of a refused batch is stored.
+   *
+   * @minItems 1
+   * @maxItems 100
+   */
+  readonly problems: readonly {
+    /**
+     * The event's seq (the seq its position calls for when its own is missing or not an integer).
+     */
+    readonly seq: number;
+    /**
+     * The event's index in the batch, seed or imported log.
+     */
+    readonly index: number;
+    /**
+     * The invariant broken, by its name in log.md (as rule above).
+     */
+    readonly rule:
+      | "seq-contiguous"
+      | "schema"
+      | "json-value"
+      | "surface-marker"
+      | "surface-marker-forbidden"
+      | "turn-order"
+      | "step-order"
+      | "turn-scope"
+      | "tool-pairing"
+      | "provenance"
+      | "replace";
+    /**
+     * JSON Pointer to the offending value, as the instancePath above ("" for the event as a whole).
+     */
+    readonly instancePath: string;
+    /**
+     * What was expected there and what was found.
+     */
+    readonly message: string;
+  }[];
+  /**
+   * How many problems were found in all: more than the length of problems when the list was cut at 100.
+   */
+  readonly problemCount: number;
 }
 /**
  * A log or store is in another session format or SQLite layout version, or an event has a type outside the vocabulary; nothing is damaged.

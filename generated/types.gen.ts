@@ -1264,7 +1264,7 @@ export interface SessionScript {
 export interface SessionAppendParams {
   readonly sessionId: SessionId;
   /**
-   * Full envelopes; the first seq must be the session's next seq (else SEQ_CONFLICT with expectedSeq). Only the envelope is checked here: the log checks each event and reports INVALID_EVENT (instancePath under /events/<i>) or FORMAT_UNSUPPORTED for an unknown type. An empty batch changes nothing and answers the current nextSeq (it does not store a session created without events).
+   * Full envelopes; the first seq must be the session's next seq (else SEQ_CONFLICT with expectedSeq). Only the envelope is checked here: the log checks each event and reports INVALID_EVENT (instancePath under /events/<i>, every problem of the batch in data.problems) or FORMAT_UNSUPPORTED for an unknown type. An empty batch changes nothing and answers the current nextSeq (it does not store a session created without events).
    */
   readonly events: readonly {}[];
   readonly _meta?: AcpMeta;
@@ -1285,7 +1285,7 @@ export interface SessionCreateParams {
   readonly sessionId?: SessionId;
   readonly cwd?: AbsolutePath;
   /**
-   * Events the session starts with (full envelopes, seq from 0). Only their envelope is checked here: the log checks each event and reports INVALID_EVENT (instancePath under /seed/<i>) or FORMAT_UNSUPPORTED for an unknown type. The session is stored at once, with its seed, or its header alone when there is none.
+   * Events the session starts with (full envelopes, seq from 0). Only their envelope is checked here: the log checks each event and reports INVALID_EVENT (instancePath under /seed/<i>, every problem of the seed in data.problems) or FORMAT_UNSUPPORTED for an unknown type. The session is stored at once, with its seed, or its header alone when there is none.
    */
   readonly seed?: readonly {}[];
   readonly meta?: SessionCreateMeta;

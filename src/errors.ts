@@ -1,5 +1,5 @@
 // The SDK's typed errors: one class per concern, each with a literal `code` and structured details.
-import type { RpcErrorCode, RpcErrorData } from "./generated.js";
+import type { JsonRpcProtocolErrorData, RpcErrorCode, RpcErrorData } from "./generated.js";
 
 /** A code thrown only in-process: a `Session` object that is not the store's current one. */
 export type LocalErrorCode = "SESSION_NOT_LIVE";
@@ -14,6 +14,9 @@ export type ErrorDetails<C extends SeedlineErrorCode> = C extends RpcErrorCode
 
 /** The name of a log invariant, as `INVALID_EVENT` reports it. */
 export type InvariantRule = RpcErrorData["INVALID_EVENT"]["rule"];
+
+/** One problem an `INVALID_EVENT` lists: where (seq, index, instancePath), the rule, and what was expected and found. */
+export type InvalidEventProblem = RpcErrorData["INVALID_EVENT"]["problems"][number];
 
 /**
  * Base of every error the SDK throws on purpose. Match on `code`, never on the message: messages
@@ -41,6 +44,17 @@ export class InvalidEventError extends SeedlineError<"INVALID_EVENT"> {
   }
   get index(): number {
     return this.details.index;
+  }
+  /**
+   * Every problem found in the batch, seed or imported log, the first being the one `rule`,
+   * `seq` and `index` name (at most 100; `problemCount` counts them all).
+   */
+  get problems(): readonly InvalidEventProblem[] {
+    return this.details.problems;
+  }
+  /** How many problems were found in all. */
+  get problemCount(): number {
+    return this.details.problemCount;
   }
 }
 
@@ -141,12 +155,78 @@ export class RecordError extends SeedlineError<"RECORD_REFUSED"> {
   }
 }
 
-/** Whether `error` is a seedline error with the given code. */
+/** The `data` of an error response, as the error table describes it (not checked on receipt). */
+export type RpcResponseErrorData =
+  | RpcErrorData[RpcErrorCode]
+  | JsonRpcProtocolErrorData[keyof JsonRpcProtocolErrorData]
+  | undefined;
+
+/**
+ * An error response from the server, as the typed client rejects with it: `code` the JSON-RPC
+ * number, `data.code` the string code of a domain error (match on that, or use {@link hasCode}
+ * and {@link errorCode}, which read it), `data` the error's details. It lives beside the SDK's
+ * errors so that one set of helpers serves both.
+ */
+export class RpcResponseError extends Error {
+  readonly code: number;
+  readonly data: RpcResponseErrorData;
+
+  constructor(code: number, message: string, data: unknown) {
+    super(message);
+    this.name = "RpcResponseError";
+    this.code = code;
+    this.data = data as RpcResponseErrorData;
+  }
+
+  /** The domain error code (`data.code`), or undefined for a protocol error. */
+  get dataCode(): RpcErrorCode | undefined {
+    const data = this.data as { code?: unknown } | undefined;
+    return typeof data?.code === "string" ? (data.code as RpcErrorCode) : undefined;
+  }
+
+  /** The error's details, as an SDK error holds them: `data` without `code` (empty for a protocol error). */
+  get details(): object {
+    const { code: _code, ...details } = (this.data ?? {}) as { code?: unknown };
+    return details;
+  }
+
+  /** Whether this is the domain error `code`; narrows `data` to that error's details. */
+  is<C extends RpcErrorCode>(
+    code: C,
+  ): this is RpcResponseError & { readonly data: RpcErrorData[C] } {
+    return this.dataCode === code;
+  }
+}
+
+/**
+ * An error that carries the string code `C`: an SDK error thrown in-process, or the typed client's
+ * {@link RpcResponseError} whose `data.code` is `C`. Either way `details` holds the error's details.
+ */
+export type CodedError<C extends SeedlineErrorCode> =
+  | SeedlineError<C>
+  | (C extends RpcErrorCode
+      ? RpcResponseError & { readonly data: RpcErrorData[C]; readonly details: ErrorDetails<C> }
+      : never);
+
+/**
+ * The string code of `error`: a seedline error's `code`, or the `data.code` of an error response
+ * the typed client rejected with; undefined for anything else (a protocol error included).
+ */
+export function errorCode(error: unknown): SeedlineErrorCode | undefined {
+  if (error instanceof SeedlineError) return error.code;
+  if (error instanceof RpcResponseError) return error.dataCode;
+  return undefined;
+}
+
+/**
+ * Whether `error` carries the given code: a seedline error thrown in-process (the SDK), or an
+ * error response from the server (the typed client's `RpcResponseError`, by its `data.code`).
+ */
 export function hasCode<C extends SeedlineErrorCode>(
   error: unknown,
   code: C,
-): error is SeedlineError<C> {
-  return error instanceof SeedlineError && error.code === code;
+): error is CodedError<C> {
+  return errorCode(error) === code;
 }
 
 /** A short, bounded rendering of a value for error messages. */

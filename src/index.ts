@@ -18,10 +18,13 @@ export {
   type SpawnOptions,
 } from "./client/seedline-client.js";
 export {
+  type CodedError,
   type ErrorDetails,
+  errorCode,
   type ForkErrorCode,
   hasCode,
   InvalidEventError,
+  type InvalidEventProblem,
   type InvariantRule,
   type LocalErrorCode,
   RecordError,
@@ -298,6 +301,7 @@ export {
   parseSessionLog,
   RecordedModelError,
   ReplayModel,
+  replayProblems,
   type SessionFile,
   type SessionFileHeader,
   type SessionScriptFiles,

@@ -115,16 +115,28 @@ for (const [kind, open] of Object.entries(kinds.open)) {
         index: 0,
         rule: "schema",
         instancePath: "/data/content",
+        problems: [
+          {
+            seq: 0,
+            index: 0,
+            rule: "schema",
+            instancePath: "/data/content",
+            message: expect.stringMatching(/^expected a valid "user\/message" event, got: /),
+          },
+        ],
+        problemCount: 1,
       });
       expect(await session.readEvents()).toEqual([]);
       // Refusals keep batch order: the state rule broken at index 0 is reported before the
       // schema error at index 1, both found only when the batch's turn comes.
       const ordered = store.append("s", [turnEnd(0, 1), { ...userMessage(1, "y"), time: -1 }]);
-      expect(invalidDetails(await rejectionOf(ordered))).toMatchObject({
-        seq: 0,
-        index: 0,
-        rule: "turn-order",
-      });
+      const orderedDetails = invalidDetails(await rejectionOf(ordered));
+      expect(orderedDetails).toMatchObject({ seq: 0, index: 0, rule: "turn-order" });
+      // Both are listed: the schema is checked on every event, past the first problem too.
+      expect(orderedDetails.problems).toMatchObject([
+        { index: 0, rule: "turn-order" },
+        { index: 1, rule: "schema" },
+      ]);
       // A non-array is INVALID_PARAMS, as a rejected promise, never a synchronous throw.
       let notArray: Promise<number> | undefined;
       expect(() => {

@@ -642,6 +642,16 @@ describe("append batches", () => {
       index: 0,
       rule: "seq-contiguous",
       instancePath: "/seq",
+      problems: [
+        {
+          seq: 1,
+          index: 0,
+          rule: "seq-contiguous",
+          instancePath: "/seq",
+          message: "expected seq 0 (the index in the log), got 1",
+        },
+      ],
+      problemCount: 1,
     });
     // A negative seq is no seq: the error names the seq the event's place calls for (the wire
     // schema's seq is at least 0).
@@ -651,6 +661,16 @@ describe("append batches", () => {
       index: 0,
       rule: "seq-contiguous",
       instancePath: "/seq",
+      problems: [
+        {
+          seq: 0,
+          index: 0,
+          rule: "seq-contiguous",
+          instancePath: "/seq",
+          message: "expected seq 0 (the index in the log), got -1",
+        },
+      ],
+      problemCount: 1,
     });
   });
 

@@ -379,6 +379,16 @@ describe("incremental derivation", () => {
       index: 1,
       rule: "surface-marker",
       instancePath: "",
+      problems: [
+        {
+          seq: 1,
+          index: 1,
+          rule: "surface-marker",
+          instancePath: "",
+          message: "expected surfaceOp on user/message (a surface-eligible type), got none",
+        },
+      ],
+      problemCount: 1,
     });
     // The same rule and details a log gives when the event is seeded.
     let admitted: unknown;

@@ -6,6 +6,7 @@ import {
   deriveReplayScript,
   parseSessionFile,
   ReplayError,
+  replayProblems,
   type SessionEvent,
   SessionLog,
   type StreamChunk,
@@ -203,6 +204,26 @@ describe("deriveReplayScript", () => {
     chunk.text = "changed";
     expect(Object.isFrozen(entry)).toBe(true);
     expect(entry?.chunks[0]).toEqual({ type: "text-delta", index: 0, text: "mine" });
+  });
+});
+
+describe("replayProblems", () => {
+  it("lists every step with no faithful replay, in log order, where deriveReplayScript throws the first", () => {
+    const text = textChunks(0, "partial");
+    const first = turnOf(0, 1, [text, [...text, FINISH], text]);
+    const events = [...first, ...turnOf(first.length, 2, [text], { kind: "interrupted" })];
+    const problems = replayProblems(events, "s");
+    expect(problems.map((e) => [e.code, e.details])).toEqual([
+      ["REPLAY_INCOMPLETE", { sessionId: "s", turn: 1, step: 1 }],
+      ["REPLAY_INCOMPLETE", { sessionId: "s", turn: 1, step: 3 }],
+      ["REPLAY_INCOMPLETE", { sessionId: "s", turn: 2, step: 1 }],
+    ]);
+    const thrown = thrownBy(() => deriveReplayScript(events, "s")) as ReplayError;
+    expect(thrown.details).toEqual(problems[0]?.details);
+  });
+
+  it("is empty for a log that replays", () => {
+    expect(replayProblems(turnOf(0, 1, [[...textChunks(0, "done"), FINISH]]), "s")).toEqual([]);
   });
 });
 

@@ -26,7 +26,17 @@ const DETAILS: { [C in Exclude<RpcErrorCode, "INTERNAL">]: Omit<RpcErrorData[C],
   INVALID_BOUNDARY: { boundary: 9, lastSeq: 3 },
   OPEN_TURN: { boundary: 2, turn: 1 },
   SEQ_CONFLICT: { expectedSeq: 4 },
-  INVALID_EVENT: { seq: 4, index: 0, rule: "schema", instancePath: "/events/0/data" },
+  INVALID_EVENT: {
+    seq: 4,
+    index: 0,
+    rule: "schema",
+    instancePath: "/events/0/data",
+    problems: [
+      { seq: 4, index: 0, rule: "schema", instancePath: "/events/0/data", message: "m" },
+      { seq: 5, index: 1, rule: "json-value", instancePath: "/events/1/data", message: "m" },
+    ],
+    problemCount: 2,
+  },
   FORMAT_UNSUPPORTED: { found: 1, supported: 0, location: "imported log" },
   CORRUPT_LOG: { location: "session s", line: 3, seq: 1, rule: "turn-order" },
   SESSION_BUSY: { sessionId: "s" },
@@ -77,7 +87,13 @@ describe("toResponseError", () => {
       [new SessionForkError("OPEN_TURN", "m", { boundary: 1, turn: 1 }), "OPEN_TURN"],
       [new ReplayError("REPLAY_NOT_FOUND", "m", { replayId: "r" }), "REPLAY_NOT_FOUND"],
       [
-        new InvalidEventError("INVALID_EVENT", "m", { seq: 0, index: 0, rule: "schema" }),
+        new InvalidEventError("INVALID_EVENT", "m", {
+          seq: 0,
+          index: 0,
+          rule: "schema",
+          problems: [{ seq: 0, index: 0, rule: "schema", instancePath: "", message: "m" }],
+          problemCount: 1,
+        }),
         "INVALID_EVENT",
       ],
     ];

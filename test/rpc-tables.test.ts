@@ -87,7 +87,7 @@ const SPEC_ERROR_DATA: Record<string, string[]> = {
   INVALID_BOUNDARY: ["boundary", "lastSeq?"],
   OPEN_TURN: ["boundary", "turn", "before?", "after?"],
   SEQ_CONFLICT: ["expectedSeq"],
-  INVALID_EVENT: ["seq", "index", "rule", "instancePath?"],
+  INVALID_EVENT: ["seq", "index", "rule", "instancePath?", "problems", "problemCount"],
   FORMAT_UNSUPPORTED: ["found", "supported", "location?"],
   CORRUPT_LOG: ["location", "line?", "seq?", "rule?"],
   SESSION_BUSY: ["sessionId"],

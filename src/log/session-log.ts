@@ -1,10 +1,10 @@
 // A session's running state, not its events: validated on the way in (all-or-nothing per batch).
 
 import { isDeepStrictEqual } from "node:util";
-import { InvalidEventError, StorageError, show } from "../errors.js";
+import { InvalidEventError, type InvalidEventProblem, StorageError, show } from "../errors.js";
 import type { DerivedMessage, SessionEvent, SessionHeader } from "../generated.js";
 import { markAdmitted } from "./admitted-events.js";
-import { invalidEvent } from "./event-errors.js";
+import { invalidEvent, withProblems } from "./event-errors.js";
 import {
   LogState,
   type Ownership,
@@ -81,8 +81,13 @@ export class SessionLog {
     const from = state.length;
     const events = new Array<SessionEvent>(taken.length);
     for (let i = 0; i < taken.length; i++) {
-      const event = settleEvent(taken[i] as TakenEvent, from + i, i);
-      state.check(event, i);
+      let event: SessionEvent;
+      try {
+        event = settleEvent(taken[i] as TakenEvent, from + i, i);
+        state.check(event, i);
+      } catch (error) {
+        throw everyProblem(error, taken, i, from);
+      }
       state.apply(event);
       events[i] = event;
     }
@@ -187,7 +192,8 @@ export class SessionLog {
    * repeat stored ones exactly (a retry after a lost acknowledgement) skips those: `stored` holds
    * the stored events of its {@link repeatedSpan}, read by the caller.
    * @throws StorageError SEQ_CONFLICT when the first seq is not the next seq and the batch is not
-   *   such a retry; InvalidEventError for a broken rule; StorageError FORMAT_UNSUPPORTED for an
+   *   such a retry; InvalidEventError for a broken rule (the first, with every problem of the
+   *   batch in `problems`, see {@link everyProblem}); StorageError FORMAT_UNSUPPORTED for an
    *   unknown event type. A {@link TakenBatch} is checked as taken, without copying its events
    *   again.
    */
@@ -206,8 +212,14 @@ export class SessionLog {
     state.begin();
     try {
       for (let i = skip; i < list.length; i++) {
-        const event = settleEvent(list[i] as TakenEvent, fromSeq + events.length, i);
-        state.check(event, i);
+        let event: SessionEvent;
+        try {
+          event = settleEvent(list[i] as TakenEvent, fromSeq + events.length, i);
+          state.check(event, i);
+        } catch (error) {
+          // Event i stands at fromSeq + (i - skip), and so does every later one at its place.
+          throw everyProblem(error, list, i, fromSeq - skip);
+        }
         state.apply(event);
         events.push(event);
       }
@@ -282,6 +294,34 @@ export class SessionLog {
       { expectedSeq: this.length },
     );
   }
+}
+
+/**
+ * The error a batch is refused with once event `at` failed with `error`: an InvalidEventError
+ * listing, after `error`'s own problem, those of every later event checked on its own (seq,
+ * surface marker, lossless JSON, schema) at the seq its place calls for (`base + index`). The
+ * rules that depend on the events before are not checked past the first problem: the running
+ * state is unknown there, and guessing it would report follow-on errors of one mistake (as
+ * `seedline validate` does). Events of an unknown type are left out (FORMAT_UNSUPPORTED is
+ * answered only when it comes first). Any other error is returned as it is.
+ */
+function everyProblem(
+  error: unknown,
+  list: readonly TakenEvent[],
+  at: number,
+  base: number,
+): unknown {
+  if (!(error instanceof InvalidEventError)) return error;
+  const more: InvalidEventProblem[] = [];
+  for (let i = at + 1; i < list.length; i++) {
+    try {
+      settleEvent(list[i] as TakenEvent, base + i, i);
+    } catch (later) {
+      if (later instanceof InvalidEventError) more.push(...later.problems);
+      else if (!isEventError(later)) throw later;
+    }
+  }
+  return withProblems(error, more);
 }
 
 /** Whether an error is one a caller's bad input causes (as opposed to storage trouble). */

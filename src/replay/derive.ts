@@ -22,6 +22,28 @@ interface RecordedStep {
  *   (a turn closed as `interrupted` by crash repair, a stream cut off with nothing to explain it).
  */
 export function deriveReplayScript(events: readonly SessionEvent[], sessionId = ""): ReplayEntry[] {
+  return derive(events, sessionId, undefined);
+}
+
+/**
+ * Every step of `events` with no faithful replay, in log order: the REPLAY_INCOMPLETE errors
+ * {@link deriveReplayScript} would throw, the first of them first (empty when it derives a script).
+ */
+export function replayProblems(
+  events: readonly SessionEvent[],
+  sessionId = "",
+): ReplayError<"REPLAY_INCOMPLETE">[] {
+  const refused: ReplayError<"REPLAY_INCOMPLETE">[] = [];
+  derive(events, sessionId, refused);
+  return refused;
+}
+
+/** The script of `events`; a step with no faithful replay is thrown, or kept in `refused` when given. */
+function derive(
+  events: readonly SessionEvent[],
+  sessionId: string,
+  refused: ReplayError<"REPLAY_INCOMPLETE">[] | undefined,
+): ReplayEntry[] {
   const entries: ReplayEntry[] = [];
   // The closed steps of the turn being read from its first unfinished one on (none while every
   // step so far finished): settled when its turn/end tells how the turn ended.
@@ -62,14 +84,14 @@ export function deriveReplayScript(events: readonly SessionEvent[], sessionId = 
       if (open) closeStep(openTurn, openStep, gathered, count, pending, entries);
       open = false;
       if (pending.length > 0) {
-        settle(pending, event.data.reason, sessionId, entries);
+        settle(pending, event.data.reason, sessionId, entries, refused);
         pending = [];
       }
     }
   }
   // A log that ends inside a turn (read as it stands, never repaired): no end reason explains it.
   if (open) closeStep(openTurn, openStep, gathered, count, pending, entries);
-  settle(pending, undefined, sessionId, entries);
+  settle(pending, undefined, sessionId, entries, refused);
   return entries;
 }
 
@@ -107,13 +129,15 @@ function frozenChunk(chunk: StreamChunk): StreamChunk {
 
 /**
  * Appends the entries of one turn's pending steps, given how the turn ended (undefined: it did
- * not). The last of them is the turn's last step.
+ * not). The last of them is the turn's last step. A step with no faithful replay is thrown, or
+ * kept in `refused` when given.
  */
 function settle(
   steps: readonly RecordedStep[],
   reason: TurnEndReason | undefined,
   sessionId: string,
   entries: ReplayEntry[],
+  refused: ReplayError<"REPLAY_INCOMPLETE">[] | undefined,
 ): void {
   const last = steps.length - 1;
   for (let i = 0; i <= last; i++) {
@@ -134,13 +158,15 @@ function settle(
       entries.push(Object.freeze({ kind: "hang", chunks }));
     } else {
       const why = reason === undefined ? "a turn left open" : `a turn that ended ${reason.kind}`;
-      throw new ReplayError(
+      const error = new ReplayError(
         "REPLAY_INCOMPLETE",
         `expected step ${s.step} of turn ${s.turn} in session ${show(sessionId)} to end ` +
           `with a finish chunk, a recorded error or an abort, got ${why} after ` +
           `${chunks.length} chunk(s) with ${chunks.at(-1)?.type ?? "none"} last`,
         { sessionId, turn: s.turn, step: s.step },
       );
+      if (refused === undefined) throw error;
+      refused.push(error);
     }
   }
 }

@@ -1,6 +1,6 @@
 // The replay layer's public surface: deriving, loading and serving recorded model responses.
 export { assembleMessage } from "./assemble.js";
-export { deriveReplayScript } from "./derive.js";
+export { deriveReplayScript, replayProblems } from "./derive.js";
 export { type EnactOptions, enactEntry, RecordedModelError } from "./enact.js";
 export {
   FIXTURE_OVERRIDE_FILE,

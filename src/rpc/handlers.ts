@@ -245,10 +245,14 @@ async function withEventPaths<T>(
   } catch (error) {
     if (!(error instanceof InvalidEventError)) throw error;
     const instancePath = `/${member}/${error.index}${error.details.instancePath ?? ""}`;
+    const problems = error.problems.map((p) => ({
+      ...p,
+      instancePath: `/${member}/${p.index}${p.instancePath}`,
+    }));
     throw new InvalidEventError(
       "INVALID_EVENT",
       error.message,
-      { ...error.details, instancePath },
+      { ...error.details, instancePath, problems },
       { cause: error },
     );
   }
