@@ -156,6 +156,14 @@ export function writeDocRegions(options: DocSyncOptions): string[] {
 }
 
 /** README.md and every `.md` file under docs/, in a stable order, parsed. */
+/**
+ * The API report (docs/api-report.md) is the built declarations printed, not prose with examples:
+ * `npm run api-report -- --check` keeps it, and its blocks name types they do not import.
+ */
+function isApiReport(docsRoot: string, path: string): boolean {
+  return relative(docsRoot, path).split(sep).join("/") === "docs/api-report.md";
+}
+
 export function readDocs(docsRoot: string): MarkdownDoc[] {
   const paths: string[] = [];
   if (existsSync(join(docsRoot, "README.md"))) paths.push(join(docsRoot, "README.md"));
@@ -166,7 +174,9 @@ export function readDocs(docsRoot: string): MarkdownDoc[] {
     )) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (entry.isFile() && entry.name.endsWith(".md")) paths.push(path);
+      else if (entry.isFile() && entry.name.endsWith(".md") && !isApiReport(docsRoot, path)) {
+        paths.push(path);
+      }
     }
   };
   walk(join(docsRoot, "docs"));
