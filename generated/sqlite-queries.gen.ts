@@ -180,20 +180,40 @@ export const SQLITE_QUERIES = {
   rollbackToSavepoint: "ROLLBACK TO batch;",
   createSearchTexts: "CREATE TABLE IF NOT EXISTS search_texts (\n  id INTEGER PRIMARY KEY,\n  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq INTEGER NOT NULL,\n  text TEXT NOT NULL,\n  UNIQUE (session_id, seq)\n) STRICT;",
   createSearchFts: "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(\n  text, content = 'search_texts', content_rowid = 'id', tokenize = 'trigram'\n);",
+  /**
+   * Sessions whose rows up to `through` are in search_texts but not yet in the trigram index: a
+   * fork's inherited rows, indexed by the next search instead of inside the fork (search-index.ts).
+   */
+  createSearchUnindexed: "CREATE TABLE IF NOT EXISTS search_unindexed (\n  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,\n  through INTEGER NOT NULL\n) STRICT;",
   /** One row when the index was made. */
   searchIndexExists: "SELECT 1 AS found FROM sqlite_master WHERE name = 'search_texts';",
+  /**
+   * One row when the table of unindexed fork prefixes was made (an index made before it has none).
+   */
+  searchUnindexedExists: "SELECT 1 AS found FROM sqlite_master WHERE name = 'search_unindexed';",
+  markUnindexed: "INSERT INTO search_unindexed (session_id, through) VALUES (@sessionId, @through);",
+  unindexedSessions: "SELECT session_id AS sessionId, through FROM search_unindexed ORDER BY session_id;",
+  anyUnindexed: "SELECT 1 AS found FROM search_unindexed LIMIT 1;",
+  /** Adds the rows of a session up to `@through` to the trigram index (a fork's inherited rows). */
+  indexSearchPrefix: "INSERT INTO search_fts (rowid, text)\nSELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq <= @through;",
+  forgetUnindexed: "DELETE FROM search_unindexed WHERE session_id = @sessionId;",
+  /** After the rows from `@fromSeq` on were deleted: the unindexed prefix ends before them. */
+  cutUnindexed: "UPDATE search_unindexed SET through = @fromSeq - 1\nWHERE session_id = @sessionId AND through >= @fromSeq;",
   insertSearchText: "INSERT INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);",
   /**
    * Adds the rows of a session from `@fromSeq` on to the trigram index (after they were inserted).
    */
   indexSearchTexts: "INSERT INTO search_fts (rowid, text)\nSELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;",
-  /** A fork's inherited rows, copied inside the database (indexSearchTexts indexes them). */
+  /**
+   * A fork's inherited rows, copied inside the database (markUnindexed leaves them to the next
+   * search).
+   */
   copySearchPrefix: "INSERT INTO search_texts (session_id, seq, text)\nSELECT @childId, seq, text FROM search_texts\nWHERE session_id = @sourceId AND seq <= @boundary\nORDER BY seq;",
   /**
    * Takes the rows of a session from `@fromSeq` on out of the trigram index (before they are
-   * deleted).
+   * deleted), passing over an unindexed prefix (the index holds none of its rows).
    */
-  unindexSearchTexts: "INSERT INTO search_fts (search_fts, rowid, text)\nSELECT 'delete', id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;",
+  unindexSearchTexts: "INSERT INTO search_fts (search_fts, rowid, text)\nSELECT 'delete', id, text FROM search_texts\nWHERE session_id = @sessionId AND seq >= @fromSeq\n  AND seq > coalesce((SELECT through FROM search_unindexed WHERE session_id = @sessionId), -1);",
   deleteSearchTexts: "DELETE FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;",
   /** Every stored event row, to fill a new index. */
   searchEventRows: "SELECT session_id AS sessionId, seq, type, data FROM events ORDER BY session_id, seq;",
@@ -275,7 +295,15 @@ export const SQLITE_QUERY_PARAMS = {
   rollbackToSavepoint: [],
   createSearchTexts: [],
   createSearchFts: [],
+  createSearchUnindexed: [],
   searchIndexExists: [],
+  searchUnindexedExists: [],
+  markUnindexed: ["sessionId", "through"],
+  unindexedSessions: [],
+  anyUnindexed: [],
+  indexSearchPrefix: ["sessionId", "through"],
+  forgetUnindexed: ["sessionId"],
+  cutUnindexed: ["fromSeq", "sessionId"],
   insertSearchText: ["sessionId", "seq", "text"],
   indexSearchTexts: ["sessionId", "fromSeq"],
   copySearchPrefix: ["childId", "sourceId", "boundary"],
@@ -433,6 +461,9 @@ export interface SqliteQueryRows {
   readonly dataVersion: { readonly dataVersion: SqliteScalar };
   readonly watchedHeads: { readonly id: string; readonly lastEvent: SqliteScalar };
   readonly searchIndexExists: { readonly found: SqliteScalar };
+  readonly searchUnindexedExists: { readonly found: SqliteScalar };
+  readonly unindexedSessions: { readonly sessionId: SqliteScalar; readonly through: SqliteScalar };
+  readonly anyUnindexed: { readonly found: SqliteScalar };
   readonly searchEventRows: {
     readonly sessionId: string;
     readonly seq: number;

@@ -49,7 +49,7 @@ let error;
 if (mode === "store") {
   const [how, sessionId, batches] = args;
   const store = new SessionStore({ backend });
-  const session = how === "create" ? await store.create(sessionId) : await store.load(sessionId);
+  const session = how === "create" ? await store.create({ id: sessionId }) : await store.load(sessionId);
   let turn = (await session.readEvents()).filter((e) => e.type === "turn/start").length;
   send({ ready: true });
   await commands.next();

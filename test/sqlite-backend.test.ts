@@ -704,7 +704,7 @@ const { SessionStore } = await import(storeUrl);
 const commands = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const send = (message) => process.stdout.write(JSON.stringify(message) + "\\n");
 const store = new SessionStore({ backend: await SqliteBackend.open(dbPath) });
-const session = mode === "create" ? await store.create(sessionId) : await store.load(sessionId);
+const session = mode === "create" ? await store.create({ id: sessionId }) : await store.load(sessionId);
 let turn = (await session.readEvents()).filter((e) => e.type === "turn/start").length;
 send({ ready: true });
 await commands.next();

@@ -427,9 +427,43 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
   text, content = 'search_texts', content_rowid = 'id', tokenize = 'trigram'
 );
 
+-- name: createSearchUnindexed
+-- Sessions whose rows up to `through` are in search_texts but not yet in the trigram index: a
+-- fork's inherited rows, indexed by the next search instead of inside the fork (search-index.ts).
+CREATE TABLE IF NOT EXISTS search_unindexed (
+  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+  through INTEGER NOT NULL
+) STRICT;
+
 -- name: searchIndexExists
 -- One row when the index was made.
 SELECT 1 AS found FROM sqlite_master WHERE name = 'search_texts';
+
+-- name: searchUnindexedExists
+-- One row when the table of unindexed fork prefixes was made (an index made before it has none).
+SELECT 1 AS found FROM sqlite_master WHERE name = 'search_unindexed';
+
+-- name: markUnindexed
+INSERT INTO search_unindexed (session_id, through) VALUES (@sessionId, @through);
+
+-- name: unindexedSessions
+SELECT session_id AS sessionId, through FROM search_unindexed ORDER BY session_id;
+
+-- name: anyUnindexed
+SELECT 1 AS found FROM search_unindexed LIMIT 1;
+
+-- name: indexSearchPrefix
+-- Adds the rows of a session up to @through to the trigram index (a fork's inherited rows).
+INSERT INTO search_fts (rowid, text)
+SELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq <= @through;
+
+-- name: forgetUnindexed
+DELETE FROM search_unindexed WHERE session_id = @sessionId;
+
+-- name: cutUnindexed
+-- After the rows from @fromSeq on were deleted: the unindexed prefix ends before them.
+UPDATE search_unindexed SET through = @fromSeq - 1
+WHERE session_id = @sessionId AND through >= @fromSeq;
 
 -- name: insertSearchText
 INSERT INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);
@@ -440,16 +474,19 @@ INSERT INTO search_fts (rowid, text)
 SELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;
 
 -- name: copySearchPrefix
--- A fork's inherited rows, copied inside the database (indexSearchTexts indexes them).
+-- A fork's inherited rows, copied inside the database (markUnindexed leaves them to the next search).
 INSERT INTO search_texts (session_id, seq, text)
 SELECT @childId, seq, text FROM search_texts
 WHERE session_id = @sourceId AND seq <= @boundary
 ORDER BY seq;
 
 -- name: unindexSearchTexts
--- Takes the rows of a session from @fromSeq on out of the trigram index (before they are deleted).
+-- Takes the rows of a session from @fromSeq on out of the trigram index (before they are deleted),
+-- passing over an unindexed prefix (the index holds none of its rows).
 INSERT INTO search_fts (search_fts, rowid, text)
-SELECT 'delete', id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;
+SELECT 'delete', id, text FROM search_texts
+WHERE session_id = @sessionId AND seq >= @fromSeq
+  AND seq > coalesce((SELECT through FROM search_unindexed WHERE session_id = @sessionId), -1);
 
 -- name: deleteSearchTexts
 DELETE FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;

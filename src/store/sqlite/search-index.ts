@@ -13,7 +13,11 @@ import type { Statements } from "./statements.js";
  * (it holds nothing the events do not), so the version policy leaves these be.
  */
 export function isSearchObject(tableName: string): boolean {
-  return tableName === "search_texts" || tableName.startsWith("search_fts");
+  return (
+    tableName === "search_texts" ||
+    tableName === "search_unindexed" ||
+    tableName.startsWith("search_fts")
+  );
 }
 
 /** Lists start strictly after this key: above every stored session (as list-pages.ts's first page). */
@@ -47,11 +51,15 @@ export class SqliteSearchIndex {
 
   /**
    * Makes the index when the database has none, filling it from the stored events, in one write
-   * transaction (another process doing the same at once waits, then finds it made).
+   * transaction (another process doing the same at once waits, then finds it made); an index made
+   * by an earlier build gets the table of unindexed fork prefixes it lacks.
    */
   static open(statements: Statements, inTransaction: () => boolean): SqliteSearchIndex {
     const index = new SqliteSearchIndex(statements);
-    if (statements.get("searchIndexExists", {}) !== undefined) return index;
+    const made = () =>
+      statements.get("searchIndexExists", {}) !== undefined &&
+      statements.get("searchUnindexedExists", {}) !== undefined;
+    if (made()) return index;
     statements.run("beginWrite", {});
     try {
       if (statements.get("searchIndexExists", {}) === undefined) {
@@ -59,6 +67,7 @@ export class SqliteSearchIndex {
         statements.run("createSearchFts", {});
         index.#backfill();
       }
+      statements.run("createSearchUnindexed", {});
       statements.run("commit", {});
     } catch (error) {
       if (inTransaction()) statements.run("rollback", {});
@@ -83,10 +92,14 @@ export class SqliteSearchIndex {
     if (any) this.#statements.run("indexSearchTexts", { sessionId, fromSeq });
   }
 
-  /** Indexes a fork's copied prefix by copying the source's rows (inside the fork's transaction). */
+  /**
+   * Copies the source's rows of a fork's inherited prefix (inside the fork's transaction) and
+   * leaves them out of the trigram index until the next search: putting tens of thousands of
+   * texts through the trigram tokenizer would cost a fork several times its copy of the events.
+   */
   copyPrefix(sourceId: string, childId: string, boundary: number): void {
     if (this.#statements.run("copySearchPrefix", { sourceId, childId, boundary }) > 0) {
-      this.#statements.run("indexSearchTexts", { sessionId: childId, fromSeq: 0 });
+      this.#statements.run("markUnindexed", { sessionId: childId, through: boundary });
     }
   }
 
@@ -94,6 +107,21 @@ export class SqliteSearchIndex {
   deleteFrom(sessionId: string, fromSeq: number): void {
     this.#statements.run("unindexSearchTexts", { sessionId, fromSeq });
     this.#statements.run("deleteSearchTexts", { sessionId, fromSeq });
+    if (fromSeq === 0) this.#statements.run("forgetUnindexed", { sessionId });
+    else this.#statements.run("cutUnindexed", { sessionId, fromSeq });
+  }
+
+  /** Whether some fork's inherited rows wait for the trigram index (read before a search). */
+  hasUnindexed(): boolean {
+    return this.#statements.get("anyUnindexed", {}) !== undefined;
+  }
+
+  /** Puts every fork prefix left out of the trigram index into it (inside a write transaction). */
+  indexUnindexed(): void {
+    for (const { sessionId, through } of this.#statements.all("unindexedSessions", {})) {
+      this.#statements.run("indexSearchPrefix", { sessionId, through });
+      this.#statements.run("forgetUnindexed", { sessionId });
+    }
   }
 
   /**
@@ -113,8 +141,11 @@ export class SqliteSearchIndex {
       terms,
       limit: query.limit + 1,
     };
+    // Rows left out of the trigram index (a fork made since the caller indexed them) are found by
+    // walking the sessions, which reads the texts themselves.
     const rare =
       match !== undefined &&
+      !this.hasUnindexed() &&
       Number(this.#statements.get("searchCandidates", { match, cap: INDEX_CAP })?.candidates) <
         INDEX_CAP;
     const rows =

@@ -361,8 +361,14 @@ export class SqliteBackend implements backend.SessionBackend {
     });
   }
 
-  /** Searches through the index (search-index.ts), in one read transaction. */
+  /**
+   * Searches through the index (search-index.ts), in one read transaction, after putting the fork
+   * prefixes left out of the trigram index into it (one write, only when there are some).
+   */
   async search(query: backend.SearchQuery): Promise<backend.SearchPage> {
+    if (await this.#read(() => this.#search.hasUnindexed())) {
+      await this.#write(() => this.#search.indexUnindexed());
+    }
     return this.#read(() => this.#search.search(query));
   }
 
