@@ -12,14 +12,18 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** The serve command of the README's quick start block: the `sh` line that runs `serve`. */
+/**
+ * The serve command of the README's quick start block: the `sh` line that runs `serve`, after its
+ * install step (`npm ci && …`), which the test run has done already.
+ */
 function quickStartServe(): string[] {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   const section = readme.slice(readme.indexOf("## Quick start"));
   const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
   const line = block.split("\n").find((l) => / serve\b/.test(l.split("#")[0] ?? ""));
   if (line === undefined) throw new Error("expected a serve line in the README's quick start");
-  return (line.split("#")[0] ?? "").trim().split(/\s+/);
+  const command = (line.split("#")[0] ?? "").split("&&").at(-1) ?? "";
+  return command.trim().split(/\s+/);
 }
 
 describe("the README's quick start", () => {
