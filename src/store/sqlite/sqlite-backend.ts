@@ -233,8 +233,9 @@ export class SqliteBackend implements backend.SessionBackend {
       const location = sql.eventsOf(id, this.path);
       const counted = this.#statements.get("settledCount", { sessionId: id, settled });
       sql.checkSettledCount(Number(counted?.count ?? 0), settled, location);
-      const rows = this.#statements.iterate("settledLines", { sessionId: id, settled });
-      return { header, settled, events: sql.settledEvents(rows, JSON_MEMBERS, location) };
+      const rows = this.#statements.iterateValues("settledLines", { sessionId: id, settled });
+      const columns = this.#statements.columnsOf("settledLines");
+      return { header, settled, events: sql.settledEvents(rows, JSON_MEMBERS, location, columns) };
     });
   }
 

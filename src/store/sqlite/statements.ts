@@ -23,6 +23,7 @@ export type { SqliteQueryParams, SqliteQueryRows, SqliteScalar };
 export class Statements {
   readonly #db: Database.Database;
   readonly #prepared = new Map<SqliteQueryName, Database.Statement>();
+  readonly #raw = new Map<SqliteQueryName, Database.Statement>();
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -47,6 +48,31 @@ export class Statements {
     params: SqliteQueryParams<Q>,
   ): IterableIterator<SqliteQueryRows[Q]> {
     return this.#statement(name).iterate(params) as IterableIterator<SqliteQueryRows[Q]>;
+  }
+
+  /**
+   * The rows of a reading statement one at a time as arrays of values, in the order of
+   * {@link columnsOf} (cheaper than objects for many rows; the connection is busy until the
+   * iteration ends).
+   */
+  iterateValues<Q extends ReaderName>(
+    name: Q,
+    params: SqliteQueryParams<Q>,
+  ): IterableIterator<unknown[]> {
+    let statement = this.#raw.get(name);
+    if (statement === undefined) {
+      // A statement of its own: raw mode is a property of the prepared statement.
+      statement = this.#db.prepare(SQLITE_QUERIES[name]).raw(true);
+      this.#raw.set(name, statement);
+    }
+    return statement.iterate(params) as IterableIterator<unknown[]>;
+  }
+
+  /** The names of the columns a reading statement returns, in order. */
+  columnsOf(name: ReaderName): string[] {
+    return this.#statement(name)
+      .columns()
+      .map((column) => column.name);
   }
 
   /** Runs a writing statement; returns how many rows it changed. */
