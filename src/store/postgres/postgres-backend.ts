@@ -308,9 +308,12 @@ export class PostgresBackend implements backend.SessionBackend {
       const header = sql.readHeader(row, id, this.location);
       const last = await this.#queries.first(c, "lastTurnEnd", { sessionId: id });
       const settled = last === undefined ? 0 : Number(last.seq) + 1;
-      const rows = await this.#queries.rows(c, "settledLines", { sessionId: id, settled });
+      const { rows, columns } = await this.#queries.valueRows(c, "settledLines", {
+        sessionId: id,
+        settled,
+      });
       const location = sql.eventsOf(id, this.location);
-      return { header, settled, events: sql.settledEvents(rows, JSON_MEMBERS, location) };
+      return { header, settled, events: sql.settledEvents(rows, JSON_MEMBERS, location, columns) };
     });
   }
 

@@ -75,6 +75,25 @@ export class Queries {
     return result.rows as PostgresQueryRows[Q][];
   }
 
+  /**
+   * Every row of a reading statement as an array of values, with the names of its columns in
+   * order (cheaper than row objects for many rows).
+   */
+  async valueRows<Q extends ReaderName>(
+    client: ClientBase,
+    name: Q,
+    params: PostgresQueryParams<Q>,
+  ): Promise<{ rows: unknown[][]; columns: string[] }> {
+    const result = await client.query({
+      // A statement name of its own: the row mode is fixed when the statement is prepared.
+      name: `seedline_${name}_values`,
+      text: this.#texts[name],
+      values: valuesOf(name, params),
+      rowMode: "array",
+    });
+    return { rows: result.rows as unknown[][], columns: result.fields.map((field) => field.name) };
+  }
+
   /** The first row of a reading statement, or undefined. */
   async first<Q extends ReaderName>(
     client: ClientBase,
