@@ -21,7 +21,7 @@ const PKG = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
 
 /** The consumer's code: a SQLite store, a session, one turn appended and read back, a typed error. */
 const CONSUMER_SOURCE = `
-import { hasCode, openBackend, SessionStore, validateSessionEvent, type SessionEvent } from "seedline";
+import { errorCode, hasCode, openBackend, SessionStore, validateSessionEvent, type SessionEvent } from "seedline";
 import { join } from "node:path";
 
 const dir = process.argv[2];
@@ -46,7 +46,9 @@ let code = "none";
 try {
   await store.create({ id: "consumer" });
 } catch (error) {
-  if (hasCode(error, "SESSION_ALREADY_EXISTS")) code = error.code;
+  // hasCode narrows to an SDK error or the client's RpcResponseError (whose code member is the
+  // JSON-RPC number); errorCode reads the string code of either.
+  if (hasCode(error, "SESSION_ALREADY_EXISTS")) code = errorCode(error) ?? "none";
 }
 await store.close();
 console.log(JSON.stringify({ events: back.length, types: back.map((e) => e.type), code }));
