@@ -99,6 +99,7 @@ export function serve(options: ServeOptions): RpcServer {
   const watches = new ConnectionWatches({
     store,
     send: async (params) => connection?.notify(RPC_NOTIFICATION.sessionEvents, params),
+    sendUpdate: async (params) => connection?.notify(RPC_NOTIFICATION.sessionUpdate, params),
     log,
     onDelivery: (sessionId) => idle.touch(sessionId),
     ...(options.watchBufferEvents === undefined ? {} : { bufferEvents: options.watchBufferEvents }),
@@ -111,6 +112,7 @@ export function serve(options: ServeOptions): RpcServer {
     replays,
     watches,
     uploads,
+    sendUpdate: async (params) => connection?.notify(RPC_NOTIFICATION.sessionUpdate, params),
   });
   const dispatch = createDispatcher({
     handlers,
