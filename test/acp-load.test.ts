@@ -5,7 +5,16 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { type SessionEvent, SessionStore } from "../src/index.js";
-import { assistantChunk, stepEnd, stepStart, turnEnd, turnStart, userMessage } from "./builders.js";
+import {
+  assistantChunk,
+  stepEnd,
+  stepStart,
+  toolCall,
+  toolResult,
+  turnEnd,
+  turnStart,
+  userMessage,
+} from "./builders.js";
 import { frame, type MemoryServer, memoryServer } from "./rpc-fixtures.js";
 import { within } from "./waits.js";
 
@@ -99,5 +108,72 @@ describe("session/load backpressure", () => {
       ...answer,
     });
     expect(answer.result).toEqual({ _meta: { seedline: { nextSeq: log.length } } });
+  });
+});
+
+describe("session/load with the server's tool presenter", () => {
+  it("titles tool calls as ServeOptions.presentTool says, on load and on an ACP watch", async () => {
+    const store = new SessionStore();
+    const turn = (from: number, n: number, id: string): SessionEvent[] => [
+      turnStart(from, n),
+      userMessage(from + 1, "run it"),
+      stepStart(from + 2, n, 1),
+      toolCall(from + 3, n, 1, id, "bash", '{"command":"ls"}'),
+      toolResult(from + 4, n, 1, id, { sourceEventSeqs: [from + 3] }),
+      stepEnd(from + 5, n, 1),
+      turnEnd(from + 6, n),
+    ];
+    await store.create({ id: "tools", seed: turn(0, 1, "c1") });
+    const server = memoryServer(
+      {
+        store,
+        presentTool: (c) => ({
+          title: `$ ${(JSON.parse(c.arguments) as { command: string }).command}`,
+        }),
+      },
+      false,
+    );
+    running = server;
+    const lines: { id?: number; method?: string; params?: { update: Record<string, unknown> } }[] =
+      [];
+    let rest = "";
+    server.toClient.setEncoding("utf8");
+    server.toClient.on("data", (chunk: string) => {
+      const parts = (rest + chunk).split("\n");
+      rest = parts.pop() ?? "";
+      for (const part of parts) lines.push(JSON.parse(part));
+    });
+    const send = (id: number, method: string, params: object) =>
+      server.toServer.write(
+        frame("ndjson", JSON.stringify({ jsonrpc: "2.0", id, method, params })),
+      );
+    const answered = (id: number) =>
+      within(
+        (async () => {
+          while (!lines.some((l) => l.id === id)) await sleep(10);
+        })(),
+        `the answer to request ${id}`,
+      );
+
+    send(1, "session/load", { sessionId: "tools", cwd: "/w", mcpServers: [] });
+    await answered(1);
+    send(2, "session/watch", { sessionId: "tools", fromSeq: 7, format: "acp" });
+    await answered(2);
+    send(3, "session/append", { sessionId: "tools", events: turn(7, 2, "c2") });
+    await within(
+      (async () => {
+        while (lines.filter((l) => l.method === "session/update").length < 6) await sleep(10);
+      })(),
+      "the watch's updates",
+    );
+    const calls = lines
+      .filter((l) => l.params?.update.sessionUpdate === "tool_call")
+      .map((l) => [l.params?.update.toolCallId, l.params?.update.title, l.params?.update.kind]);
+    expect(calls).toEqual([
+      ["c1", "$ ls", "execute"],
+      ["c2", "$ ls", "execute"],
+    ]);
+    // The watch sent no raw events: an ACP watch speaks session/update only.
+    expect(lines.some((l) => l.method === "session/events")).toBe(false);
   });
 });

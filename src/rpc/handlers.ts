@@ -12,6 +12,7 @@ import {
   type SessionUpdateParams,
   SQLITE_LAYOUT_VERSION,
 } from "../generated.js";
+import type { AcpUpdateOptions } from "../log/acp-updates.js";
 import { TurnRecorder } from "../recorder/turn-recorder.js";
 import { ReplayModel } from "../replay/replay-model.js";
 import { storedSessionScript, storedSessionScripts } from "../replay/store-scripts.js";
@@ -44,6 +45,8 @@ export interface HandlerContext {
   readonly uploads: ImportUploads;
   /** Sends one session/update notification; resolves once the transport has written it. */
   readonly sendUpdate: (params: SessionUpdateParams) => Promise<void>;
+  /** How session/load maps events to ACP updates (the tool presenter). */
+  readonly acpOptions?: AcpUpdateOptions;
 }
 
 /** The ACP protocol version the handshake answers with. */
@@ -113,7 +116,7 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
 
     // The cwd is the client's for this load; nothing is stored, so a session without one loads too.
     [RPC_METHOD.sessionLoad]: async (params) =>
-      sendAcpHistory(store, params.sessionId, context.sendUpdate),
+      sendAcpHistory(store, params.sessionId, context.sendUpdate, context.acpOptions),
 
     [RPC_METHOD.sessionRead]: async (params) =>
       readAnswer(store, params.sessionId, params.fromSeq ?? 0, params.limit),

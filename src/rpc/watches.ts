@@ -9,7 +9,7 @@ import type {
   SessionWatchResult,
   WireError,
 } from "../generated.js";
-import { acpUpdatesOf } from "../log/acp-updates.js";
+import { type AcpToolPresenter, acpUpdatesOf } from "../log/acp-updates.js";
 import type { SessionStore } from "../store/session-store.js";
 import { DEFAULT_WATCH_BATCH, type SessionWatch } from "../store/session-watch.js";
 import { toResponseError } from "./error-mapping.js";
@@ -37,6 +37,8 @@ export interface ConnectionWatchesOptions {
    * transport has written it.
    */
   readonly sendUpdate: (params: SessionUpdateParams) => Promise<void>;
+  /** Titles and kinds of tool calls in ACP updates; the defaults of `acpUpdatesOf` unless given. */
+  readonly presentTool?: AcpToolPresenter;
   /** The most events a watch may have waiting to be written; {@link DEFAULT_WATCH_BUFFER_EVENTS} unless given. */
   readonly bufferEvents?: number;
   /**
@@ -78,6 +80,7 @@ export class ConnectionWatches {
   readonly #options: ConnectionWatchesOptions;
   readonly #limit: number;
   readonly #stallMs: number;
+  readonly #acpOptions: { readonly presentTool?: AcpToolPresenter };
   readonly #entries = new Map<string, Entry>();
   #closed = false;
 
@@ -85,6 +88,8 @@ export class ConnectionWatches {
     this.#options = options;
     this.#limit = Math.max(1, options.bufferEvents ?? DEFAULT_WATCH_BUFFER_EVENTS);
     this.#stallMs = Math.max(0, options.stallMs ?? DEFAULT_WATCH_STALL_MS);
+    this.#acpOptions =
+      options.presentTool === undefined ? {} : { presentTool: options.presentTool };
   }
 
   /** How many watches are running. */
@@ -260,7 +265,7 @@ export class ConnectionWatches {
   ): Promise<void> {
     const sends: Promise<void>[] = [];
     for (const event of events) {
-      for (const update of acpUpdatesOf(event)) {
+      for (const update of acpUpdatesOf(event, this.#acpOptions)) {
         const _meta = { seedline: { seq: event.seq, watchId } };
         sends.push(this.#options.sendUpdate({ sessionId, update, _meta }));
       }
