@@ -220,6 +220,7 @@ describe("session/load with the official ACP client", () => {
   it("goes on with live appends as session/update through session/watch with format acp", async () => {
     const id = "watched-live";
     const seeded = spawnedClient(store, "ndjson").client;
+    // Stored without a cwd: it loads with the cwd the client gives.
     await seeded.sessionCreate({ sessionId: id, seed: balancedLog(1) });
     await seeded.close();
 
