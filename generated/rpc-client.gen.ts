@@ -49,6 +49,13 @@ export abstract class RpcClientMethods {
     return this.request("session/fork", params);
   }
 
+  /** ACP's session/load: sends a stored session's whole history as session/update notifications in log order (toAcpUpdates), then answers. */
+  sessionLoad(
+    params: RpcMethods["session/load"]["params"],
+  ): Promise<RpcMethods["session/load"]["result"]> {
+    return this.request("session/load", params);
+  }
+
   /** Reads a session's header and a page of its events as stored now, without taking the writer lock; an open last turn is reported, not repaired. */
   sessionRead(
     params: RpcMethods["session/read"]["params"],

@@ -13,6 +13,8 @@ import type {
   SessionAppendResult,
   SessionForkParams,
   SessionForkResult,
+  SessionLoadParams,
+  SessionLoadResult,
   SessionReadParams,
   SessionReadResult,
   SessionListParams,
@@ -46,6 +48,7 @@ import type {
   SessionRecordParams,
   SessionRecordResult,
   SessionEventsParams,
+  SessionUpdateParams,
 } from "./types.gen.js";
 import type { Validator } from "./validators.gen.js";
 import {
@@ -59,6 +62,8 @@ import {
   validateSessionAppendResult,
   validateSessionForkParams,
   validateSessionForkResult,
+  validateSessionLoadParams,
+  validateSessionLoadResult,
   validateSessionReadParams,
   validateSessionReadResult,
   validateSessionListParams,
@@ -92,6 +97,7 @@ import {
   validateSessionRecordParams,
   validateSessionRecordResult,
   validateSessionEventsParams,
+  validateSessionUpdateParams,
 } from "./validators.gen.js";
 
 /** Every JSON-RPC method: its params and result types and the domain error codes it may return. */
@@ -147,6 +153,19 @@ export interface RpcMethods {
       | "SESSION_ALREADY_EXISTS"
       | "INVALID_BOUNDARY"
       | "OPEN_TURN"
+      | "FORMAT_UNSUPPORTED"
+      | "CORRUPT_LOG"
+      | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
+      | "INTERNAL";
+  };
+  /** ACP's session/load: sends a stored session's whole history as session/update notifications in log order (toAcpUpdates), then answers. */
+  readonly "session/load": {
+    readonly params: SessionLoadParams;
+    readonly result: SessionLoadResult;
+    readonly errors:
+      | "INVALID_PARAMS"
+      | "SESSION_NOT_FOUND"
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
@@ -462,6 +481,23 @@ export const RPC_METHODS = {
     orderingKey: "sessionId",
     summary: "Forks a session at an event boundary into a child that remembers where its inherited prefix ends.",
   },
+  "session/load": {
+    method: "session/load",
+    clientName: "sessionLoad",
+    validateParams: validateSessionLoadParams,
+    validateResult: validateSessionLoadResult,
+    errors: [
+      "INVALID_PARAMS",
+      "SESSION_NOT_FOUND",
+      "FORMAT_UNSUPPORTED",
+      "CORRUPT_LOG",
+      "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "INTERNAL",
+    ],
+    orderingKey: "sessionId",
+    summary: "ACP's session/load: sends a stored session's whole history as session/update notifications in log order (toAcpUpdates), then answers.",
+  },
   "session/read": {
     method: "session/read",
     clientName: "sessionRead",
@@ -756,6 +792,7 @@ export const RPC_METHOD_NAMES = [
   "session/new",
   "session/append",
   "session/fork",
+  "session/load",
   "session/read",
   "session/list",
   "session/messages",
@@ -789,6 +826,7 @@ export const RPC_METHOD = {
   sessionNew: "session/new",
   sessionAppend: "session/append",
   sessionFork: "session/fork",
+  sessionLoad: "session/load",
   sessionRead: "session/read",
   sessionList: "session/list",
   sessionMessages: "session/messages",
@@ -811,6 +849,8 @@ export const RPC_METHOD = {
 export interface RpcNotifications {
   /** Sent by the server to a client watching a session: its next events in seq order, and how the watch ended when the server ended it. */
   readonly "session/events": { readonly params: SessionEventsParams };
+  /** Sent by the server during session/load, and to a session/watch with format "acp": one ACP update of the session, in log order. */
+  readonly "session/update": { readonly params: SessionUpdateParams };
 }
 
 /** A notification's wire name. */
@@ -835,9 +875,15 @@ export const RPC_NOTIFICATIONS = {
     validateParams: validateSessionEventsParams,
     summary: "Sent by the server to a client watching a session: its next events in seq order, and how the watch ended when the server ended it.",
   },
+  "session/update": {
+    method: "session/update",
+    validateParams: validateSessionUpdateParams,
+    summary: "Sent by the server during session/load, and to a session/watch with format \"acp\": one ACP update of the session, in log order.",
+  },
 } as const satisfies { readonly [N in RpcNotificationName]: RpcNotificationSpec<N> };
 
 /** Each notification's wire name under its camelCase name. */
 export const RPC_NOTIFICATION = {
   sessionEvents: "session/events",
+  sessionUpdate: "session/update",
 } as const satisfies { readonly [clientName: string]: RpcNotificationName };

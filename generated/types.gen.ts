@@ -81,6 +81,30 @@ export type SessionEvent =
  */
 export type AbsolutePath = string;
 /**
+ * The `update` of an ACP session/update notification, in the Agent Client Protocol's own shape: the kinds seedline sends for stored events (toAcpUpdates), discriminated on `sessionUpdate`.
+ */
+export type AcpSessionUpdate =
+  | AcpUserMessageChunk
+  | AcpAgentMessageChunk
+  | AcpAgentThoughtChunk
+  | AcpToolCall
+  | AcpToolCallUpdate
+  | AcpPlan;
+/**
+ * ACP's tool kinds: how a client picks an icon for a tool call.
+ */
+export type AcpToolKind =
+  | "read"
+  | "edit"
+  | "delete"
+  | "move"
+  | "search"
+  | "execute"
+  | "think"
+  | "fetch"
+  | "switch_mode"
+  | "other";
+/**
  * An opaque id the server issues for an open replay (replay/open). A well-formed id the server does not know is REPLAY_NOT_FOUND.
  */
 export type ReplayId = string;
@@ -999,6 +1023,73 @@ export interface AcpMeta {
   readonly [k: string]: unknown | undefined;
 }
 /**
+ * A content block of a user message.
+ */
+export interface AcpUserMessageChunk {
+  readonly sessionUpdate: "user_message_chunk";
+  readonly content: AcpTextContent;
+}
+/**
+ * ACP's text content block.
+ */
+export interface AcpTextContent {
+  readonly type: "text";
+  readonly text: string;
+}
+/**
+ * A piece of the agent's response text, as it was streamed.
+ */
+export interface AcpAgentMessageChunk {
+  readonly sessionUpdate: "agent_message_chunk";
+  readonly content: AcpTextContent;
+}
+/**
+ * A piece of the agent's reasoning text, as it was streamed.
+ */
+export interface AcpAgentThoughtChunk {
+  readonly sessionUpdate: "agent_thought_chunk";
+  readonly content: AcpTextContent;
+}
+/**
+ * A tool call begins. `toolCallId`: The call id. `title`: What a client shows for it. `rawInput`: The call's arguments, parsed (the raw string when they are not JSON).
+ */
+export interface AcpToolCall {
+  readonly sessionUpdate: "tool_call";
+  readonly toolCallId: string;
+  readonly title: string;
+  readonly kind: AcpToolKind;
+  readonly status: "in_progress";
+  readonly rawInput: unknown;
+}
+/**
+ * A tool call ends. `toolCallId`: The call id. `status`: `failed` when the result is an error. `content`: The result's text blocks.
+ */
+export interface AcpToolCallUpdate {
+  readonly sessionUpdate: "tool_call_update";
+  readonly toolCallId: string;
+  readonly status: "completed" | "failed";
+  readonly content: readonly AcpToolCallContent[];
+}
+export interface AcpToolCallContent {
+  readonly type: "content";
+  readonly content: AcpTextContent;
+}
+/**
+ * The whole plan (todo list); each one replaces the last.
+ */
+export interface AcpPlan {
+  readonly sessionUpdate: "plan";
+  readonly entries: readonly AcpPlanEntry[];
+}
+/**
+ * A todo item. `priority`: ACP requires one and a todo item has none: always `medium`.
+ */
+export interface AcpPlanEntry {
+  readonly content: string;
+  readonly priority: "high" | "medium" | "low";
+  readonly status: "pending" | "in_progress" | "completed";
+}
+/**
  * One provider message derived from a session's surface (log.md, The surface and derived messages): user/message, tool/result, context/message and steering/message give user-role messages, a non-empty assistant/message gives an assistant-role one.
  */
 export interface DerivedMessage {
@@ -1035,7 +1126,7 @@ export interface InitializeParams {
   readonly [k: string]: unknown | undefined;
 }
 /**
- * ACP's initialize response, describing seedline as an agent that can list, fork and delete sessions but not load them, with seedline's own facts under agentCapabilities._meta.seedline.
+ * ACP's initialize response, describing seedline as an agent that can load, list, fork and delete sessions, with seedline's own facts under agentCapabilities._meta.seedline.
  */
 export interface InitializeResult {
   /**
@@ -1068,9 +1159,9 @@ export interface InitializeResult {
  */
 export interface AgentCapabilities {
   /**
-   * Always false: seedline stores sessions, it does not run them (no session/load).
+   * Always true: session/load streams a stored session's history to an ACP client as session/update notifications.
    */
-  readonly loadSession: false;
+  readonly loadSession: true;
   /**
    * The ACP session methods seedline answers: session/list, session/fork and session/delete.
    */
@@ -1543,6 +1634,33 @@ export interface SessionListEntry {
   readonly header: SessionHeader;
 }
 /**
+ * ACP's session/load: the server sends the session's whole history as session/update notifications, in log order, then answers. Open: `mcpServers`, `additionalDirectories`, `_meta` and any member an ACP client adds are accepted and ignored. `sessionId`: The session to load. `cwd`: The working directory the client loads the session in (ACP requires it); nothing is stored, and a session stored without a cwd loads too.
+ */
+export interface SessionLoadParams {
+  readonly sessionId: SessionId;
+  readonly cwd: AbsolutePath;
+  /**
+   * ACP's MCP server list; accepted and ignored (seedline runs no tools). Optional here although ACP clients always send it.
+   */
+  readonly mcpServers?: readonly unknown[];
+  readonly _meta?: AcpMeta;
+  readonly [k: string]: unknown | undefined;
+}
+/**
+ * ACP's session/load response, sent after the last session/update of the history. `_meta.seedline.nextSeq` is the seq after the last event sent: session/watch with that `fromSeq` (and `format: "acp"`) goes on with the live appends.
+ */
+export interface SessionLoadResult {
+  readonly _meta: SessionLoadMeta;
+}
+export interface SessionLoadMeta {
+  readonly seedline: {
+    /**
+     * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
+     */
+    readonly nextSeq: number;
+  };
+}
+/**
  * Derives the provider messages of a session from its surface. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: The session to derive from.
  */
 export interface SessionMessagesParams {
@@ -1831,6 +1949,23 @@ export interface SessionUnwatchParams {
  */
 export interface SessionUnwatchResult {}
 /**
+ * ACP's session/update notification, sent by the server during session/load (the history) and to a session/watch with `format: "acp"` (the live appends). `sessionId`: The session. `_meta.seedline.seq`: The seq of the event the update comes from (several updates may share one); `_meta.seedline.watchId` names the watch when a watch sent it.
+ */
+export interface SessionUpdateParams {
+  readonly sessionId: SessionId;
+  readonly update: AcpSessionUpdate;
+  readonly _meta: SessionUpdateMeta;
+}
+export interface SessionUpdateMeta {
+  readonly seedline: {
+    /**
+     * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
+     */
+    readonly seq: number;
+    readonly watchId?: WatchId;
+  };
+}
+/**
  * Starts watching a session: from the answer on, the server sends session/events notifications carrying every event from fromSeq on, in seq order, each exactly once, whichever process or machine appends them. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: The session to watch.
  */
 export interface SessionWatchParams {
@@ -1839,6 +1974,10 @@ export interface SessionWatchParams {
    * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
    */
   readonly fromSeq?: number;
+  /**
+   * What the watch sends: `events` (the default), session/events notifications with the events; `acp`, each event's ACP updates (toAcpUpdates) as session/update notifications carrying the watch id and the event's seq in `_meta.seedline`. An `acp` watch that ends still ends with a session/events notification (no events, with `end`).
+   */
+  readonly format?: "events" | "acp";
   readonly _meta?: AcpMeta;
 }
 /**

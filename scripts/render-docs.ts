@@ -1,5 +1,6 @@
 // Renders the generated regions of the docs (event catalogue, SQLite DDL, RPC method and error tables) from a schema set.
 
+import { ACP_UPDATE_MAPPING } from "../src/log/acp-updates.js";
 import { type SchemaSet, schemaFile } from "./lib/schema-set.js";
 import {
   SQLITE_LAYOUT_PATH,
@@ -16,6 +17,7 @@ export const DOC_REGION_NAMES = [
   "sqlite-ddl",
   "rpc-methods",
   "rpc-errors",
+  "acp-updates",
 ] as const;
 
 /** A generated region of the docs. */
@@ -39,6 +41,24 @@ export function renderEventCatalogueTable(set: SchemaSet): string {
     ]),
   );
   return table(["type", "surface-eligible", "event / data type", "description"], rows);
+}
+
+/**
+ * The ACP mapping (src/log/acp-updates.ts) as a Markdown table: one row per event type in the
+ * vocabulary's order, the session/update kinds it gives and how.
+ * @throws Error when the vocabulary has an event type the mapping lacks.
+ */
+export function renderAcpUpdateTable(set: SchemaSet): string {
+  const mapping: Readonly<Record<string, { updates: string; how: string } | undefined>> =
+    ACP_UPDATE_MAPPING;
+  const rows = readEventCatalogue(set).map((e) => {
+    const entry = mapping[e.type];
+    if (entry === undefined) {
+      throw new Error(`expected ACP_UPDATE_MAPPING to map ${e.type}, got no entry`);
+    }
+    return row([code(e.type), cell(entry.updates), cell(entry.how)]);
+  });
+  return table(["event", "ACP `session/update`", "how"], rows);
 }
 
 /**
@@ -117,6 +137,7 @@ export function renderDocRegions(set: SchemaSet): Record<DocRegionName, string> 
     "sqlite-ddl": renderSqliteDdlBlock(set),
     "rpc-methods": renderRpcMethodTable(set),
     "rpc-errors": renderRpcErrorTable(set),
+    "acp-updates": renderAcpUpdateTable(set),
   };
 }
 

@@ -45,7 +45,7 @@ describe("doc-sync on the project's docs", () => {
     expect(result.problems).toEqual([]);
     expect(result.counts.typeEquivBlocks).toBeGreaterThan(0);
     expect(result.counts.examples).toBeGreaterThan(0);
-    expect(result.counts.regions).toBe(4);
+    expect(result.counts.regions).toBe(5);
   });
 });
 

@@ -61,7 +61,7 @@ describe("an ACP client (the official SDK)", () => {
       protocolVersion: 1,
       agentInfo: { name: "seedline" },
       agentCapabilities: {
-        loadSession: false,
+        loadSession: true,
         sessionCapabilities: { list: {}, fork: {}, delete: {} },
         _meta: { seedline: { store: "sqlite", formatVersion: 0 } },
       },

@@ -353,6 +353,12 @@ export async function everyMethodScenario(client: SeedlineClient, prefix: string
     seedLength: boundary + 1,
     cwd: "/w/a",
   });
+  // The updates go out as session/update notifications before the answer (this client ignores them).
+  const loaded = check(
+    "session/load",
+    await client.sessionLoad({ sessionId: `${a}-child`, cwd: "/w/load", mcpServers: [] }),
+  );
+  expect(loaded._meta.seedline.nextSeq).toBe(boundary + 1);
 
   const listed = check("session/list", await client.sessionList({ cwd: "/w/a" }));
   const ids = listed.sessions.map((s) => s.sessionId);

@@ -30,6 +30,7 @@ const SPEC_METHODS: readonly [method: string, params: string, result: string][] 
   ["session/new", "SessionNewParams", "SessionNewResult"],
   ["session/append", "SessionAppendParams", "SessionAppendResult"],
   ["session/fork", "SessionForkParams", "SessionForkResult"],
+  ["session/load", "SessionLoadParams", "SessionLoadResult"],
   ["session/read", "SessionReadParams", "SessionReadResult"],
   ["session/list", "SessionListParams", "SessionListResult"],
   ["session/messages", "SessionMessagesParams", "SessionMessagesResult"],
@@ -213,6 +214,7 @@ describe("the method table", () => {
     const { notifications } = readRpcTables(SET);
     expect(notifications.map((n) => [n.method, n.paramsTitle])).toEqual([
       ["session/events", "SessionEventsParams"],
+      ["session/update", "SessionUpdateParams"],
     ]);
     const spec = RPC_NOTIFICATIONS["session/events"];
     expect(spec.validateParams({ watchId: "w", sessionId: "s", events: [], nextSeq: 0 })).toBe(
@@ -325,7 +327,7 @@ describe("the RPC generator", () => {
     const set = removed(SET, "rpc/methods/session-read.params.schema.json");
     const message = await failure(() => renderRpcMethods(set));
     expect(message).toContain("rpc/methods/session-read.params.schema.json");
-    expect(message).toContain("/methods/5/params");
+    expect(message).toContain("/methods/6/params");
   });
 
   it("rejects a params path that does not follow the method's name", async () => {
@@ -518,7 +520,7 @@ describe("the params schemas", () => {
       agentInfo: { name: "seedline", version: "0.1.0" },
       authMethods: [],
       agentCapabilities: {
-        loadSession: false,
+        loadSession: true,
         sessionCapabilities: { list: {}, fork: {}, delete: {} },
         _meta: {
           seedline: {

@@ -9,12 +9,15 @@ import {
   type RpcResult,
   SESSION_FORMAT_VERSION,
   type SessionEvent,
+  type SessionUpdateParams,
   SQLITE_LAYOUT_VERSION,
 } from "../generated.js";
+import type { AcpUpdateOptions } from "../log/acp-updates.js";
 import { TurnRecorder } from "../recorder/turn-recorder.js";
 import { ReplayModel } from "../replay/replay-model.js";
 import { storedSessionScript, storedSessionScripts } from "../replay/store-scripts.js";
 import type { Session, SessionStore } from "../store/session-store.js";
+import { sendAcpHistory } from "./acp-load.js";
 import type { ImportUploads } from "./import-uploads.js";
 import type { OpenReplays } from "./open-replays.js";
 import { packageInfo } from "./package-info.js";
@@ -40,6 +43,10 @@ export interface HandlerContext {
   readonly watches: ConnectionWatches;
   /** The session/import uploads in parts this server's connection holds. */
   readonly uploads: ImportUploads;
+  /** Sends one session/update notification; resolves once the transport has written it. */
+  readonly sendUpdate: (params: SessionUpdateParams) => Promise<void>;
+  /** How session/load maps events to ACP updates (the tool presenter). */
+  readonly acpOptions?: AcpUpdateOptions;
 }
 
 /** The ACP protocol version the handshake answers with. */
@@ -61,7 +68,7 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       agentInfo: { name: "seedline", version: packageInfo().version },
       authMethods: [],
       agentCapabilities: {
-        loadSession: false,
+        loadSession: true,
         sessionCapabilities: { list: {}, fork: {}, delete: {} },
         _meta: {
           seedline: {
@@ -106,6 +113,10 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       });
       return { sessionId: header.id, header };
     },
+
+    // The cwd is the client's for this load; nothing is stored, so a session without one loads too.
+    [RPC_METHOD.sessionLoad]: async (params) =>
+      sendAcpHistory(store, params.sessionId, context.sendUpdate, context.acpOptions),
 
     [RPC_METHOD.sessionRead]: async (params) =>
       readAnswer(store, params.sessionId, params.fromSeq ?? 0, params.limit),

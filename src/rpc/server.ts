@@ -1,5 +1,6 @@
 // serve(): seedline's JSON-RPC server over one stream pair — the store, the handlers, ordering, idle unloading, shutdown.
 import { RPC_METHOD, RPC_NOTIFICATION } from "../generated.js";
+import type { AcpToolPresenter } from "../log/acp-updates.js";
 import type { SessionStore } from "../store/session-store.js";
 import { openServerConnection } from "./connection.js";
 import { createDispatcher } from "./dispatch.js";
@@ -57,6 +58,11 @@ export interface ServeOptions {
    * the input, unread.
    */
   maxInFlight?: number;
+  /**
+   * Titles and ACP kinds of tool calls in the session/update notifications of session/load and
+   * of watches with `format: "acp"`; the tool name and a kind guessed from it unless given.
+   */
+  presentTool?: AcpToolPresenter;
 }
 
 /** A running server. */
@@ -88,6 +94,7 @@ export function serve(options: ServeOptions): RpcServer {
   const { store, input, output } = options;
   const framing = options.framing ?? "ndjson";
   const queue = new KeyedQueue();
+  const acpOptions = options.presentTool === undefined ? {} : { presentTool: options.presentTool };
   const replays = new OpenReplays({
     queue,
     idleMs: options.replayIdleMs ?? DEFAULT_REPLAY_IDLE_MS,
@@ -99,6 +106,8 @@ export function serve(options: ServeOptions): RpcServer {
   const watches = new ConnectionWatches({
     store,
     send: async (params) => connection?.notify(RPC_NOTIFICATION.sessionEvents, params),
+    sendUpdate: async (params) => connection?.notify(RPC_NOTIFICATION.sessionUpdate, params),
+    ...acpOptions,
     log,
     onDelivery: (sessionId) => idle.touch(sessionId),
     ...(options.watchBufferEvents === undefined ? {} : { bufferEvents: options.watchBufferEvents }),
@@ -111,6 +120,8 @@ export function serve(options: ServeOptions): RpcServer {
     replays,
     watches,
     uploads,
+    sendUpdate: async (params) => connection?.notify(RPC_NOTIFICATION.sessionUpdate, params),
+    acpOptions,
   });
   const dispatch = createDispatcher({
     handlers,

@@ -4,10 +4,12 @@ import { SeedlineError, show } from "../errors.js";
 import type {
   SessionEvent,
   SessionEventsParams,
+  SessionUpdateParams,
   SessionWatchParams,
   SessionWatchResult,
   WireError,
 } from "../generated.js";
+import { type AcpToolPresenter, acpUpdatesOf } from "../log/acp-updates.js";
 import type { SessionStore } from "../store/session-store.js";
 import { DEFAULT_WATCH_BATCH, type SessionWatch } from "../store/session-watch.js";
 import { toResponseError } from "./error-mapping.js";
@@ -30,6 +32,13 @@ export interface ConnectionWatchesOptions {
   readonly store: SessionStore;
   /** Sends one session/events notification; resolves once the transport has written it. */
   readonly send: (params: SessionEventsParams) => Promise<void>;
+  /**
+   * Sends one session/update notification (a watch with `format: "acp"`); resolves once the
+   * transport has written it.
+   */
+  readonly sendUpdate: (params: SessionUpdateParams) => Promise<void>;
+  /** Titles and kinds of tool calls in ACP updates; the defaults of `acpUpdatesOf` unless given. */
+  readonly presentTool?: AcpToolPresenter;
   /** The most events a watch may have waiting to be written; {@link DEFAULT_WATCH_BUFFER_EVENTS} unless given. */
   readonly bufferEvents?: number;
   /**
@@ -45,6 +54,8 @@ export interface ConnectionWatchesOptions {
 
 interface Entry {
   readonly watch: SessionWatch;
+  /** What the watch sends: the events, or their ACP updates. */
+  readonly format: "events" | "acp";
   readonly controller: AbortController;
   /** Events sent whose notification the transport has not written yet. */
   pending: number;
@@ -69,6 +80,7 @@ export class ConnectionWatches {
   readonly #options: ConnectionWatchesOptions;
   readonly #limit: number;
   readonly #stallMs: number;
+  readonly #acpOptions: { readonly presentTool?: AcpToolPresenter };
   readonly #entries = new Map<string, Entry>();
   #closed = false;
 
@@ -76,6 +88,8 @@ export class ConnectionWatches {
     this.#options = options;
     this.#limit = Math.max(1, options.bufferEvents ?? DEFAULT_WATCH_BUFFER_EVENTS);
     this.#stallMs = Math.max(0, options.stallMs ?? DEFAULT_WATCH_STALL_MS);
+    this.#acpOptions =
+      options.presentTool === undefined ? {} : { presentTool: options.presentTool };
   }
 
   /** How many watches are running. */
@@ -103,6 +117,7 @@ export class ConnectionWatches {
     const watchId = randomUUID();
     const entry: Entry = {
       watch,
+      format: params.format ?? "events",
       controller,
       pending: 0,
       lastSeq: nextSeq - 1,
@@ -185,7 +200,11 @@ export class ConnectionWatches {
           entry.lastSeq = events[count - 1]?.seq ?? entry.lastSeq + count;
           const nextSeq = entry.lastSeq + 1;
           this.#options.onDelivery?.(sessionId);
-          void this.#send(entry, { watchId, sessionId, events, nextSeq }).finally(() => {
+          const sent =
+            entry.format === "acp"
+              ? this.#sendUpdates(watchId, sessionId, events)
+              : this.#send(entry, { watchId, sessionId, events, nextSeq });
+          void sent.finally(() => {
             entry.pending -= count;
             entry.wake?.();
           });
@@ -232,6 +251,29 @@ export class ConnectionWatches {
       this.#options.log(
         `could not send session/events of ${show(params.watchId)}: ${String(error)}`,
       );
+    }
+  }
+
+  /**
+   * Sends the ACP updates of `events` in order, each a session/update notification naming the
+   * watch and the event's seq; resolves once all are written (or failed: the client went away).
+   */
+  async #sendUpdates(
+    watchId: string,
+    sessionId: string,
+    events: readonly SessionEvent[],
+  ): Promise<void> {
+    const sends: Promise<void>[] = [];
+    for (const event of events) {
+      for (const update of acpUpdatesOf(event, this.#acpOptions)) {
+        const _meta = { seedline: { seq: event.seq, watchId } };
+        sends.push(this.#options.sendUpdate({ sessionId, update, _meta }));
+      }
+    }
+    try {
+      await Promise.all(sends);
+    } catch (error) {
+      this.#options.log(`could not send session/update of ${show(watchId)}: ${String(error)}`);
     }
   }
 
