@@ -215,8 +215,11 @@ export const SQLITE_QUERIES = {
    */
   unindexSearchTexts: "INSERT INTO search_fts (search_fts, rowid, text)\nSELECT 'delete', id, text FROM search_texts\nWHERE session_id = @sessionId AND seq >= @fromSeq\n  AND seq > coalesce((SELECT through FROM search_unindexed WHERE session_id = @sessionId), -1);",
   deleteSearchTexts: "DELETE FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;",
-  /** Every stored event row, to fill a new index. */
-  searchEventRows: "SELECT session_id AS sessionId, seq, type, data FROM events ORDER BY session_id, seq;",
+  /**
+   * The stored event rows after (`@afterSessionId`, `@afterSeq`), `@limit` of them, to fill a new
+   * index a page at a time.
+   */
+  searchEventRows: "SELECT session_id AS sessionId, seq, type, data\nFROM events\nWHERE (session_id, seq) > (@afterSessionId, @afterSeq)\nORDER BY session_id, seq\nLIMIT @limit;",
   /**
    * One page of the sessions (in list order, after the cursor, in `@cwd` when not NULL) with a row
    * whose folded text holds every term of `@terms` (a JSON array), among the rows the trigram index
@@ -309,7 +312,7 @@ export const SQLITE_QUERY_PARAMS = {
   copySearchPrefix: ["childId", "sourceId", "boundary"],
   unindexSearchTexts: ["sessionId", "fromSeq"],
   deleteSearchTexts: ["sessionId", "fromSeq"],
-  searchEventRows: [],
+  searchEventRows: ["afterSessionId", "afterSeq", "limit"],
   searchSessions: ["afterCreatedAt", "afterId", "cwd", "match", "terms", "limit"],
   searchSessionsWalked: ["afterCreatedAt", "afterId", "cwd", "terms", "limit"],
   searchCandidates: ["match", "cap"],

@@ -492,8 +492,13 @@ WHERE session_id = @sessionId AND seq >= @fromSeq
 DELETE FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;
 
 -- name: searchEventRows
--- Every stored event row, to fill a new index.
-SELECT session_id AS sessionId, seq, type, data FROM events ORDER BY session_id, seq;
+-- The stored event rows after (@afterSessionId, @afterSeq), @limit of them, to fill a new index a
+-- page at a time.
+SELECT session_id AS sessionId, seq, type, data
+FROM events
+WHERE (session_id, seq) > (@afterSessionId, @afterSeq)
+ORDER BY session_id, seq
+LIMIT @limit;
 
 -- name: searchSessions
 -- One page of the sessions (in list order, after the cursor, in @cwd when not NULL) with a row whose

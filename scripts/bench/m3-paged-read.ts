@@ -1,13 +1,16 @@
 // M3: the peak resident memory of a spawned server (SQLite store) while a client pages through a very large session with session/read.
+import { spawn } from "node:child_process";
 import { statSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { SQLITE_QUERIES } from "../../src/generated.js";
 import type { SessionHeader } from "../../src/index.js";
 import { rawEventRow, rawSessionRow, rawSqlite, SEED, type Sizes } from "./fixtures.js";
-import { type Benchmark, fmt, row, tempDir } from "./harness.js";
+import { type Benchmark, type BenchRow, fmt, row, tempDir } from "./harness.js";
 import { mib, SERVER_RSS_TARGET } from "./m2-server-rss.js";
 import { type ProcMemory, procMemory, procMemoryUnavailable, sampleMemory } from "./proc-memory.js";
 import { spawnSeedline } from "./rpc-clients.js";
+import { entryArgs, REPO_ROOT } from "./runtime.js";
 import { SYNTHETIC_EPOCH, syntheticTurns } from "./synthetic-log.js";
 
 const MIB = 1024 * 1024;
@@ -137,6 +140,7 @@ export function m3PagedRead(sizes: Sizes): Benchmark {
                 readSeconds: Number(fmt(readMs / 1000)),
               },
             }),
+            await loadRow(temp.dir, sizes.logEvents),
           ];
         } finally {
           await server.close().catch(() => {});
@@ -146,4 +150,75 @@ export function m3PagedRead(sizes: Sizes): Benchmark {
       }
     },
   };
+}
+
+/**
+ * The M3 bound for ACP's session/load: a server spawned over a SQLite store of one session of
+ * `minEvents` events streams it as session/update notifications to a client reading them as
+ * they come, its peak RSS sampled meanwhile.
+ */
+async function loadRow(dir: string, minEvents: number): Promise<BenchRow> {
+  const header: SessionHeader = {
+    version: 0,
+    id: "m3-load",
+    createdAt: SYNTHETIC_EPOCH,
+    cwd: "/work/bench",
+  };
+  const path = join(dir, "load.db");
+  const events = fillLargeSession(path, header, minEvents);
+  const entry = entryArgs(join(REPO_ROOT, "src", "rpc", "stdio-main.ts"));
+  const server = spawn(process.execPath, [...entry, "--store", `sqlite:${path}`], {
+    cwd: REPO_ROOT,
+    stdio: ["pipe", "pipe", "ignore"],
+  });
+  try {
+    const lines = createInterface({ input: server.stdout })[Symbol.asyncIterator]();
+    const send = (id: number, method: string, params: object) =>
+      server.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    send(1, "initialize", { protocolVersion: 1 });
+    await lines.next();
+    const pid = server.pid as number;
+    const started = procMemory(pid);
+    const sampler = sampleMemory(pid);
+    const start = performance.now();
+    let updates = 0;
+    let peak: ProcMemory;
+    try {
+      send(2, "session/load", { sessionId: header.id, cwd: "/work/bench", mcpServers: [] });
+      for (;;) {
+        const next = await lines.next();
+        if (next.done === true) throw new Error("M3 load: the server closed its output");
+        const message = JSON.parse(next.value) as { id?: number; method?: string; error?: unknown };
+        if (message.method === "session/update") updates++;
+        else if (message.id === 2) {
+          if (message.error !== undefined)
+            throw new Error(`M3 load: ${JSON.stringify(message.error)}`);
+          break;
+        }
+      }
+    } finally {
+      peak = sampler.stop();
+    }
+    const loadMs = performance.now() - start;
+    return row({
+      id: "M3",
+      what: `server peak RSS while session/load streams ${events} events as session/update (sqlite)`,
+      floor: "context: the server's VmRSS after starting, before the load",
+      unit: "MiB",
+      ratioOf: "absolute",
+      subject: [peak.hwm / MIB],
+      baseline: [started.rss / MIB],
+      target: SERVER_RSS_TARGET,
+      facts: {
+        store: "sqlite",
+        events,
+        updates,
+        loadSeconds: Number(fmt(loadMs / 1000)),
+        startedRssMiB: Number(fmt(started.rss / MIB)),
+      },
+    });
+  } finally {
+    server.stdin.end();
+    server.kill();
+  }
 }

@@ -30,6 +30,9 @@ const FIRST_PAGE = { at: Number.MAX_SAFE_INTEGER + 1, id: "" };
  */
 const INDEX_CAP = 2000;
 
+/** How many event rows the backfill of a new index reads at a time. */
+const BACKFILL_PAGE = 4096;
+
 /** The FTS5 query of the terms the trigram index can find (three characters or more), or undefined. */
 function ftsMatch(terms: readonly string[]): string | undefined {
   const long = terms.filter((term) => [...term].length >= 3);
@@ -170,28 +173,38 @@ export class SqliteSearchIndex {
     });
   }
 
-  /** Fills the index from every stored event (a row whose data is not JSON carries no text). */
+  /**
+   * Fills the index from every stored event, a page of rows at a time (a store of any size is
+   * indexed in bounded memory); a row whose data is not JSON carries no text.
+   */
   #backfill(): void {
+    let after = { afterSessionId: "", afterSeq: -1 };
     let session: string | undefined;
-    for (const row of this.#statements.all("searchEventRows", {})) {
-      if (row.sessionId !== session) {
-        if (session !== undefined)
-          this.#statements.run("indexSearchTexts", { sessionId: session, fromSeq: 0 });
-        session = row.sessionId;
+    for (;;) {
+      const rows = this.#statements.all("searchEventRows", { ...after, limit: BACKFILL_PAGE });
+      for (const row of rows) {
+        if (row.sessionId !== session) {
+          if (session !== undefined)
+            this.#statements.run("indexSearchTexts", { sessionId: session, fromSeq: 0 });
+          session = row.sessionId;
+        }
+        let data: unknown;
+        try {
+          data = JSON.parse(row.data);
+        } catch {
+          continue;
+        }
+        const text = searchableText({ type: row.type, data });
+        if (text === "") continue;
+        this.#statements.run("insertSearchText", {
+          sessionId: row.sessionId,
+          seq: row.seq,
+          text: foldForSearch(text),
+        });
       }
-      let data: unknown;
-      try {
-        data = JSON.parse(row.data);
-      } catch {
-        continue;
-      }
-      const text = searchableText({ type: row.type, data });
-      if (text === "") continue;
-      this.#statements.run("insertSearchText", {
-        sessionId: row.sessionId,
-        seq: row.seq,
-        text: foldForSearch(text),
-      });
+      const last = rows.at(-1);
+      if (last === undefined || rows.length < BACKFILL_PAGE) break;
+      after = { afterSessionId: last.sessionId, afterSeq: last.seq };
     }
     if (session !== undefined)
       this.#statements.run("indexSearchTexts", { sessionId: session, fromSeq: 0 });
