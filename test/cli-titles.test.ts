@@ -177,8 +177,13 @@ describe("seedline show, export and fork by id prefix", () => {
 
 describe("seedline continue", () => {
   it("prints the most recently active session of a folder, as JSON too", () => {
-    // A folder the other cases do not fork into (a fork inherits its source's folder).
-    const cwd = logged.find((s) => s.id !== PARENT && s.cwd?.startsWith("/tmp/"))?.cwd as string;
+    // A folder the other cases do not fork into (a fork inherits its source's folder). Excluding
+    // only PARENT itself was not enough: a corpus session in PARENT's folder could be picked, and
+    // the fork made by the prefix case (a random id, PARENT's last activity) then tied with it and
+    // won about half the runs.
+    const parentCwd = logged.find((s) => s.id === PARENT)?.cwd;
+    const cwd = logged.find((s) => s.cwd !== parentCwd && s.cwd?.startsWith("/tmp/"))
+      ?.cwd as string;
     const inFolder = logged.filter((s) => s.cwd === cwd);
     // Equal last activity is ordered by session id, descending (the listing's tie-break). The corpus
     // has sessions in one folder ending at the same millisecond; without the tie-break this case picked
