@@ -185,9 +185,7 @@ describe("seedline continue", () => {
     const cwd = logged.find((s) => s.cwd !== parentCwd && s.cwd?.startsWith("/tmp/"))
       ?.cwd as string;
     const inFolder = logged.filter((s) => s.cwd === cwd);
-    // Equal last activity is ordered by session id, descending (the listing's tie-break). The corpus
-    // has sessions in one folder ending at the same millisecond; without the tie-break this case picked
-    // whichever of them the file listing gave first and failed on another machine's clone.
+    // Equal last activity is ordered by session id, descending (the listing's tie-break).
     const latest = [...inFolder].sort(
       (a, b) => b.lastActive - a.lastActive || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
     )[0] as Logged;
