@@ -63,6 +63,13 @@ export const POSTGRES_QUERIES = {
    */
   eventLines: "SELECT\n  seq,\n  type,\n  (\n    '{\"type\":' || to_json(type)::text\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}'\n  )::text AS line\nFROM events\nWHERE session_id = $1 AND seq >= $2\nORDER BY seq\nLIMIT $3::bigint;",
   /**
+   * The event rows of eventLines (from seq `@fromSeq` on, at most `@limit`, NULL: no bound) as
+   * their columns in envelope member order, the JSON ones as text, for a read of many rows: the
+   * client builds each event from its columns (a JSON.parse per JSON column), so the server does
+   * not build a line per row. A JSON column that does not parse is a damaged row.
+   */
+  eventRows: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS \"sourceEventSeqs\",\n  surface_op AS \"surfaceOp\"\nFROM events\nWHERE session_id = $1 AND seq >= $2\nORDER BY seq\nLIMIT $3::bigint;",
+  /**
    * The seq of the first turn/end at or after `@fromSeq`: asked when a page of eventLines found a
    * damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,
    * and by forkPoint for the turn/end closing a turn open at the boundary. Walks the primary key
@@ -272,6 +279,7 @@ export const POSTGRES_QUERY_PARAMS = {
   appendPointNotifyHeld: ["channel", "sessionId", "pid", "key"],
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId", "fromSeq", "limit"],
+  eventRows: ["sessionId", "fromSeq", "limit"],
   nextTurnEnd: ["sessionId", "fromSeq"],
   lastTurnEnd: ["sessionId"],
   settledLines: ["sessionId", "settled"],
@@ -387,6 +395,14 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "seq", type: "number" },
     { name: "type", type: "string" },
     { name: "line", type: "string | null" },
+  ],
+  eventRows: [
+    { name: "type", type: "string" },
+    { name: "seq", type: "number" },
+    { name: "time", type: "number" },
+    { name: "data", type: "string" },
+    { name: "sourceEventSeqs", type: "string | null" },
+    { name: "surfaceOp", type: "string | null" },
   ],
   nextTurnEnd: [
     { name: "seq", type: "number" },
@@ -613,6 +629,14 @@ export interface PostgresQueryRows {
     readonly seq: number;
     readonly type: string;
     readonly line: string | null;
+  };
+  readonly eventRows: {
+    readonly type: string;
+    readonly seq: number;
+    readonly time: number;
+    readonly data: string;
+    readonly sourceEventSeqs: string | null;
+    readonly surfaceOp: string | null;
   };
   readonly nextTurnEnd: { readonly seq: number };
   readonly lastTurnEnd: { readonly seq: number };

@@ -106,6 +106,23 @@ WHERE session_id = @sessionId AND seq >= @fromSeq
 ORDER BY seq
 LIMIT @limit::bigint;
 
+-- name: eventRows
+-- The event rows of eventLines (from seq @fromSeq on, at most @limit, NULL: no bound) as their
+-- columns in envelope member order, the JSON ones as text, for a read of many rows: the client
+-- builds each event from its columns (a JSON.parse per JSON column), so the server does not build
+-- a line per row. A JSON column that does not parse is a damaged row.
+SELECT
+  type,
+  seq,
+  time,
+  data,
+  source_event_seqs AS "sourceEventSeqs",
+  surface_op AS "surfaceOp"
+FROM events
+WHERE session_id = @sessionId AND seq >= @fromSeq
+ORDER BY seq
+LIMIT @limit::bigint;
+
 -- name: nextTurnEnd
 -- The seq of the first turn/end at or after @fromSeq: asked when a page of eventLines found a
 -- damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,

@@ -628,12 +628,12 @@ export class PostgresBackend implements backend.SessionBackend {
     first: number,
     take: number | undefined,
   ): Promise<sql.FramedLog> {
-    const rows = await this.#queries.rows(c, "eventLines", {
+    const { rows, columns } = await this.#queries.valueRows(c, "eventRows", {
       sessionId: id,
       fromSeq: first,
       limit: take ?? null,
     });
-    const scanned = sql.scanEventRows(rows, first);
+    const scanned = sql.scanEventRows(rows, first, sql.valueRowForm(columns, JSON_MEMBERS));
     const from = sql.turnEndLookup(scanned, take);
     const next =
       from === undefined

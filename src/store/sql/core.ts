@@ -3,9 +3,12 @@ export {
   type EventRow,
   type FramedLog,
   judgeEventRows,
+  LINE_ROWS,
+  type RowForm,
   type ScannedRows,
   scanEventRows,
   turnEndLookup,
+  valueRowForm,
 } from "./event-frames.js";
 export { type EventMember, eventMembers, memberValue } from "./event-members.js";
 export {

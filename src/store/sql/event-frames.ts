@@ -1,5 +1,6 @@
 // Event rows framed the way JSONL lines are: the intact run, then a torn tail or corruption, by the whole log or a page.
 import { StorageError, show } from "../../errors.js";
+import { eventOfValues } from "./settled-rows.js";
 
 /** An event row as eventLines reads it: its seq, its type and its rebuilt JSONL line. */
 export interface EventRow {
@@ -26,31 +27,75 @@ export interface ScannedRows {
   readonly lastSeq: number;
 }
 
+/** How {@link scanEventRows} reads one form of row: its seq, its type, and the event it holds. */
+export interface RowForm<R> {
+  seq(row: R): unknown;
+  type(row: R): unknown;
+  /** The event the row holds, or undefined when it holds none (a damaged row). */
+  event(row: R): unknown;
+  /** The row as an error message shows it. */
+  show(row: R): string;
+}
+
+/** Rows whose event is one JSONL line, rebuilt by the statement (eventLines). */
+export const LINE_ROWS: RowForm<EventRow> = {
+  seq: (row) => row.seq,
+  type: (row) => row.type,
+  event: (row) => parseLine(row.line),
+  show: (row) => show(row.line),
+};
+
 /**
- * Frames event rows (in seq order, from seq `first` on): keeps the longest run of rows whose line
- * parses with `seq` equal to `first` plus the index. Rows after the first bad one (a line that
- * does not parse, or a seq missing) are not parsed; their types are still read, for
+ * Rows of values in the order of `columns` (eventRows), whose members named in `json` are JSON
+ * text: each event is built from its columns, as a settled read builds it.
+ */
+export function valueRowForm(
+  columns: readonly string[],
+  json: ReadonlySet<string>,
+): RowForm<readonly unknown[]> {
+  const seqAt = columns.indexOf("seq");
+  const typeAt = columns.indexOf("type");
+  const parsed = columns.map((member) => json.has(member));
+  return {
+    seq: (row) => row[seqAt],
+    type: (row) => row[typeAt],
+    event: (row) => eventOfValues(row, columns, parsed),
+    show: (row) => show(row),
+  };
+}
+
+/**
+ * Frames event rows (in seq order, from seq `first` on): keeps the longest run of rows that hold
+ * an event with `seq` equal to `first` plus the index. Rows after the first bad one (a row that
+ * holds no event, or a seq missing) are not parsed; their types are still read, for
  * {@link judgeEventRows}.
  */
-export function scanEventRows(rows: Iterable<EventRow>, first: number): ScannedRows {
+export function scanEventRows(rows: Iterable<EventRow>, first: number): ScannedRows;
+export function scanEventRows<R>(rows: Iterable<R>, first: number, form: RowForm<R>): ScannedRows;
+export function scanEventRows<R>(
+  rows: Iterable<R>,
+  first: number,
+  form: RowForm<R> = LINE_ROWS as unknown as RowForm<R>,
+): ScannedRows {
   const events: unknown[] = [];
   let bad: { seq: number; what: string } | undefined;
   let lastTurnEnd = -1;
   let count = 0;
   let lastSeq = -1;
   for (const row of rows) {
+    const rowSeq = form.seq(row) as number;
     count++;
-    lastSeq = row.seq;
-    if (row.type === "turn/end") lastTurnEnd = row.seq;
+    lastSeq = rowSeq;
+    if (form.type(row) === "turn/end") lastTurnEnd = rowSeq;
     if (bad !== undefined) continue;
     const seq = first + events.length;
-    if (row.seq !== seq) {
-      bad = { seq, what: `no row (the next row has seq ${row.seq})` };
+    if (rowSeq !== seq) {
+      bad = { seq, what: `no row (the next row has seq ${rowSeq})` };
       continue;
     }
-    const event = parseLine(row.line);
+    const event = form.event(row);
     if (event === undefined || (event as { seq?: unknown }).seq !== seq) {
-      bad = { seq, what: `a row that is not a JSON event: ${show(row.line)}` };
+      bad = { seq, what: `a row that is not a JSON event: ${form.show(row)}` };
       continue;
     }
     events.push(event);

@@ -80,7 +80,11 @@ function eventOf(
   return event;
 }
 
-function eventOfValues(
+/**
+ * The event of a row of values in the order of `columns` (`parsed[i]`: column i is JSON text);
+ * NULL columns are absent members. Undefined when a JSON column does not parse.
+ */
+export function eventOfValues(
   values: readonly unknown[],
   columns: readonly string[],
   parsed: readonly boolean[],
