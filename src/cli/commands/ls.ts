@@ -1,8 +1,9 @@
 // `seedline ls`: the sessions of a store as lineage trees, with event counts and creation times.
 import { resolve } from "node:path";
 import type { StoreListedSession as ListedSession } from "../../store/session-store.js";
+import { lineageTrees } from "../../view/lineage-tree.js";
 import { type CommandSpec, EXIT_OK } from "../command.js";
-import { lineageJson, lineageTrees, renderLineage } from "../lineage.js";
+import { lineageJson, renderLineage } from "../lineage.js";
 import { plural } from "../output.js";
 import { STORE_OPTION, storeExists, storeUrl, withStore } from "../store.js";
 
