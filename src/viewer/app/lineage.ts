@@ -1,0 +1,50 @@
+// The lineage tree of a session: its root ancestor and every fork below, each fork under the turn it branched after.
+import type { LineageNode } from "./api-types.js";
+import { plural } from "./format.js";
+import { html } from "./html.js";
+import { href } from "./router.js";
+
+/** A node's children grouped by the turn they branched after, in turn order (unknown last). */
+function byBranchTurn(children: readonly LineageNode[]): [number | undefined, LineageNode[]][] {
+  const groups = new Map<number | undefined, LineageNode[]>();
+  for (const child of children) {
+    const list = groups.get(child.branchTurn) ?? [];
+    list.push(child);
+    groups.set(child.branchTurn, list);
+  }
+  return [...groups].sort(([a], [b]) => (a ?? Infinity) - (b ?? Infinity));
+}
+
+function Node({ node, current }: { node: LineageNode; current: string }) {
+  const path = `/s/${encodeURIComponent(node.id)}`;
+  const isFork = node.parentSessionId !== undefined;
+  return html`<li class="lineage-item">
+    <div class=${`lineage-node${node.id === current ? " current" : ""}`} data-testid="lineage-node" data-id=${node.id}>
+      <a href=${href(path)} data-route=${path}>${node.id}</a>
+      ${node.title && html`<span class="title">${node.title}</span>`}
+      <span class="muted">${plural(node.eventCount, "event")}</span>
+      ${isFork && html`<span class="badge fork" data-testid="seed-length">seed ${node.seedLength ?? 0}</span>`}
+    </div>
+    ${
+      node.children.length > 0 &&
+      html`<ul class="lineage-children">
+        ${byBranchTurn(node.children).map(
+          ([
+            turn,
+            forks,
+          ]) => html`<li class="branch-group" data-testid="branch-group" data-turn=${turn}>
+            <div class="muted branch-label">${turn === undefined ? "forks" : `forks after turn ${turn}`}</div>
+            <ul>${forks.map((f) => html`<${Node} key=${f.id} node=${f} current=${current} />`)}</ul>
+          </li>`,
+        )}
+      </ul>`
+    }
+  </li>`;
+}
+
+/** The whole tree the current session belongs to, the current one marked. */
+export function Lineage({ root, current }: { root: LineageNode; current: string }) {
+  return html`<div class="lineage" data-testid="lineage">
+    <ul class="lineage-root"><${Node} node=${root} current=${current} /></ul>
+  </div>`;
+}
