@@ -138,6 +138,25 @@ describe("view items", () => {
     }
   });
 
+  // Seen failing before a flushed step's next run was marked continued: the items of one step in
+  // successive batches did not join (cancel/session.jsonl in batches of 1 gave two items).
+  it("builds the same items from live batches through one builder, once joined", () => {
+    for (const size of [1, 3, 10]) {
+      for (const { name, header, events } of LOGS) {
+        const builder = new ViewItemBuilder(header);
+        const batches: ViewItem[] = [];
+        for (let i = 0; i < events.length; i += size) {
+          const batch = events.slice(i, i + size);
+          batches.push(...builder.add(batch), ...builder.flush(i + size >= events.length));
+        }
+        if (events.length === 0) batches.push(...builder.flush(true));
+        expect(joinPartials(batches), `${name} in batches of ${size}`).toEqual(
+          wholeItems(header, events),
+        );
+      }
+    }
+  });
+
   it("cuts a page before a step that began in it and has not ended", () => {
     const { events } = logNamed("tool-call-turn/session.jsonl");
     // Events 0–69: turn/start, user/message, step 1 (2–66), step/start 67 and two chunks.

@@ -1,32 +1,7 @@
 // Renders lineage trees of listed sessions (see view/lineage-tree.ts) as JSON and as drawn lines.
-import type { SessionListEntry } from "../generated.js";
 import { cutToWidth, displayWidth } from "../util/text-width.js";
 import type { LineageNode } from "../view/lineage-tree.js";
 import { isoTime, type Palette, plural } from "./output.js";
-
-/**
- * The JSON form of a tree: each session as `session/list` gives it, plus its creation time (ISO
- * 8601) and its children nested.
- */
-export type LineageJson = SessionListEntry & {
-  readonly createdAt: string;
-  readonly children: LineageJson[];
-};
-
-/** A tree as JSON, with times as ISO 8601 strings (as `session/list` gives `updatedAt`). */
-export function lineageJson(node: LineageNode): LineageJson {
-  const { header, eventCount, updatedAt, title } = node.session;
-  return {
-    sessionId: header.id,
-    ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
-    ...(title === undefined ? {} : { title }),
-    createdAt: isoTime(header.createdAt),
-    ...(updatedAt === undefined ? {} : { updatedAt }),
-    eventCount,
-    header,
-    children: node.children.map(lineageJson),
-  };
-}
 
 /**
  * The lines of a tree, drawn with box characters: each session's id, its event count (with the

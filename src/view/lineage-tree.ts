@@ -1,4 +1,5 @@
 // Arranges listed sessions into lineage trees: children under their parent via parentSession.
+import type { SessionListEntry } from "../generated.js";
 import type { StoreListedSession as ListedSession } from "../store/session-store.js";
 
 /** A listed session with the sessions forked (or spawned) from it. */
@@ -41,6 +42,40 @@ export function lineageTrees(sessions: readonly ListedSession[]): LineageNode[] 
     visit(node);
   }
   return roots;
+}
+
+/**
+ * The JSON form of a tree: each session as `session/list` gives it, plus its creation time (ISO
+ * 8601) and its children nested.
+ */
+export type LineageJson = SessionListEntry & {
+  readonly createdAt: string;
+  readonly children: LineageJson[];
+  /** For a fork: the turn its seed ends after (the turn of its last inherited event), when known. */
+  readonly branchTurn?: number;
+};
+
+/**
+ * A tree as JSON, with times as ISO 8601 strings (as `session/list` gives `updatedAt`), and each
+ * fork's `branchTurn` when `branchTurns` knows it (by session id).
+ */
+export function lineageJson(
+  node: LineageNode,
+  branchTurns: ReadonlyMap<string, number> = new Map(),
+): LineageJson {
+  const { header, eventCount, updatedAt, title } = node.session;
+  const branchTurn = branchTurns.get(header.id);
+  return {
+    sessionId: header.id,
+    ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
+    ...(title === undefined ? {} : { title }),
+    createdAt: new Date(header.createdAt).toISOString(),
+    ...(updatedAt === undefined ? {} : { updatedAt }),
+    eventCount,
+    header,
+    ...(branchTurn === undefined ? {} : { branchTurn }),
+    children: node.children.map((child) => lineageJson(child, branchTurns)),
+  };
 }
 
 function byCreation(a: LineageNode, b: LineageNode): number {

@@ -140,8 +140,10 @@ interface OpenStep {
   readonly step: number;
   /** Whether its `step/start` was read by this builder (else the step began before its first page). */
   readonly startedHere: boolean;
-  /** Blocks whose `block-start` this builder read. */
+  /** Blocks whose `block-start` is among the chunks gathered now (since the last item). */
   readonly startedBlocks: Set<number>;
+  /** Whether an item of this step was handed on unfinished: what follows continues it. */
+  cut: boolean;
   chunks: StreamChunk[];
   firstSeq: number;
   lastSeq: number;
@@ -225,6 +227,7 @@ export class ViewItemBuilder {
       step,
       startedHere,
       startedBlocks: new Set(),
+      cut: false,
       chunks: [],
       firstSeq: 0,
       lastSeq: 0,
@@ -239,11 +242,13 @@ export class ViewItemBuilder {
   #closeChunks(items: ViewItem[], unfinished = false): void {
     const step = this.#step;
     if (step === undefined || step.chunks.length === 0) return;
-    // A block-end carries the whole block: in a step that began before this builder, the block's
-    // earlier deltas were given already, so only a block started here may take its block-end.
-    const kept = step.startedHere
-      ? step.chunks
-      : step.chunks.filter((c) => c.type !== "block-end" || step.startedBlocks.has(c.index));
+    // A run of chunks continues the step when the step began before this builder or its last item
+    // was handed on unfinished. A block-end carries the whole block, whose earlier deltas were
+    // then given already: only a block started in this run may take its block-end.
+    const continued = step.cut || (!step.startedHere && step.item === undefined);
+    const kept = continued
+      ? step.chunks.filter((c) => c.type !== "block-end" || step.startedBlocks.has(c.index))
+      : step.chunks;
     const item: Mutable<ViewAssistant> = {
       kind: "assistant",
       seq: step.firstSeq,
@@ -255,9 +260,11 @@ export class ViewItemBuilder {
     };
     if (step.usage !== undefined) item.usage = step.usage;
     if (step.finish !== undefined) item.finish = step.finish;
-    if (!step.startedHere && step.item === undefined) item.continued = true;
+    if (continued) item.continued = true;
     if (unfinished) item.unfinished = true;
-    if (item.continued || item.unfinished) item.partial = true;
+    if (continued || unfinished) item.partial = true;
+    step.cut = unfinished;
+    step.startedBlocks.clear();
     step.item = item;
     step.chunks = [];
     step.usage = undefined;
@@ -278,6 +285,22 @@ export class ViewItemBuilder {
         return;
       default:
         break;
+    }
+    const open = this.#step;
+    if ((e.type === "step/end" || e.type === "turn/end") && open?.cut === true) {
+      // The step's last item was handed on unfinished: an empty item that continues it says it ended.
+      items.push({
+        kind: "assistant",
+        seq: e.seq,
+        turn: open.turn,
+        step: open.step,
+        text: "",
+        chunkSeqs: [e.seq, e.seq],
+        chunkCount: 0,
+        partial: true,
+        continued: true,
+      });
+      open.cut = false;
     }
     const row = rowOf(e, this.#toolNames);
     const item = row === undefined ? undefined : this.#itemOf(row);
@@ -308,11 +331,12 @@ export class ViewItemBuilder {
   ): void {
     const step = this.#step;
     const same = step !== undefined && step.turn === turn && step.step === stepNo;
-    if (same && step.item !== undefined) {
+    if (same && step.item !== undefined && !step.cut) {
       if (usage !== undefined && step.item.usage === undefined) step.item.usage = usage;
       return;
     }
-    const continued = !same || !step.startedHere;
+    // The message repeats what the chunks said: after chunks handed on before, only its usage is new.
+    const continued = !same || !step.startedHere || step.cut;
     const item: Mutable<ViewAssistant> = {
       kind: "assistant",
       seq,
@@ -327,7 +351,10 @@ export class ViewItemBuilder {
       item.continued = true;
       item.partial = true;
     }
-    if (same) step.item = item;
+    if (same) {
+      step.item = item;
+      step.cut = false;
+    }
     items.push(item);
   }
 

@@ -174,6 +174,6 @@ function invalidStore(message: string): StorageError<"INVALID_PARAMS"> {
 }
 
 /** The URL without its password, for messages. */
-function redact(url: string): string {
+export function redact(url: string): string {
   return url.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1@");
 }
