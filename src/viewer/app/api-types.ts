@@ -2,27 +2,20 @@
 import type {
   ReplayEntry,
   SessionHeader,
+  SessionListEntry,
   SessionSearchResult,
-} from "../../../generated/types.gen.js";
+} from "../../generated.js";
 import type { ViewItem } from "../../view/view-items.js";
 
 export type { ReplayEntry, SessionHeader, SessionSearchResult, ViewItem };
 
-/** One listed session. */
-export interface ViewSession {
-  readonly id: string;
-  readonly cwd?: string;
-  readonly createdAt?: string | number;
-  readonly parentSessionId?: string;
-  readonly seedLength?: number;
-  readonly eventCount: number;
-  readonly turnCount?: number;
-  readonly lastActivity?: string;
-  readonly title?: string;
-}
+/** One listed session: exactly what the RPC `session/list` answers for it. */
+export type ViewSession = SessionListEntry;
 
-/** A node of a lineage tree: a session and the sessions forked from it. */
-export type LineageNode = ViewSession & {
+/** A node of a lineage tree: a listed session, its creation time and the sessions forked from it. */
+export type LineageNode = SessionListEntry & {
+  /** ISO 8601. */
+  readonly createdAt: string;
   readonly children: readonly LineageNode[];
   /** For a fork: the turn its seed ends after. */
   readonly branchTurn?: number;

@@ -16,14 +16,15 @@ function byBranchTurn(children: readonly LineageNode[]): [number | undefined, Li
 }
 
 function Node({ node, current }: { node: LineageNode; current: string }) {
-  const path = `/s/${encodeURIComponent(node.id)}`;
-  const isFork = node.parentSessionId !== undefined;
+  const id = node.sessionId;
+  const path = `/s/${encodeURIComponent(id)}`;
+  const isFork = node.header.parentSession !== undefined;
   return html`<li class="lineage-item">
-    <div class=${`lineage-node${node.id === current ? " current" : ""}`} data-testid="lineage-node" data-id=${node.id}>
-      <a href=${href(path)} data-route=${path}>${node.id}</a>
+    <div class=${`lineage-node${id === current ? " current" : ""}`} data-testid="lineage-node" data-id=${id}>
+      <a href=${href(path)} data-route=${path}>${id}</a>
       ${node.title && html`<span class="title">${node.title}</span>`}
       <span class="muted">${plural(node.eventCount, "event")}</span>
-      ${isFork && html`<span class="badge fork" data-testid="seed-length">seed ${node.seedLength ?? 0}</span>`}
+      ${isFork && html`<span class="badge fork" data-testid="seed-length">seed ${node.header.seedLength ?? 0}</span>`}
     </div>
     ${
       node.children.length > 0 &&
@@ -34,7 +35,7 @@ function Node({ node, current }: { node: LineageNode; current: string }) {
             forks,
           ]) => html`<li class="branch-group" data-testid="branch-group" data-turn=${turn}>
             <div class="muted branch-label">${turn === undefined ? "forks" : `forks after turn ${turn}`}</div>
-            <ul>${forks.map((f) => html`<${Node} key=${f.id} node=${f} current=${current} />`)}</ul>
+            <ul>${forks.map((f) => html`<${Node} key=${f.sessionId} node=${f} current=${current} />`)}</ul>
           </li>`,
         )}
       </ul>`

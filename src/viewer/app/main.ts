@@ -32,7 +32,7 @@ function start(): void {
   } else {
     source = new HttpSource(takeToken());
   }
-  render(html`<${App} source=${source} initial=${data?.session.id} />`, root);
+  render(html`<${App} source=${source} initial=${data?.session.sessionId} />`, root);
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

@@ -1,6 +1,6 @@
 // A session's replay script entry by entry (chunks, throw, hang), as an agent under test receives it.
 import { useEffect, useState } from "preact/hooks";
-import type { StreamChunk } from "../../../generated/types.gen.js";
+import type { StreamChunk } from "../../generated.js";
 import type { ReplayEntry, ReplayScript } from "./api-types.js";
 import { plural } from "./format.js";
 import { html } from "./html.js";

@@ -73,8 +73,8 @@ export function Session({ source, id, tab, seq, turn }: SessionProps) {
   if (detail === undefined)
     return html`<main class="page"><div class="muted">loading…</div></main>`;
   const { session, header } = detail;
-  const seedLength = header.seedLength ?? session.seedLength ?? 0;
-  const parent = header.parentSession ?? session.parentSessionId;
+  const seedLength = header.seedLength ?? 0;
+  const parent = header.parentSession;
   const at = turn !== undefined ? turnSeq : seq;
   const parentPath = parent === undefined ? "" : `/s/${encodeURIComponent(parent)}`;
   return html`<main class="page" data-testid="session-view" data-id=${id}>
@@ -84,8 +84,7 @@ export function Session({ source, id, tab, seq, turn }: SessionProps) {
         <span class="id">${id}</span>
         ${session.cwd !== undefined && html`<span>${session.cwd}</span>`}
         <span>${plural(session.eventCount, "event")}</span>
-        ${session.turnCount !== undefined && html`<span>${plural(session.turnCount, "turn")}</span>`}
-        <span>${shortTime(session.lastActivity ?? session.createdAt)}</span>
+        <span>${shortTime(session.updatedAt ?? header.createdAt)}</span>
         ${
           parent !== undefined &&
           html`<span data-testid="fork-of">fork of <a href=${href(parentPath)} data-route=${parentPath}>${parent}</a>, seed ${seedLength}</span>`

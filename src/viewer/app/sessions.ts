@@ -9,19 +9,19 @@ import type { DataSource } from "./source.js";
 type ListRoute = { name: "list"; q: string; cwd: string; prefix: string };
 
 function SessionRow({ session }: { session: ViewSession }) {
-  const path = `/s/${encodeURIComponent(session.id)}`;
-  return html`<li class="session-row" data-testid="session-row" data-id=${session.id}>
+  const { sessionId: id, header } = session;
+  const path = `/s/${encodeURIComponent(id)}`;
+  return html`<li class="session-row" data-testid="session-row" data-id=${id}>
     <a class="title" href=${href(path)} data-route=${path}>${session.title || "(no title)"}</a>
     ${
-      session.parentSessionId !== undefined &&
-      html`<span class="badge fork" data-testid="fork-mark" title=${`forked from ${session.parentSessionId}`}>fork</span>`
+      header.parentSession !== undefined &&
+      html`<span class="badge fork" data-testid="fork-mark" title=${`forked from ${header.parentSession}`}>fork</span>`
     }
     <div class="sub muted">
-      <span class="id">${session.id}</span>
+      <span class="id">${id}</span>
       ${session.cwd !== undefined && html`<span class="cwd">${session.cwd}</span>`}
       <span>${plural(session.eventCount, "event")}</span>
-      ${session.turnCount !== undefined && html`<span>${plural(session.turnCount, "turn")}</span>`}
-      <span title="last activity">${shortTime(session.lastActivity ?? session.createdAt)}</span>
+      <span title="last activity">${shortTime(session.updatedAt ?? header.createdAt)}</span>
     </div>
   </li>`;
 }
@@ -139,7 +139,7 @@ export function Sessions({ source, route }: { source: DataSource; route: ListRou
       search !== undefined
         ? html`<${SearchResults} result=${search} />`
         : html`<ul class="sessions" data-testid="sessions">
-            ${sessions.map((s) => html`<${SessionRow} key=${s.id} session=${s} />`)}
+            ${sessions.map((s) => html`<${SessionRow} key=${s.sessionId} session=${s} />`)}
           </ul>
           ${!loading && sessions.length === 0 && html`<p class="muted">no sessions</p>`}
           ${cursor !== undefined && html`<button type="button" data-testid="more-sessions" onClick=${more}>more sessions</button>`}`

@@ -1,5 +1,5 @@
 // Small text pieces of the timeline: Markdown, folded long output, token usage.
-import type { TokenUsage } from "../../../generated/types.gen.js";
+import type { TokenUsage } from "../../generated.js";
 import { html } from "./html.js";
 import { markdownHtml } from "./markdown.js";
 

@@ -1,59 +1,20 @@
 // Joins pages of view items (a step cut by a page boundary becomes one item again) and pairs tool calls with their results.
+import { joinPartials } from "../../view/view-items.js";
 import type { ViewItem } from "./api-types.js";
 
-type Assistant = Extract<ViewItem, { kind: "assistant" }>;
 type ToolCall = Extract<ViewItem, { kind: "tool-call" }>;
 type ToolResult = Extract<ViewItem, { kind: "tool-result" }>;
 
-function joined(a: string | undefined, b: string | undefined): string | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return a + b;
-}
-
-/** Two assistant items of one step, `first` earlier in the log: one item. */
-function mergeAssistant(first: Assistant, second: Assistant): Assistant {
-  const reasoning = joined(first.reasoning, second.reasoning);
-  const usage = second.usage ?? first.usage;
-  const finish = second.finish ?? first.finish;
-  return {
-    ...first,
-    text: first.text + second.text,
-    chunkSeqs: [first.chunkSeqs[0], second.chunkSeqs[1]],
-    chunkCount: first.chunkCount + second.chunkCount,
-    ...(reasoning === undefined ? {} : { reasoning }),
-    ...(usage === undefined ? {} : { usage }),
-    ...(finish === undefined ? {} : { finish }),
-    partial: first.continued === true || second.unfinished === true ? true : undefined,
-    continued: first.continued,
-    unfinished: second.unfinished,
-  } as Assistant;
-}
-
-function sameStep(a: ViewItem | undefined, b: ViewItem | undefined): boolean {
-  return (
-    a !== undefined &&
-    b !== undefined &&
-    a.kind === "assistant" &&
-    b.kind === "assistant" &&
-    a.turn === b.turn &&
-    a.step === b.step &&
-    (a.partial === true || b.partial === true)
-  );
-}
-
-/** `earlier` followed by `later` (pages in log order), the step cut between them joined. */
+/**
+ * `earlier` followed by `later` (pages or live batches, in log order), a step cut between them
+ * joined by the view model's own rule.
+ */
 export function joinPages(earlier: readonly ViewItem[], later: readonly ViewItem[]): ViewItem[] {
-  const last = earlier[earlier.length - 1];
-  const first = later[0];
-  if (sameStep(last, first)) {
-    return [
-      ...earlier.slice(0, -1),
-      mergeAssistant(last as Assistant, first as Assistant),
-      ...later.slice(1),
-    ];
-  }
-  return [...earlier, ...later];
+  if (later.length === 0) return [...earlier];
+  if (earlier.length === 0) return joinPartials(later);
+  // Only the seam can join: the items either side of it, then the rest unchanged.
+  const seam = joinPartials([earlier[earlier.length - 1] as ViewItem, ...later.slice(0, 1)]);
+  return [...earlier.slice(0, -1), ...seam, ...later.slice(1)];
 }
 
 /** A row of the drawn timeline: an item, or a tool call with its result (either may be absent). */
