@@ -4,7 +4,7 @@ import type { ViewItem } from "./api-types.js";
 import { html } from "./html.js";
 import type { DataSource } from "./source.js";
 import { Folded, Markdown, pretty, Usage } from "./text-views.js";
-import type { Row } from "./timeline-model.js";
+import { type Row, rowRange } from "./timeline-model.js";
 
 /** What every row needs to know about where it is drawn. */
 export interface RowContext {
@@ -12,8 +12,6 @@ export interface RowContext {
   readonly sessionId: string;
   /** Events below this seq are inherited from the parent (dimmed). */
   readonly seedLength: number;
-  /** The event a deep link points at. */
-  readonly highlight?: number;
 }
 
 /** How a turn ended, when not normally: its mark. */
@@ -128,13 +126,14 @@ function rowTurn(row: Row): number | undefined {
   return row.kind === "item" ? row.item.turn : (row.call?.turn ?? row.result?.turn);
 }
 
-/** One drawn row, with the attributes deep links, keyboard navigation and tests find it by. */
-export function RowView({ row, ctx }: { row: Row; ctx: RowContext }) {
-  const seq = row.kind === "item" ? row.item.seq : row.seq;
-  const last = row.kind === "item" && row.item.kind === "assistant" ? row.item.chunkSeqs[1] : seq;
+/**
+ * One drawn row, with the attributes deep links, keyboard navigation and tests find it by;
+ * `lit` when a deep link points into it.
+ */
+export function RowView({ row, ctx, lit = false }: { row: Row; ctx: RowContext; lit?: boolean }) {
+  const [seq, last] = rowRange(row);
   const kind = row.kind === "item" ? row.item.kind : "tool";
   const inherited = seq < ctx.seedLength && kind !== "seed-boundary";
-  const lit = ctx.highlight !== undefined && ctx.highlight >= seq && ctx.highlight <= last;
   const classes = ["row", `k-${kind}`, inherited ? "inherited" : "", lit ? "highlight" : ""];
   const turn = rowTurn(row);
   return html`<div

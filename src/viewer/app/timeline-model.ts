@@ -51,7 +51,25 @@ export function rowsOf(items: readonly ViewItem[]): Row[] {
   return rows;
 }
 
-/** The seq range an item covers: an assembled step its chunks, others their one event. */
-export function seqRange(item: ViewItem): readonly [number, number] {
-  return item.kind === "assistant" ? item.chunkSeqs : [item.seq, item.seq];
+/** The first and last seq a row shows: a step its chunks, a tool call through its result. */
+export function rowRange(row: Row): readonly [number, number] {
+  if (row.kind === "tool") return [row.seq, row.result?.seq ?? row.seq];
+  const item = row.item;
+  return item.kind === "assistant"
+    ? [item.seq, Math.max(item.seq, item.chunkSeqs[1])]
+    : [item.seq, item.seq];
+}
+
+/**
+ * The row a deep link to event `seq` lights: the one whose range holds it, else the last row
+ * starting before it (an event that draws no row of its own); -1 when none starts at or before it.
+ */
+export function rowAt(rows: readonly Row[], seq: number): number {
+  let before = -1;
+  for (let i = 0; i < rows.length; i++) {
+    const [first, last] = rowRange(rows[i] as Row);
+    if (first <= seq && seq <= last) return i;
+    if (first <= seq) before = i;
+  }
+  return before;
 }

@@ -4,7 +4,7 @@ import type { ViewItem } from "./api-types.js";
 import { html } from "./html.js";
 import { type RowContext, RowView } from "./items.js";
 import type { DataSource } from "./source.js";
-import { joinPages, rowsOf } from "./timeline-model.js";
+import { joinPages, rowAt, rowsOf } from "./timeline-model.js";
 
 /** Events per page the timeline asks for: one page draws the first screen. */
 export const PAGE_EVENTS = 500;
@@ -153,16 +153,12 @@ export function Timeline({ source, sessionId, seedLength, at }: TimelineProps) {
     return stop;
   }, [state.done, source, sessionId]);
 
-  const ctx: RowContext = {
-    source,
-    sessionId,
-    seedLength,
-    ...(at === undefined ? {} : { highlight: at }),
-  };
+  const ctx: RowContext = { source, sessionId, seedLength };
   const rows = rowsOf(state.items);
+  const lit = at === undefined ? -1 : rowAt(rows, at);
   return html`<div class="timeline" data-testid="timeline">
     ${state.first > 0 && html`<div ref=${top} class="sentinel muted" data-testid="load-earlier">events before ${state.first}…</div>`}
-    ${rows.map((row) => html`<${RowView} key=${row.kind === "item" ? `${row.item.kind}-${row.item.seq}` : `tool-${row.seq}`} row=${row} ctx=${ctx} />`)}
+    ${rows.map((row, i) => html`<${RowView} lit=${i === lit} key=${row.kind === "item" ? `${row.item.kind}-${row.item.seq}` : `tool-${row.seq}`} row=${row} ctx=${ctx} />`)}
     ${state.error !== undefined && html`<div class="error" data-testid="error">${state.error}</div>`}
     ${!state.loaded && html`<div class="muted">loading…</div>`}
     ${state.loaded && state.items.length === 0 && state.done && html`<div class="muted">no events</div>`}
