@@ -55,9 +55,14 @@ export function v1ViewerFirstContent(sizes: Sizes): Benchmark {
     id: "V1",
     title: "viewer: time to first content of a large session in headless Chromium",
     async run(ctx) {
-      const what = `viewer first content, ${sizes.logEvents}-event session (sqlite), headless Chromium`;
+      const what = (events: number) =>
+        `viewer first content, ${events}-event session (sqlite), headless Chromium`;
       if (!existsSync(CHROMIUM)) {
-        ctx.skip("V1", what, `no Chromium at ${CHROMIUM} (install the distribution's chromium)`);
+        ctx.skip(
+          "V1",
+          what(sizes.logEvents),
+          `no Chromium at ${CHROMIUM} (install the distribution's chromium)`,
+        );
         return [];
       }
       const { chromium } = await import("playwright-core");
@@ -127,7 +132,7 @@ export function v1ViewerFirstContent(sizes: Sizes): Benchmark {
         return [
           row({
             id: "V1",
-            what,
+            what: what(log.events.length),
             floor: "context: the first timeline page fetched from Node (no browser)",
             unit: "ms",
             ratioOf: "absolute",
