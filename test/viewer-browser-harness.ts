@@ -133,7 +133,10 @@ export function appendFromAnotherProcess(
   const entry = pathToFileURL(join(ROOT, "dist", "src", "index.js")).href;
   const script = `
     import { openBackend, SessionStore } from ${JSON.stringify(entry)};
-    const [url, id, create, drafts] = [process.argv[1], process.argv[2], process.argv[3] === "1", JSON.parse(process.argv[4])];
+    const [url, id, create] = [process.argv[1], process.argv[2], process.argv[3] === "1"];
+    let input = "";
+    for await (const chunk of process.stdin) input += chunk;
+    const drafts = JSON.parse(input);
     const store = new SessionStore({ backend: await openBackend(url) });
     const session = create ? await store.create({ id, meta: { cwd: "/work/viewer-tests" } }) : await store.openForWriting(id);
     const at = session.nextSeq;
@@ -142,10 +145,13 @@ export function appendFromAnotherProcess(
   `;
   const run = spawnSync(
     process.execPath,
-    ["--input-type=module", "-e", script, storeUrl, id, create ? "1" : "0", JSON.stringify(events)],
-    { cwd: ROOT, encoding: "utf8" },
+    ["--input-type=module", "-e", script, storeUrl, id, create ? "1" : "0"],
+    // The events go on stdin: an argument is limited to 128 KiB.
+    { cwd: ROOT, encoding: "utf8", input: JSON.stringify(events) },
   );
-  if (run.status !== 0) throw new Error(`expected the writer to append to ${id}: ${run.stderr}`);
+  if (run.status !== 0) {
+    throw new Error(`expected the writer to append to ${id}: ${run.error ?? run.stderr}`);
+  }
 }
 
 /** Writes a screenshot of `page` as `<name>.png` in {@link ARTIFACTS}. */

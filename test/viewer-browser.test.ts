@@ -1,7 +1,8 @@
 // The session viewer in a real browser: `seedline ui` spawned on a SQLite store holding the corpus, driven in the distribution's headless Chromium.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedline } from "./cli-harness.js";
@@ -31,6 +32,9 @@ const TOOL_SESSION = corpusId("fs-read/session.jsonl");
 const MULTI_TURN = corpusId("multi-turn/session.jsonl");
 const HOSTILE = "viewer-hostile";
 const LIVE = "viewer-live";
+/** A session of 600 one-message turns (1,800 events): four timeline pages. */
+const LONG = "viewer-long";
+const LONG_TURNS = 600;
 /** Text a log may hold that would run script if it were rendered as HTML. */
 const HOSTILE_TEXT =
   'look: <script>window.__seedlinePwned = 1</script> and <img src=x onerror="window.__seedlinePwned = 2"> end';
@@ -44,7 +48,8 @@ interface PageGlobals {
   __seedlinePwned?: number;
   __sameDocument?: boolean;
   getComputedStyle(element: unknown): { borderTopStyle: string };
-  document: { activeElement: { id: string } | null };
+  scrollTo(x: number, y: number): void;
+  document: { activeElement: { id: string } | null; body: { scrollHeight: number } };
 }
 
 /** A path of the viewer, for page.goto. */
@@ -70,6 +75,10 @@ describe.skipIf(unavailable !== undefined)(
       expect(run.stderr).toContain("imported");
       appendFromAnotherProcess(store, HOSTILE, userTurn(1, HOSTILE_TEXT), true);
       appendFromAnotherProcess(store, LIVE, userTurn(1, "a session written while watched"), true);
+      const long = Array.from({ length: LONG_TURNS }, (_, i) =>
+        userTurn(i + 1, `message ${i + 1}`),
+      );
+      appendFromAnotherProcess(store, LONG, long.flat(), true);
       viewer = await startViewer(store);
       browser = await launchBrowser();
       context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
@@ -243,6 +252,8 @@ describe.skipIf(unavailable !== undefined)(
     });
 
     it("shows <script> and <img onerror> from a log as text; nothing runs", async () => {
+      // Seen failing with markdown-it's html option turned on: the message text lost its tags
+      // (the browser parsed them) and an <img> appeared; the page's CSP alone hid the rest.
       await page.goto(at(viewer, `/s/${enc(HOSTILE)}`));
       const message = page.locator(".msg.role-user").first();
       await message.waitFor();
@@ -261,6 +272,8 @@ describe.skipIf(unavailable !== undefined)(
     });
 
     it("opens deep links to an event and to a turn at their place", async () => {
+      // Seen failing (no lit row) while a tool call's row covered only the call's own seq: a
+      // link to its result's event lit nothing.
       const tool = await fetch(
         at(viewer, `/api/sessions/${enc(TOOL_SESSION)}/events?fromSeq=0&limit=2000`),
         {
@@ -286,6 +299,91 @@ describe.skipIf(unavailable !== undefined)(
       const turn = page.locator('.timeline .highlight[data-testid="turn"]');
       await turn.waitFor();
       expect(await turn.getAttribute("data-turn")).toBe("2");
+    });
+
+    it("loads one page on open and the next as the reader scrolls, never the whole log", async () => {
+      const asked: string[] = [];
+      const onRequest = (request: { url(): string }) => {
+        const url = new URL(request.url());
+        if (url.pathname.endsWith("/timeline")) asked.push(url.search);
+      };
+      page.on("request", onRequest);
+      try {
+        await page.goto(at(viewer, `/s/${LONG}`));
+        await page.getByTestId("turn").first().waitFor();
+        expect(asked).toEqual(["?fromSeq=0&limit=500"]);
+        const firstPage = await page.getByTestId("turn").count();
+        expect(firstPage).toBeLessThan(LONG_TURNS);
+        await page.evaluate(() => {
+          const g = globalThis as unknown as PageGlobals;
+          g.scrollTo(0, g.document.body.scrollHeight);
+        });
+        // The next page is there once a turn past the first page's is drawn.
+        await page.getByTestId("turn").nth(firstPage).waitFor({ state: "attached" });
+        expect(asked[1]).toMatch(/^\?fromSeq=\d+&limit=500$/);
+        const turns = await page
+          .getByTestId("turn")
+          .evaluateAll((els) => els.map((el) => Number(el.getAttribute("data-turn"))));
+        // The pages join without a gap or a repeat.
+        expect(turns).toEqual(turns.map((_, i) => i + 1));
+      } finally {
+        page.off("request", onRequest);
+      }
+    });
+
+    it("opens a deep link in the middle at its page and loads earlier pages scrolling up", async () => {
+      const asked: string[] = [];
+      const onRequest = (request: { url(): string }) => {
+        const url = new URL(request.url());
+        if (url.pathname.endsWith("/timeline")) asked.push(url.search);
+      };
+      page.on("request", onRequest);
+      try {
+        // Seq 1201 is turn 401's user message (three events a turn).
+        await page.goto(at(viewer, `/s/${LONG}/e/1201`));
+        const lit = page.locator(".timeline .highlight");
+        await lit.waitFor();
+        expect(await lit.textContent()).toContain("message 401");
+        expect(asked).toEqual(["?fromSeq=1000&limit=500"]);
+        await page.getByTestId("load-earlier").scrollIntoViewIfNeeded();
+        await page.locator('[data-testid="turn"][data-turn="300"]').waitFor({ state: "attached" });
+        expect(asked[1]).toBe("?fromSeq=500&limit=500");
+        const turns = await page
+          .getByTestId("turn")
+          .evaluateAll((els) => els.map((el) => Number(el.getAttribute("data-turn"))));
+        const first = turns[0] as number;
+        expect(turns).toEqual(turns.map((_, i) => first + i));
+      } finally {
+        page.off("request", onRequest);
+      }
+    });
+
+    it("opens an HTML export offline: the session drawn from its embedded data, nothing fetched", async () => {
+      const run = seedline(["export", FORK_CHILD, "--format", "html", "--store", store]);
+      expect(run.status).toBe(0);
+      const file = join(temp, "fork.html");
+      writeFileSync(file, run.stdout);
+      const offline = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+      try {
+        const exported = await offline.newPage();
+        const requests: string[] = [];
+        exported.on("request", (request) => requests.push(request.url()));
+        const errors: string[] = [];
+        exported.on("pageerror", (error) => errors.push(String(error)));
+        await exported.goto(pathToFileURL(file).href);
+        await exported.getByTestId("seed-boundary").waitFor();
+        expect(await exported.getByTestId("session-title").textContent()).toContain("MARMALADE");
+        // Compare needs the parent's log: an export has no compare tab.
+        expect(await exported.getByTestId("tab-compare").count()).toBe(0);
+        await exported.getByTestId("tab-replay").click();
+        expect(await exported.getByTestId("replay-entry").count()).toBe(1);
+        await exported.getByTestId("tab-lineage").click();
+        expect(await exported.getByTestId("lineage-node").count()).toBe(2);
+        expect(requests.filter((url) => !url.startsWith("file:"))).toEqual([]);
+        expect(errors).toEqual([]);
+      } finally {
+        await offline.close();
+      }
     });
 
     it("moves between turns with j/k, focuses search with /, goes back with Esc", async () => {

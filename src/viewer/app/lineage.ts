@@ -15,13 +15,22 @@ function byBranchTurn(children: readonly LineageNode[]): [number | undefined, Li
   return [...groups].sort(([a], [b]) => (a ?? Infinity) - (b ?? Infinity));
 }
 
-function Node({ node, current }: { node: LineageNode; current: string }) {
+/** A tree's node; in an export (`offline`) only the exported session is there to open. */
+function Node({
+  node,
+  current,
+  offline,
+}: {
+  node: LineageNode;
+  current: string;
+  offline: boolean;
+}) {
   const id = node.sessionId;
   const path = `/s/${encodeURIComponent(id)}`;
   const isFork = node.header.parentSession !== undefined;
   return html`<li class="lineage-item">
     <div class=${`lineage-node${id === current ? " current" : ""}`} data-testid="lineage-node" data-id=${id}>
-      <a href=${href(path)} data-route=${path}>${id}</a>
+      ${offline ? html`<span class="id">${id}</span>` : html`<a href=${href(path)} data-route=${path}>${id}</a>`}
       ${node.title && html`<span class="title">${node.title}</span>`}
       <span class="muted">${plural(node.eventCount, "event")}</span>
       ${isFork && html`<span class="badge fork" data-testid="seed-length">seed ${node.header.seedLength ?? 0}</span>`}
@@ -35,7 +44,7 @@ function Node({ node, current }: { node: LineageNode; current: string }) {
             forks,
           ]) => html`<li class="branch-group" data-testid="branch-group" data-turn=${turn}>
             <div class="muted branch-label">${turn === undefined ? "forks" : `forks after turn ${turn}`}</div>
-            <ul>${forks.map((f) => html`<${Node} key=${f.sessionId} node=${f} current=${current} />`)}</ul>
+            <ul>${forks.map((f) => html`<${Node} key=${f.sessionId} node=${f} current=${current} offline=${offline} />`)}</ul>
           </li>`,
         )}
       </ul>`
@@ -44,8 +53,9 @@ function Node({ node, current }: { node: LineageNode; current: string }) {
 }
 
 /** The whole tree the current session belongs to, the current one marked. */
-export function Lineage({ root, current }: { root: LineageNode; current: string }) {
+export function Lineage(props: { root: LineageNode; current: string; offline: boolean }) {
+  const { root, current, offline } = props;
   return html`<div class="lineage" data-testid="lineage">
-    <ul class="lineage-root"><${Node} node=${root} current=${current} /></ul>
+    <ul class="lineage-root"><${Node} node=${root} current=${current} offline=${offline} /></ul>
   </div>`;
 }

@@ -87,7 +87,7 @@ export function Session({ source, id, tab, seq, turn }: SessionProps) {
         <span>${shortTime(session.updatedAt ?? header.createdAt)}</span>
         ${
           parent !== undefined &&
-          html`<span data-testid="fork-of">fork of <a href=${href(parentPath)} data-route=${parentPath}>${parent}</a>, seed ${seedLength}</span>`
+          html`<span data-testid="fork-of">fork of ${source.isStatic ? parent : html`<a href=${href(parentPath)} data-route=${parentPath}>${parent}</a>`}, seed ${seedLength}</span>`
         }
       </div>
       <${Tabs} id=${id} tab=${tab} isFork=${parent !== undefined} source=${source} />
@@ -97,7 +97,7 @@ export function Session({ source, id, tab, seq, turn }: SessionProps) {
       (turn === undefined || turnSeq !== undefined) &&
       html`<${Timeline} key=${`${id}@${at ?? ""}`} source=${source} sessionId=${id} seedLength=${seedLength} at=${at} />`
     }
-    ${tab === "lineage" && html`<${Lineage} root=${detail.lineage} current=${id} />`}
+    ${tab === "lineage" && html`<${Lineage} root=${detail.lineage} current=${id} offline=${source.isStatic} />`}
     ${tab === "compare" && html`<${Compare} source=${source} id=${id} />`}
     ${tab === "replay" && html`<${Replay} source=${source} id=${id} />`}
   </main>`;

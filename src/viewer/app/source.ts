@@ -145,8 +145,9 @@ export class StaticSource implements DataSource {
   search(): Promise<SessionSearchResult> {
     return unavailable("search");
   }
-  session(): Promise<SessionDetail> {
+  session(id: string): Promise<SessionDetail> {
     const { session, header, lineage } = this.data;
+    if (id !== session.sessionId) return unavailable(`session ${id}`);
     return Promise.resolve({ session, header, lineage });
   }
   timeline(_id: string, fromSeq: number): Promise<TimelinePage> {
