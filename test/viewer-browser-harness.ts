@@ -154,6 +154,38 @@ export function appendFromAnotherProcess(
   }
 }
 
+/**
+ * Records `ops` (the `session/record` ops: turn_start, step_start, chunks, tool_result, step_end,
+ * turn_end) into session `id` of `storeUrl` from a second process through the built package's
+ * TurnRecorder, creating the session first.
+ * @throws Error when the recorder refuses an op or the process fails.
+ */
+export function recordFromAnotherProcess(
+  storeUrl: string,
+  id: string,
+  ops: readonly unknown[],
+): void {
+  const entry = pathToFileURL(join(ROOT, "dist", "src", "index.js")).href;
+  const script = `
+    import { openBackend, SessionStore, TurnRecorder } from ${JSON.stringify(entry)};
+    const [url, id] = [process.argv[1], process.argv[2]];
+    let input = "";
+    for await (const chunk of process.stdin) input += chunk;
+    const store = new SessionStore({ backend: await openBackend(url) });
+    await store.create({ id, meta: { cwd: "/work/viewer-tests" } });
+    await new TurnRecorder(await store.openForWriting(id)).record(JSON.parse(input));
+    await store.close();
+  `;
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", script, storeUrl, id], {
+    cwd: ROOT,
+    encoding: "utf8",
+    input: JSON.stringify(ops),
+  });
+  if (run.status !== 0) {
+    throw new Error(`expected the recorder to record into ${id}: ${run.error ?? run.stderr}`);
+  }
+}
+
 /** Writes a screenshot of `page` as `<name>.png` in {@link ARTIFACTS}. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(ARTIFACTS, { recursive: true });

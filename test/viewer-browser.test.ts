@@ -11,6 +11,7 @@ import {
   appendFromAnotherProcess,
   browserUnavailable,
   launchBrowser,
+  recordFromAnotherProcess,
   screenshot,
   startViewer,
   userTurn,
@@ -35,6 +36,9 @@ const LIVE = "viewer-live";
 /** A session of 600 one-message turns (1,800 events): four timeline pages. */
 const LONG = "viewer-long";
 const LONG_TURNS = 600;
+/** A session recorded with a tool call whose output is 40 lines, then a cancelled turn. */
+const TOOLS = "viewer-tools";
+const TOOL_OUTPUT = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`).join("\n");
 /** Text a log may hold that would run script if it were rendered as HTML. */
 const HOSTILE_TEXT =
   'look: <script>window.__seedlinePwned = 1</script> and <img src=x onerror="window.__seedlinePwned = 2"> end';
@@ -79,6 +83,31 @@ describe.skipIf(unavailable !== undefined)(
         userTurn(i + 1, `message ${i + 1}`),
       );
       appendFromAnotherProcess(store, LONG, long.flat(), true);
+      recordFromAnotherProcess(store, TOOLS, [
+        { op: "turn_start", prompt: "List the folder." },
+        { op: "step_start" },
+        {
+          op: "chunks",
+          chunks: [
+            { type: "text-delta", index: 0, text: "Listing." },
+            {
+              type: "tool-call-delta",
+              index: 1,
+              id: "c1",
+              name: "ls",
+              argumentsDelta: '{"path":"/work","all":true}',
+            },
+            { type: "finish", reason: { kind: "tool-calls" } },
+          ],
+        },
+        { op: "tool_result", callId: "c1", content: TOOL_OUTPUT },
+        { op: "step_end" },
+        { op: "turn_end" },
+        { op: "turn_start", prompt: "Now stop halfway." },
+        { op: "step_start" },
+        { op: "chunks", chunks: [{ type: "text-delta", index: 0, text: "Work" }] },
+        { op: "turn_end", reason: { kind: "aborted" } },
+      ]);
       viewer = await startViewer(store);
       browser = await launchBrowser();
       context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
@@ -209,6 +238,42 @@ describe.skipIf(unavailable !== undefined)(
       expect(args).toMatch(/^\{\n {2}"/);
       await pair.scrollIntoViewIfNeeded();
       await screenshot(page, "timeline");
+    });
+
+    it("folds long tool output, collapses reasoning, fetches a step's raw chunks, marks a cancelled turn", async () => {
+      await page.goto(at(viewer, `/s/${TOOLS}`));
+      const result = page.getByTestId("tool-result").first();
+      await result.waitFor();
+      const head = await result.locator("pre").first().textContent();
+      expect(head?.split("\n")).toHaveLength(12);
+      const fold = result.locator("details.fold");
+      expect(await fold.locator("summary").textContent()).toBe("28 more lines");
+      expect(await fold.locator("pre").isVisible()).toBe(false);
+      await fold.locator("summary").click();
+      expect(await fold.locator("pre").textContent()).toContain("line 40");
+      expect(await page.getByTestId("tool-call").first().locator("pre").textContent()).toBe(
+        '{\n  "path": "/work",\n  "all": true\n}',
+      );
+      // The second turn was cancelled: its header says so.
+      const second = page.locator('[data-testid="turn"][data-turn="2"]');
+      expect(await second.getByTestId("turn-mark").textContent()).toBe("cancelled");
+      // A step's chunks, assembled, with the raw events one click away.
+      const step = page.getByTestId("assistant").first();
+      expect(await step.locator(".md").textContent()).toContain("Listing.");
+      await step.getByTestId("raw-toggle").click();
+      const raw = step.getByTestId("raw-chunks");
+      await raw.locator("pre").first().waitFor();
+      const events = (await raw.locator("pre").allTextContents()).map(
+        (text) => JSON.parse(text) as { type: string },
+      );
+      expect(events.length).toBeGreaterThan(1);
+      for (const event of events) expect(event.type).toBe("assistant/chunk");
+      // Reasoning starts collapsed (the corpus's steps carry reasoning).
+      await page.goto(at(viewer, `/s/${enc(TOOL_SESSION)}`));
+      const reasoning = page.getByTestId("reasoning").first();
+      await reasoning.waitFor();
+      expect(await reasoning.getAttribute("open")).toBeNull();
+      expect(await reasoning.locator("pre").isVisible()).toBe(false);
     });
 
     it("compares the fork with its parent from the boundary on", async () => {

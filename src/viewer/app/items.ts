@@ -14,12 +14,12 @@ export interface RowContext {
   readonly seedLength: number;
 }
 
-/** How a turn ended, when not normally: its mark. */
+/** How a turn ended, when not normally: its mark (an aborted turn is one the user cancelled). */
 const BAD_ENDS: Record<string, string> = {
   interrupted: "interrupted",
-  cancelled: "cancelled",
-  aborted: "aborted",
+  aborted: "cancelled",
   error: "errored",
+  rejected: "rejected",
 };
 
 function endMark(reason: string | undefined) {

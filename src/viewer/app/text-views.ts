@@ -10,16 +10,33 @@ export function Markdown({ text }: { text: string }) {
 
 /** Output longer than this many lines is folded: its head shows, the rest one click away. */
 export const FOLD_LINES = 12;
+/** Output longer than this many characters (long lines wrap) is folded likewise. */
+export const FOLD_CHARS = 1200;
 
-/** Plain text in a <pre>, as text nodes; long text folded to its first lines. */
+/** Where `text` folds: the end of its head, or undefined when it is short enough to show whole. */
+function foldAt(text: string): { at: number; rest: string } | undefined {
+  let at = -1;
+  for (let i = 0; i < FOLD_LINES; i++) {
+    at = text.indexOf("\n", at + 1);
+    if (at < 0) break;
+  }
+  const byLines = at < 0 ? text.length : at;
+  const end = Math.min(byLines, FOLD_CHARS);
+  if (end >= text.length) return undefined;
+  const restLines = text.slice(end).split("\n").length - 1;
+  const rest = restLines > 0 ? `${restLines} more lines` : `${text.length - end} more characters`;
+  return { at: end, rest };
+}
+
+/** Plain text in a <pre>, as text nodes; long text folded to its head. */
 export function Folded({ text, testid }: { text: string; testid?: string }) {
-  const lines = text.split("\n");
-  if (lines.length <= FOLD_LINES) return html`<pre class="out" data-testid=${testid}>${text}</pre>`;
+  const fold = foldAt(text);
+  if (fold === undefined) return html`<pre class="out" data-testid=${testid}>${text}</pre>`;
   return html`<div class="folded" data-testid=${testid}>
-    <pre class="out">${lines.slice(0, FOLD_LINES).join("\n")}</pre>
+    <pre class="out">${text.slice(0, fold.at)}</pre>
     <details class="fold">
-      <summary>${lines.length - FOLD_LINES} more lines</summary>
-      <pre class="out">${lines.slice(FOLD_LINES).join("\n")}</pre>
+      <summary>${fold.rest}</summary>
+      <pre class="out">${text.slice(fold.at).replace(/^\n/, "")}</pre>
     </details>
   </div>`;
 }

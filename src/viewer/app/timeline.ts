@@ -34,8 +34,17 @@ export interface TimelineProps {
   readonly at?: number;
 }
 
-/** Calls `onVisible` while `ref`'s element is near the viewport. */
-function useNearViewport(ref: { current: Element | null }, onVisible: () => void, active: boolean) {
+/**
+ * Calls `onVisible` when `ref`'s element comes near the viewport. The observer is made again
+ * whenever `key` changes (a page landed): a new observer reports the element's state at once, so
+ * a sentinel still in view after a short page asks for the next one.
+ */
+function useNearViewport(
+  ref: { current: Element | null },
+  onVisible: () => void,
+  active: boolean,
+  key: number,
+) {
   const callback = useRef(onVisible);
   callback.current = onVisible;
   useEffect(() => {
@@ -49,7 +58,7 @@ function useNearViewport(ref: { current: Element | null }, onVisible: () => void
     );
     observer.observe(element);
     return () => observer.disconnect();
-  }, [active, ref]);
+  }, [active, ref, key]);
 }
 
 export function Timeline({ source, sessionId, seedLength, at }: TimelineProps) {
@@ -125,8 +134,8 @@ export function Timeline({ source, sessionId, seedLength, at }: TimelineProps) {
     );
   };
 
-  useNearViewport(bottom, loadMore, state.loaded && !state.done);
-  useNearViewport(top, loadEarlier, state.loaded && state.first > 0);
+  useNearViewport(bottom, loadMore, state.loaded && !state.done, state.next);
+  useNearViewport(top, loadEarlier, state.loaded && state.first > 0, state.first);
 
   useEffect(() => {
     const more = () => loadMore();
