@@ -31,6 +31,8 @@ const FORK_CHILD = corpusId("subagent-fork/session.1.jsonl");
 const FORK_PARENT = corpusId("subagent-fork/session.jsonl");
 const TOOL_SESSION = corpusId("fs-read/session.jsonl");
 const MULTI_TURN = corpusId("multi-turn/session.jsonl");
+/** A subagent spawned by its parent: a child with no seed, not a fork. */
+const SPAWNED = corpusId("subagent-spawn/session.1.jsonl");
 const HOSTILE = "viewer-hostile";
 const LIVE = "viewer-live";
 /** A session of 600 one-message turns (1,800 events): four timeline pages. */
@@ -134,6 +136,9 @@ describe.skipIf(unavailable !== undefined)(
       await expect(child.getByTestId("fork-mark").textContent()).resolves.toBe("fork");
       const parent = page.locator(`[data-testid="session-row"][data-id="${FORK_PARENT}"]`);
       expect(await parent.getByTestId("fork-mark").count()).toBe(0);
+      const spawned = page.locator(`[data-testid="session-row"][data-id="${SPAWNED}"]`);
+      expect(await spawned.getByTestId("child-mark").textContent()).toBe("child");
+      expect(await spawned.getByTestId("fork-mark").count()).toBe(0);
       // The token left the address bar once the cookie held it.
       expect(page.url()).not.toContain("token=");
       await screenshot(page, "list");

@@ -77,6 +77,7 @@ function ItemBody({ item, ctx }: { item: ViewItem; ctx: RowContext }) {
       return html`<div class=${`msg role-${item.role}`}>
         <div class="who">${item.role}${item.source ? ` · ${item.source}` : ""}</div>
         <${Markdown} text=${item.text} />
+        ${item.detail !== undefined && html`<div class="muted detail">${item.detail}</div>`}
       </div>`;
     case "assistant":
       return html`<div class="msg role-assistant" data-testid="assistant">

@@ -27,13 +27,15 @@ function Node({
 }) {
   const id = node.sessionId;
   const path = `/s/${encodeURIComponent(id)}`;
-  const isFork = node.header.parentSession !== undefined;
+  const isFork = node.header.seedLength !== undefined;
+  const isChild = !isFork && node.header.parentSession !== undefined;
   return html`<li class="lineage-item">
     <div class=${`lineage-node${id === current ? " current" : ""}`} data-testid="lineage-node" data-id=${id}>
       ${offline ? html`<span class="id">${id}</span>` : html`<a href=${href(path)} data-route=${path}>${id}</a>`}
       ${node.title && html`<span class="title">${node.title}</span>`}
       <span class="muted">${plural(node.eventCount, "event")}</span>
-      ${isFork && html`<span class="badge fork" data-testid="seed-length">seed ${node.header.seedLength ?? 0}</span>`}
+      ${isFork && html`<span class="badge fork" data-testid="seed-length">seed ${node.header.seedLength}</span>`}
+      ${isChild && html`<span class="badge">spawned</span>`}
     </div>
     ${
       node.children.length > 0 &&
@@ -43,7 +45,7 @@ function Node({
             turn,
             forks,
           ]) => html`<li class="branch-group" data-testid="branch-group" data-turn=${turn}>
-            <div class="muted branch-label">${turn === undefined ? "forks" : `forks after turn ${turn}`}</div>
+            <div class="muted branch-label">${turn === undefined ? "children" : `forks after turn ${turn}`}</div>
             <ul>${forks.map((f) => html`<${Node} key=${f.sessionId} node=${f} current=${current} offline=${offline} />`)}</ul>
           </li>`,
         )}

@@ -75,6 +75,8 @@ export function Session({ source, id, tab, seq, turn }: SessionProps) {
   const { session, header } = detail;
   const seedLength = header.seedLength ?? 0;
   const parent = header.parentSession;
+  // A fork carries its seed length; a child spawned from a parent does not (nothing inherited).
+  const isFork = parent !== undefined && header.seedLength !== undefined;
   const at = turn !== undefined ? turnSeq : seq;
   const parentPath = parent === undefined ? "" : `/s/${encodeURIComponent(parent)}`;
   return html`<main class="page" data-testid="session-view" data-id=${id}>
@@ -87,10 +89,10 @@ export function Session({ source, id, tab, seq, turn }: SessionProps) {
         <span>${shortTime(session.updatedAt ?? header.createdAt)}</span>
         ${
           parent !== undefined &&
-          html`<span data-testid="fork-of">fork of ${source.isStatic ? parent : html`<a href=${href(parentPath)} data-route=${parentPath}>${parent}</a>`}, seed ${seedLength}</span>`
+          html`<span data-testid="fork-of">${isFork ? "fork of" : "spawned by"} ${source.isStatic ? parent : html`<a href=${href(parentPath)} data-route=${parentPath}>${parent}</a>`}${isFork ? `, seed ${seedLength}` : ""}</span>`
         }
       </div>
-      <${Tabs} id=${id} tab=${tab} isFork=${parent !== undefined} source=${source} />
+      <${Tabs} id=${id} tab=${tab} isFork=${isFork} source=${source} />
     </header>
     ${
       tab === "timeline" &&

@@ -15,7 +15,9 @@ function SessionRow({ session }: { session: ViewSession }) {
     <a class="title" href=${href(path)} data-route=${path}>${session.title || "(no title)"}</a>
     ${
       header.parentSession !== undefined &&
-      html`<span class="badge fork" data-testid="fork-mark" title=${`forked from ${header.parentSession}`}>fork</span>`
+      (header.seedLength !== undefined
+        ? html`<span class="badge fork" data-testid="fork-mark" title=${`forked from ${header.parentSession}`}>fork</span>`
+        : html`<span class="badge" data-testid="child-mark" title=${`spawned by ${header.parentSession}`}>child</span>`)
     }
     <div class="sub muted">
       <span class="id">${id}</span>
