@@ -9,6 +9,7 @@ import type { SessionEvent } from "../src/generated.js";
 import { openBackend } from "../src/store/open-backend.js";
 import { SessionStore } from "../src/store/session-store.js";
 import type { ViewItem } from "../src/view/view-items.js";
+import { readAssets } from "../src/viewer/server/assets.js";
 import { balancedLog, simpleTurn } from "./builders.js";
 import { type BackgroundRun, ROOT, seedline, startSeedline } from "./cli-harness.js";
 
@@ -402,6 +403,64 @@ describe("seedline ui: live", () => {
     const { status, body } = await api("/api/sessions/never-was/live");
     expect(status).toBe(404);
     expect(body.error.code).toBe("SESSION_NOT_FOUND");
+  });
+});
+
+describe("seedline ui --allow-write", () => {
+  it("forks through POST /api/sessions/ID/fork and still refuses every other write", async () => {
+    const writer = startSeedline(["ui", "--store", storeUrl, "--allow-write"]);
+    try {
+      await writer.waitFor("the address", (out) => /\?token=\S+\n/.test(out));
+      const address = new URL(writer.stdout().replace("seedline ui: ", "").trim());
+      const key = address.searchParams.get("token") ?? "";
+      const auth = { Authorization: `Bearer ${key}` };
+      const info = await fetch(`${address.origin}/api/info`, { headers: auth });
+      expect(await info.json()).toMatchObject({ readOnly: false });
+      const fork = await fetch(`${address.origin}/api/sessions/${TOOL_TURN}/fork`, {
+        method: "POST",
+        headers: { ...auth, "Content-Type": "application/json" },
+        body: JSON.stringify({ boundary: 103 }),
+      });
+      expect(fork.status).toBe(200);
+      const { header } = (await fork.json()) as {
+        header: { id: string; parentSession: string; seedLength: number };
+      };
+      expect(header).toMatchObject({ parentSession: TOOL_TURN, seedLength: 104 });
+      const listed = await api(`/api/sessions/${header.id}`);
+      expect(listed.body.lineage.sessionId).toBe(TOOL_TURN);
+      const bad = await fetch(`${address.origin}/api/sessions/${TOOL_TURN}/fork`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ boundary: "end" }),
+      });
+      expect(bad.status).toBe(400);
+      const remove = await fetch(`${address.origin}/api/sessions/${TOOL_TURN}`, {
+        method: "DELETE",
+        headers: auth,
+      });
+      expect(remove.status).toBe(405);
+      const tokenless = await fetch(`${address.origin}/api/sessions/${TOOL_TURN}/fork`, {
+        method: "POST",
+      });
+      expect(tokenless.status).toBe(401);
+    } finally {
+      writer.child.kill("SIGTERM");
+      await writer.exited;
+    }
+  });
+});
+
+describe("seedline ui: start-up", () => {
+  it("fails at start with a clear error when the app was never built", () => {
+    expect(() => readAssets(join(temp, "no-viewer-here"))).toThrow(
+      /^viewer assets not built: run npm run build \(expected index\.html, app\.js, app\.css in /,
+    );
+  });
+
+  it("refuses a port that is not one, as a usage error", () => {
+    const run = seedline(["ui", "--store", storeUrl, "--port", "70000"]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('expected --port an integer from 0 to 65535, got "70000"');
   });
 });
 
