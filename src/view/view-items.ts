@@ -310,6 +310,7 @@ export class ViewItemBuilder {
       if (started !== undefined) {
         started.endSeq = e.seq;
         started.reason = e.data.reason.kind;
+        this.#turns.delete(e.data.turn);
       }
       this.#turn = undefined;
     }
