@@ -40,6 +40,9 @@ const LONG = "viewer-long";
 const LONG_TURNS = 600;
 /** A session recorded with a tool call whose output is 40 lines, then a cancelled turn. */
 const TOOLS = "viewer-tools";
+/** A session whose one step streams 700 chunks: longer than a timeline page. */
+const LONG_STEP = "viewer-long-step";
+const LONG_STEP_CHUNKS = 700;
 const TOOL_OUTPUT = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`).join("\n");
 /** Text a log may hold that would run script if it were rendered as HTML. */
 const HOSTILE_TEXT =
@@ -109,6 +112,18 @@ describe.skipIf(unavailable !== undefined)(
         { op: "step_start" },
         { op: "chunks", chunks: [{ type: "text-delta", index: 0, text: "Work" }] },
         { op: "turn_end", reason: { kind: "aborted" } },
+      ]);
+      const deltas = Array.from({ length: LONG_STEP_CHUNKS }, (_, i) => ({
+        type: "text-delta",
+        index: 0,
+        text: `w${i + 1} `,
+      }));
+      recordFromAnotherProcess(store, LONG_STEP, [
+        { op: "turn_start", prompt: "Say a lot." },
+        { op: "step_start" },
+        { op: "chunks", chunks: [...deltas, { type: "finish", reason: { kind: "stop" } }] },
+        { op: "step_end" },
+        { op: "turn_end" },
       ]);
       viewer = await startViewer(store);
       browser = await launchBrowser();
@@ -426,6 +441,25 @@ describe.skipIf(unavailable !== undefined)(
       } finally {
         page.off("request", onRequest);
       }
+    });
+
+    it("joins a step longer than a page into one assembled message, and links into it", async () => {
+      await page.goto(at(viewer, `/s/${LONG_STEP}`));
+      // The pages load as the sentinel comes into view; the step is whole once its finish is read.
+      const step = page.getByTestId("assistant");
+      await page.locator('[data-testid="live-status"]').waitFor();
+      expect(await step.count()).toBe(1);
+      const text = (await step.locator(".md").textContent()) ?? "";
+      expect(text.startsWith("w1 w2 w3 ")).toBe(true);
+      expect(text.trim().endsWith(`w${LONG_STEP_CHUNKS}`)).toBe(true);
+      expect(text.trim().split(" ")).toHaveLength(LONG_STEP_CHUNKS);
+      // A chunk of the second page: its row is the whole step.
+      await page.goto(at(viewer, `/s/${LONG_STEP}/e/650`));
+      const lit = page.locator(".timeline .highlight");
+      await lit.waitFor();
+      expect(await lit.getAttribute("data-kind")).toBe("assistant");
+      expect(Number(await lit.getAttribute("data-seq"))).toBeLessThanOrEqual(650);
+      expect(Number(await lit.getAttribute("data-last"))).toBeGreaterThanOrEqual(650);
     });
 
     it("opens an HTML export offline: the session drawn from its embedded data, nothing fetched", async () => {

@@ -61,6 +61,32 @@ function useNearViewport(
   }, [active, ref, key]);
 }
 
+/**
+ * The items of the events from `from` until at least `until` (or the end of the log): one page,
+ * and more while the server cut a page short of `until` (it cuts before a step that began in the
+ * page and did not end there). `bounded`: no page reaches past `until` (the pages before ones
+ * already drawn). Every page moves on, so this ends.
+ */
+async function fetchSpan(
+  source: DataSource,
+  sessionId: string,
+  span: { from: number; until: number; bounded: boolean },
+): Promise<{ items: ViewItem[]; next: number; done: boolean }> {
+  let items: ViewItem[] = [];
+  let next = span.from;
+  for (;;) {
+    const limit = span.bounded ? Math.min(PAGE_EVENTS, span.until - next) : PAGE_EVENTS;
+    const page = await source.timeline(sessionId, next, limit);
+    items = joinPages(items, page.items);
+    if (page.done) return { items, next: page.nextSeq, done: true };
+    if (page.nextSeq <= next) {
+      throw new Error(`expected a timeline page past seq ${next}, got nextSeq ${page.nextSeq}`);
+    }
+    next = page.nextSeq;
+    if (next >= span.until) return { items, next, done: false };
+  }
+}
+
 export function Timeline({ source, sessionId, seedLength, at }: TimelineProps) {
   const [state, setState] = useState<State>(EMPTY);
   const current = useRef(state);
@@ -74,12 +100,18 @@ export function Timeline({ source, sessionId, seedLength, at }: TimelineProps) {
     setState(EMPTY);
     busy.current = true;
     const start = at === undefined ? 0 : Math.floor(at / PAGE_EVENTS) * PAGE_EVENTS;
-    source.timeline(sessionId, start, PAGE_EVENTS).then(
-      (page) => {
+    // A deep link's event may lie past where its page was cut (before a step begun in it).
+    fetchSpan(source, sessionId, { from: start, until: (at ?? start) + 1, bounded: false }).then(
+      (span) => {
         busy.current = false;
         if (cancelled) return;
-        const { items, fromSeq: first, nextSeq: next, done } = page;
-        setState({ items, first, next, done, loaded: true });
+        setState({
+          items: span.items,
+          first: start,
+          next: span.next,
+          done: span.done,
+          loaded: true,
+        });
       },
       (error: unknown) => {
         busy.current = false;
@@ -117,7 +149,7 @@ export function Timeline({ source, sessionId, seedLength, at }: TimelineProps) {
     if (busy.current || !s.loaded || s.first === 0) return;
     busy.current = true;
     const from = Math.max(0, s.first - PAGE_EVENTS);
-    source.timeline(sessionId, from, s.first - from).then(
+    fetchSpan(source, sessionId, { from, until: s.first, bounded: true }).then(
       (page) => {
         const height = document.documentElement.scrollHeight;
         setState((old) => ({ ...old, items: joinPages(page.items, old.items), first: from }));
