@@ -238,6 +238,12 @@ describe.skipIf(unavailable !== undefined)(
         (el) => (globalThis as unknown as PageGlobals).getComputedStyle(el).borderTopStyle,
       );
       expect(line).toBe("dashed");
+      await boundary.evaluate((el) =>
+        (el as unknown as { scrollIntoView(options: object): void }).scrollIntoView({
+          block: "center",
+        }),
+      );
+      await screenshot(page, "timeline-fork");
     });
 
     it("shows a tool call beside its result, arguments and output pretty-printed", async () => {
