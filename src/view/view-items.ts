@@ -1,6 +1,7 @@
 // The viewer's model of a session's events: timeline items built page by page from the rows the CLI shows, with each step's streamed chunks assembled.
 import type {
   ContentBlock,
+  PendingToolCall,
   SessionEvent,
   SessionHeader,
   StreamChunk,
@@ -82,12 +83,9 @@ export interface ViewAssistant extends At {
   readonly unfinished?: true;
 }
 
-/** A tool call, its arguments pretty-printed when they are JSON. */
-export interface ViewToolCall extends At {
+/** A tool call (as a pending call names it), its arguments pretty-printed when they are JSON. */
+export interface ViewToolCall extends At, PendingToolCall {
   readonly kind: "tool-call";
-  readonly callId: string;
-  readonly name: string;
-  readonly arguments: string;
 }
 
 /** A tool's result; `name` when its call was read before it. */
