@@ -70,14 +70,28 @@ export function Session({ source, id, tab, seq, turn }: SessionProps) {
 
   if (error !== undefined)
     return html`<main class="page"><div class="error" data-testid="error">${error}</div></main>`;
-  if (detail === undefined)
-    return html`<main class="page"><div class="muted">loading…</div></main>`;
+  const at = turn !== undefined ? turnSeq : seq;
+  // The timeline asks for its page at once, beside the session's header (not after it): the
+  // first screen waits for one round trip, not two.
+  const timeline =
+    tab === "timeline" &&
+    (turn === undefined || turnSeq !== undefined) &&
+    html`<${Timeline} key=${`${id}@${at ?? ""}`} source=${source} sessionId=${id} seedLength=${detail?.header.seedLength} at=${at} />`;
+  if (detail === undefined) {
+    return html`<main class="page" data-testid="session-view" data-id=${id}>
+      <header class="session-head">
+        <h2 class="muted">…</h2>
+        <div class="sub muted"><span class="id">${id}</span></div>
+        <${Tabs} id=${id} tab=${tab} isFork=${false} source=${source} />
+      </header>
+      ${timeline}
+    </main>`;
+  }
   const { session, header } = detail;
   const seedLength = header.seedLength ?? 0;
   const parent = header.parentSession;
   // A fork carries its seed length; a child spawned from a parent does not (nothing inherited).
   const isFork = parent !== undefined && header.seedLength !== undefined;
-  const at = turn !== undefined ? turnSeq : seq;
   const parentPath = parent === undefined ? "" : `/s/${encodeURIComponent(parent)}`;
   return html`<main class="page" data-testid="session-view" data-id=${id}>
     <header class="session-head">
@@ -94,11 +108,7 @@ export function Session({ source, id, tab, seq, turn }: SessionProps) {
       </div>
       <${Tabs} id=${id} tab=${tab} isFork=${isFork} source=${source} />
     </header>
-    ${
-      tab === "timeline" &&
-      (turn === undefined || turnSeq !== undefined) &&
-      html`<${Timeline} key=${`${id}@${at ?? ""}`} source=${source} sessionId=${id} seedLength=${seedLength} at=${at} />`
-    }
+    ${timeline}
     ${tab === "lineage" && html`<${Lineage} root=${detail.lineage} current=${id} offline=${source.isStatic} />`}
     ${tab === "compare" && html`<${Compare} source=${source} id=${id} />`}
     ${tab === "replay" && html`<${Replay} source=${source} id=${id} />`}

@@ -29,7 +29,8 @@ const EMPTY: State = { items: [], first: 0, next: 0, done: false, loaded: false 
 export interface TimelineProps {
   readonly source: DataSource;
   readonly sessionId: string;
-  readonly seedLength: number;
+  /** The session's seed length (from its header); until that arrives, the seed boundary's item tells it. */
+  readonly seedLength: number | undefined;
   /** Open at this event: its page loads first, the row holding it is scrolled to and lit. */
   readonly at?: number;
 }
@@ -194,7 +195,9 @@ export function Timeline({ source, sessionId, seedLength, at }: TimelineProps) {
     return stop;
   }, [state.done, source, sessionId]);
 
-  const ctx: RowContext = { source, sessionId, seedLength };
+  const boundary = state.items.find((item) => item.kind === "seed-boundary");
+  const inherited = seedLength ?? (boundary?.kind === "seed-boundary" ? boundary.inherited : 0);
+  const ctx: RowContext = { source, sessionId, seedLength: inherited };
   const rows = rowsOf(state.items);
   const lit = at === undefined ? -1 : rowAt(rows, at);
   return html`<div class="timeline" data-testid="timeline">
