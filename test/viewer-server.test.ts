@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../src/generated.js";
 import { openBackend } from "../src/store/open-backend.js";
+import { redact } from "../src/store/redact-url.js";
 import { SessionStore } from "../src/store/session-store.js";
 import type { ViewItem } from "../src/view/view-items.js";
 import { readAssets } from "../src/viewer/server/assets.js";
@@ -455,6 +456,13 @@ describe("seedline ui: start-up", () => {
     expect(() => readAssets(join(temp, "no-viewer-here"))).toThrow(
       /^viewer assets not built: run npm run build \(expected index\.html, app\.js, app\.css in /,
     );
+  });
+
+  it("tells its store without a password (/api/info shows the URL)", () => {
+    expect(redact("postgres://app:s3cret@db.example:5432/agents?schema=x")).toBe(
+      "postgres://app@db.example:5432/agents?schema=x",
+    );
+    expect(redact(storeUrl)).toBe(storeUrl);
   });
 
   it("refuses a port that is not one, as a usage error", () => {
