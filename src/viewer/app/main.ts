@@ -3,8 +3,16 @@ import "./app.css";
 import { render } from "preact";
 import { App } from "./app.js";
 import { html } from "./html.js";
-import { useHashRouting } from "./router.js";
-import { type DataSource, embeddedData, HttpSource, StaticSource } from "./source.js";
+import { parseRoute, useHashRouting } from "./router.js";
+import {
+  type DataSource,
+  embeddedData,
+  HttpSource,
+  StaticSource,
+  sessionPath,
+  timelinePath,
+} from "./source.js";
+import { PAGE_EVENTS } from "./timeline.js";
 
 /**
  * The token of the address the viewer printed. The page request set the cookie with it; it is
@@ -30,7 +38,14 @@ function start(): void {
     useHashRouting();
     source = new StaticSource(data);
   } else {
-    source = new HttpSource(takeToken());
+    const http = new HttpSource(takeToken());
+    const route = parseRoute(location.pathname, location.search);
+    if (route.name === "session" && route.tab === "timeline" && route.turn === undefined) {
+      // What the timeline asks for first, asked now: the first screen waits for one round trip.
+      const start = route.seq === undefined ? 0 : Math.floor(route.seq / PAGE_EVENTS) * PAGE_EVENTS;
+      http.warm([sessionPath(route.id), timelinePath(route.id, start, PAGE_EVENTS)]);
+    }
+    source = http;
   }
   render(html`<${App} source=${source} initial=${data?.session.sessionId} />`, root);
 }

@@ -63,12 +63,47 @@ function query(params: Record<string, string | number | undefined>): string {
   return parts.length === 0 ? "" : `?${parts.join("&")}`;
 }
 
+/** The API path of a session's header and lineage. */
+export function sessionPath(id: string): string {
+  return `/api/sessions/${enc(id)}`;
+}
+
+/** The API path of one timeline page. */
+export function timelinePath(id: string, fromSeq: number, limit: number): string {
+  return `/api/sessions/${enc(id)}/timeline${query({ fromSeq, limit })}`;
+}
+
 /** The viewer's HTTP API, same origin; the token rides in the cookie the page's `?token=` set, and in a header when known. */
 export class HttpSource implements DataSource {
   readonly isStatic = false;
   constructor(private readonly token: string | undefined) {}
 
-  private async get<T>(path: string): Promise<T> {
+  /** Requests made ahead of the view that will ask for them (see {@link warm}), by path. */
+  private readonly early = new Map<string, Promise<unknown>>();
+
+  /**
+   * Starts the requests a view at `path` makes first (a session's header and first timeline
+   * page), before the app has rendered: the view then takes the answers already on their way.
+   */
+  warm(paths: readonly string[]): void {
+    for (const path of paths) {
+      const answer = this.fetchJson(path);
+      // Taken by the view; an error is the view's to show when it asks.
+      answer.catch(() => {});
+      this.early.set(path, answer);
+    }
+  }
+
+  private get<T>(path: string): Promise<T> {
+    const early = this.early.get(path);
+    if (early !== undefined) {
+      this.early.delete(path);
+      return early as Promise<T>;
+    }
+    return this.fetchJson(path);
+  }
+
+  private async fetchJson<T>(path: string): Promise<T> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
     const response = await fetch(path, { headers, credentials: "same-origin" });
@@ -93,10 +128,10 @@ export class HttpSource implements DataSource {
     return this.get(`/api/search${query({ q, cwd })}`);
   }
   session(id: string): Promise<SessionDetail> {
-    return this.get(`/api/sessions/${enc(id)}`);
+    return this.get(sessionPath(id));
   }
   timeline(id: string, fromSeq: number, limit: number): Promise<TimelinePage> {
-    return this.get(`/api/sessions/${enc(id)}/timeline${query({ fromSeq, limit })}`);
+    return this.get(timelinePath(id, fromSeq, limit));
   }
   turns(id: string): Promise<TurnIndex> {
     return this.get(`/api/sessions/${enc(id)}/turns`);
