@@ -54,6 +54,9 @@ export class ApiError extends Error {
 
 const enc = encodeURIComponent;
 
+/** How long the live stream waits before asking again after its connection dropped. */
+const RECONNECT_MS = 2000;
+
 function query(params: Record<string, string | number | undefined>): string {
   const parts = Object.entries(params)
     .filter(
@@ -146,22 +149,41 @@ export class HttpSource implements DataSource {
     return this.get(`/api/sessions/${enc(id)}/compare`);
   }
   live(id: string, fromSeq: number, handlers: LiveHandlers): () => void {
-    const source = new EventSource(
-      `/api/sessions/${enc(id)}/live${query({ fromSeq, token: this.token })}`,
-    );
-    source.addEventListener("items", (event) => {
-      const data = JSON.parse((event as MessageEvent<string>).data) as {
-        items: ViewItem[];
-        nextSeq: number;
-      };
-      handlers.onItems(data.items, data.nextSeq);
-    });
-    source.addEventListener("end", (event) => {
-      const data = JSON.parse((event as MessageEvent<string>).data) as { reason?: string };
-      source.close();
-      handlers.onEnd(data.reason ?? "ended");
-    });
-    return () => source.close();
+    let next = fromSeq;
+    let stopped = false;
+    let source: EventSource | undefined;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const open = () => {
+      source = new EventSource(
+        `/api/sessions/${enc(id)}/live${query({ fromSeq: next, token: this.token })}`,
+      );
+      source.addEventListener("items", (event) => {
+        const data = JSON.parse((event as MessageEvent<string>).data) as {
+          items: ViewItem[];
+          nextSeq: number;
+        };
+        next = data.nextSeq;
+        handlers.onItems(data.items, data.nextSeq);
+      });
+      source.addEventListener("end", (event) => {
+        const data = JSON.parse((event as MessageEvent<string>).data) as { reason?: string };
+        stopped = true;
+        source?.close();
+        handlers.onEnd(data.reason ?? "ended");
+      });
+      // EventSource would reconnect by itself to the same address, from the seq it first asked
+      // for, and draw what it already drew again: reconnect here, from the last seq received.
+      source.addEventListener("error", () => {
+        source?.close();
+        if (!stopped) retry = setTimeout(open, RECONNECT_MS);
+      });
+    };
+    open();
+    return () => {
+      stopped = true;
+      if (retry !== undefined) clearTimeout(retry);
+      source?.close();
+    };
   }
 }
 
