@@ -326,6 +326,16 @@ describe.skipIf(unavailable !== undefined)(
       expect(await entries.first().getAttribute("data-kind")).toBe("chunks");
       expect(await entries.first().textContent()).toContain("MARMALADE");
       await screenshot(page, "replay");
+      // A cancelled turn's unfinished step replays as a hang.
+      await page.goto(at(viewer, `/s/${TOOLS}/replay`));
+      await page.getByTestId("replay").waitFor();
+      const kinds = await page
+        .getByTestId("replay-entry")
+        .evaluateAll((els) => els.map((el) => el.getAttribute("data-kind")));
+      expect(kinds).toEqual(["chunks", "hang"]);
+      expect(await page.getByTestId("replay-entry").last().textContent()).toContain(
+        "hangs until the caller cancels",
+      );
     });
 
     it("appends what a second process writes, in place, without reloading", async () => {
