@@ -369,6 +369,7 @@ const COMMAND_NAMES = [
   "export",
   "ls",
   "show",
+  "ui",
   "continue",
   "fork",
   "demo",

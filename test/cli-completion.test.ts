@@ -60,7 +60,11 @@ describe("seedline completion bash", () => {
       "ndjson",
       "content-length",
     ]);
-    expect(complete(file, ["seedline", "export", "x", "--format", ""])).toEqual(["jsonl", "md"]);
+    expect(complete(file, ["seedline", "export", "x", "--format", ""])).toEqual([
+      "jsonl",
+      "md",
+      "html",
+    ]);
     expect(complete(file, ["seedline", "completion", ""])).toEqual(["bash", "zsh", "fish"]);
     expect(complete(file, ["seedline", "show", "x", "-"])).toContain("--follow");
     expect(complete(file, ["seedline", "help", "v"])).toEqual(["validate"]);

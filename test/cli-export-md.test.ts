@@ -183,6 +183,6 @@ describe("seedline export --format md", () => {
     const id = readLog(join(CORPUS, "tool-call-turn", "session.jsonl")).header.id;
     const run = seedline(["export", id, "--store", store], { env: ENV });
     expect(run.stdout).toBe(readFileSync(join(CORPUS, "tool-call-turn", "session.jsonl"), "utf8"));
-    expect(seedline(["export", id, "--format", "html", "--store", store]).status).toBe(2);
+    expect(seedline(["export", id, "--format", "pdf", "--store", store]).status).toBe(2);
   });
 });

@@ -1,5 +1,5 @@
 // The packed tarball as a user installs it: strict type-checks of a consumer project, then the SDK and the binary run from it.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -173,6 +173,34 @@ describe("the packed package", () => {
     expect(result.stdout.startsWith("{")).toBe(true);
     const answer = JSON.parse(result.stdout.split("\n")[0] ?? "") as { id: number; result: object };
     expect(answer).toMatchObject({ id: 1, result: { sessions: [] } });
+  });
+
+  // The viewer finds its built app under the installed package's root (dist/viewer, in `files`).
+  it("serves the viewer's app from the installed package", async () => {
+    const bin = join(dir, "node_modules", "seedline", "dist", "src", "cli", "main.js");
+    const store = `sqlite:${join(dir, "viewer.db")}`;
+    expect(
+      run(process.execPath, [bin, "import", "-", "--store", store], {
+        input: '{"type":"session","version":0,"id":"viewer-consumer","createdAt":0}\n',
+      }).status,
+    ).toBe(0);
+    const ui = spawn(process.execPath, [bin, "ui", "--store", store], { cwd: dir });
+    try {
+      const address = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        ui.stdout.setEncoding("utf8").on("data", (text: string) => {
+          out += text;
+          if (out.includes("\n")) resolve(out.replace("seedline ui: ", "").trim());
+        });
+        ui.on("close", (status) => reject(new Error(`expected the address, ui exited ${status}`)));
+      });
+      const url = new URL(address);
+      const js = await fetch(`${url.origin}/assets/app.js${url.search}`);
+      expect(js.status).toBe(200);
+      expect((await js.text()).length).toBeGreaterThan(1000);
+    } finally {
+      ui.kill("SIGTERM");
+    }
   });
 
   it("tells the user to install json-schema-to-typescript when generate needs it", () => {

@@ -1,14 +1,20 @@
-// Vitest global setup: builds dist/ once (tsc -p tsconfig.build.json), so end-to-end tests spawn the real built server.
+// Vitest global setup: builds dist/ once (tsc -p tsconfig.build.json, then the viewer's bundle), so end-to-end tests spawn the real built server.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { buildViewer } from "../scripts/build-viewer.js";
 
 const ROOT = join(import.meta.dirname, "..");
 
 /** The built files the end-to-end tests run (and the package entries they import). */
-const REQUIRED = ["dist/src/rpc/stdio-main.js", "dist/src/index.js", "dist/src/testing/index.js"];
+const REQUIRED = [
+  "dist/src/rpc/stdio-main.js",
+  "dist/src/index.js",
+  "dist/src/testing/index.js",
+  "dist/viewer/app.js",
+];
 
-export default function setup(): void {
+export default async function setup(): Promise<void> {
   try {
     execFileSync(
       process.execPath,
@@ -26,6 +32,8 @@ export default function setup(): void {
       `global-setup: tsc -p tsconfig.build.json reported problems:\n${output}\n`,
     );
   }
+  // The viewer's server serves dist/viewer; a stale bundle would test old browser code.
+  await buildViewer();
   const missing = REQUIRED.filter((path) => !existsSync(join(ROOT, path)));
   if (missing.length > 0) throw new Error(`expected the build to produce ${missing.join(", ")}`);
 }

@@ -15,6 +15,8 @@ const LAYERS = [
   ["replay/"],
   ["recorder/"],
   ["rpc/", "client/"],
+  ["view/"],
+  ["viewer/"],
   ["cli/"],
   ["index.ts"],
 ] as const;

@@ -37,6 +37,7 @@ import {
   staleBuild,
 } from "./runtime.js";
 import { s1Search } from "./s1-search.js";
+import { v1ViewerFirstContent } from "./v1-viewer-first-content.js";
 import { w1WatchLatency } from "./w1-watch-latency.js";
 import { w2IdleWatches } from "./w2-idle-watches.js";
 import { WATCH_KINDS } from "./watch-stores.js";
@@ -68,6 +69,7 @@ export function benchmarks(sizes: Sizes): Benchmark[] {
     m3PagedRead(sizes),
     ...WATCH_KINDS.map((kind) => w1WatchLatency(sizes, kind)),
     ...WATCH_KINDS.map((kind) => w2IdleWatches(sizes, kind)),
+    v1ViewerFirstContent(sizes),
   ];
 }
 

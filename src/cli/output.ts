@@ -121,7 +121,4 @@ export function isoTime(epochMs: number): string {
   return new Date(epochMs).toISOString();
 }
 
-/** `count` with the noun in singular or plural: "1 event", "3 events". */
-export function plural(count: number, noun: string, nouns = `${noun}s`): string {
-  return `${count} ${count === 1 ? noun : nouns}`;
-}
+export { plural } from "../util/plural.js";

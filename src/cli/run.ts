@@ -26,6 +26,7 @@ import { rmCommand } from "./commands/rm.js";
 import { searchCommand } from "./commands/search.js";
 import { serveCommand } from "./commands/serve.js";
 import { showCommand } from "./commands/show.js";
+import { uiCommand } from "./commands/ui.js";
 import { validateCommand } from "./commands/validate.js";
 import { unknownName } from "./did-you-mean.js";
 import type { Output } from "./output.js";
@@ -41,6 +42,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   exportCommand,
   lsCommand,
   showCommand,
+  uiCommand,
   continueCommand,
   searchCommand,
   forkCommand,

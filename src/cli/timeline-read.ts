@@ -2,8 +2,8 @@
 
 import type { SessionStore } from "../store/session-store.js";
 import { sessionNotFound } from "../store/storage-errors.js";
+import { TimelineBuilder, type TimelineRow, type TimelineSummary } from "../view/timeline.js";
 import { CliError } from "./cli-error.js";
-import { TimelineBuilder, type TimelineRow, type TimelineSummary } from "./timeline.js";
 
 /** Events read a page at a time: memory holds one page and the rows being shown. */
 const PAGE = 1_000;

@@ -1,7 +1,7 @@
 // A timeline as text for people: a header block and one line per row, indented by turn and step; streamed text inline as it grows.
 import { cutStyledToWidth, cutToWidth, oneLine } from "../util/text-width.js";
+import type { TimelineRow, TimelineSummary } from "../view/timeline.js";
 import { isoTime, type Palette, plural } from "./output.js";
-import type { TimelineRow, TimelineSummary } from "./timeline.js";
 
 /** How wide a row's text may be before it is cut (display columns), by what it shows. */
 const FIELD_WIDTH = { text: 96, arguments: 80 } as const;

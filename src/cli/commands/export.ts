@@ -1,4 +1,6 @@
-// `seedline export ID [--format jsonl|md]`: writes a stored session to stdout as JSONL (header line, then events) or as Markdown.
+// `seedline export ID [--format jsonl|md|html]`: writes a stored session to stdout as JSONL (header line, then events), as Markdown, or as one self-contained HTML file.
+import { readAssets } from "../../viewer/server/assets.js";
+import { exportData, renderExportHtml } from "../../viewer/server/export-html.js";
 import { type CommandSpec, EXIT_OK } from "../command.js";
 import { resolveSessionArg } from "../session-arg.js";
 import { sessionMarkdown } from "../session-markdown.js";
@@ -6,8 +8,8 @@ import { noStore, STORE_OPTION, storeExists, storeUrl, withStore } from "../stor
 
 export const exportCommand: CommandSpec = {
   name: "export",
-  summary: "write a stored session as JSONL (or Markdown) to stdout",
-  synopsis: "ID [--format jsonl|md] [--store URL]",
+  summary: "write a stored session as JSONL (or Markdown, or HTML) to stdout",
+  synopsis: "ID [--format jsonl|md|html] [--store URL]",
   description: `
 ID is a session id or a unique prefix of one (at least 4 characters). Writes the session to
 stdout. As JSONL (the default): its header line, then one line per event. A
@@ -19,13 +21,18 @@ folded in a <details> block, tool calls with their input and results in code blo
 marked, and in a fork the line where the inherited events end. Text from the log is escaped or
 fenced, never read as Markdown or HTML. The log is read page by page.
 
+With --format html, as one self-contained HTML file to share: the session viewer's timeline,
+lineage and replay script (see seedline ui), its script and style inlined and the session's data
+embedded as JSON in which every <, > and & is escaped, so text from the log stays text. The file
+loads nothing from the network (its Content-Security-Policy allows no connection).
+
 A stored log that ends inside a turn is repaired first (its closers are stored), as every load
 does.`,
   options: {
     format: {
       type: "string",
       arg: "FORMAT",
-      choices: ["jsonl", "md"],
+      choices: ["jsonl", "md", "html"],
       description: "what to write (default: jsonl)",
     },
     store: STORE_OPTION,
@@ -35,6 +42,17 @@ does.`,
     const id = args.positionals[0] as string;
     const url = storeUrl(args.values.store, env);
     if (!storeExists(url)) throw noStore(id, url);
+    if (args.values.format === "html") {
+      // The app is read first: a checkout never built fails before the store is opened.
+      const assets = readAssets();
+      const html = await withStore(url, async (store) => {
+        const source = await resolveSessionArg(store, id);
+        const title = (await store.title(source)) ?? source;
+        return renderExportHtml(assets, await exportData(store, source), title);
+      });
+      out.out(html);
+      return EXIT_OK;
+    }
     if (args.values.format === "md") {
       await withStore(url, async (store) => {
         const source = await resolveSessionArg(store, id);

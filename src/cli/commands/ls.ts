@@ -1,8 +1,9 @@
 // `seedline ls`: the sessions of a store as lineage trees, with event counts and creation times.
 import { resolve } from "node:path";
 import type { StoreListedSession as ListedSession } from "../../store/session-store.js";
+import { lineageJson, lineageTrees } from "../../view/lineage-tree.js";
 import { type CommandSpec, EXIT_OK } from "../command.js";
-import { lineageJson, lineageTrees, renderLineage } from "../lineage.js";
+import { renderLineage } from "../lineage.js";
 import { plural } from "../output.js";
 import { STORE_OPTION, storeExists, storeUrl, withStore } from "../store.js";
 
@@ -60,7 +61,7 @@ exist lists nothing (and is not created).`,
     }
     const trees = lineageTrees(sessions);
     if (args.values.json) {
-      out.out(`${JSON.stringify({ sessions: trees.map(lineageJson) }, null, 2)}\n`);
+      out.out(`${JSON.stringify({ sessions: trees.map((tree) => lineageJson(tree)) }, null, 2)}\n`);
       return EXIT_OK;
     }
     if (sessions.length === 0) {

@@ -1,11 +1,12 @@
 // `seedline show ID`: a stored session as a readable timeline (the last rows, one turn, or all), paged on a terminal; followed, what lands next.
+
+import type { Timeline, TimelineRow, TimelineSummary } from "../../view/timeline.js";
 import { type CommandSpec, EXIT_OK, UsageError } from "../command.js";
 import { followSession, interruption } from "../follow.js";
 import type { Output } from "../output.js";
 import { openSink, type TextSink } from "../pager.js";
 import { resolveSessionArg } from "../session-arg.js";
 import { noStore, STORE_OPTION, storeExists, storeUrl, withStore } from "../store.js";
-import type { Timeline, TimelineRow, TimelineSummary } from "../timeline.js";
 import {
   type RowChoice,
   RowSelection,

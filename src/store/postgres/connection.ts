@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { type ClientConfig, TypeOverrides } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { Durability } from "../backend.js";
+import { redact } from "../redact-url.js";
 import { type PostgresTimeouts, readTimeouts } from "./timeouts.js";
 
 /** The PostgreSQL schema a store lives in when neither the URL nor the options name one. */
@@ -171,9 +172,4 @@ function invalidStore(message: string): StorageError<"INVALID_PARAMS"> {
   return new StorageError("INVALID_PARAMS", message, {
     errors: [{ instancePath: "/store", message }],
   });
-}
-
-/** The URL without its password, for messages. */
-function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1@");
 }

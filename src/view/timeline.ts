@@ -7,7 +7,7 @@ import type {
   SessionHeader,
   TurnEndReason,
 } from "../generated.js";
-import { plural } from "./output.js";
+import { plural } from "../util/plural.js";
 
 /** One row of a timeline; `seq` is the event it shows. */
 export type TimelineRow =
@@ -201,7 +201,7 @@ function chunkRow(e: AssistantChunkEvent): TimelineRow | undefined {
 }
 
 /** The row of an event (a step row without its chunk count), its text whole. */
-function rowOf(e: SessionEvent, toolNames: Map<string, string>): TimelineRow | undefined {
+export function rowOf(e: SessionEvent, toolNames: Map<string, string>): TimelineRow | undefined {
   const { seq } = e;
   switch (e.type) {
     case "turn/start":
