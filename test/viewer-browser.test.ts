@@ -400,6 +400,11 @@ describe.skipIf(unavailable !== undefined)(
       const turn = page.locator('.timeline .highlight[data-testid="turn"]');
       await turn.waitFor();
       expect(await turn.getAttribute("data-turn")).toBe("2");
+      // A link to a session the store does not hold says so, with the API's code.
+      await page.goto(at(viewer, "/s/no-such-session"));
+      const error = page.getByTestId("error").first();
+      await error.waitFor();
+      expect(await error.textContent()).toContain("SESSION_NOT_FOUND");
     });
 
     it("loads one page on open and the next as the reader scrolls, never the whole log", async () => {

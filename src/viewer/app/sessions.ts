@@ -4,7 +4,7 @@ import type { SessionSearchResult, ViewSession } from "./api-types.js";
 import { plural, shortTime } from "./format.js";
 import { html } from "./html.js";
 import { href, navigate, routePath } from "./router.js";
-import type { DataSource } from "./source.js";
+import { type DataSource, errorText } from "./source.js";
 
 type ListRoute = { name: "list"; q: string; cwd: string; prefix: string };
 
@@ -87,7 +87,7 @@ export function Sessions({ source, route }: { source: DataSource; route: ListRou
     const timer = setTimeout(() => {
       const done = () => mine === generation.current && setLoading(false);
       const fail = (e: unknown) => {
-        if (mine === generation.current) setError(String(e));
+        if (mine === generation.current) setError(errorText(e));
         done();
       };
       if (route.q.trim() !== "") {
@@ -124,7 +124,7 @@ export function Sessions({ source, route }: { source: DataSource; route: ListRou
         setSessions((old) => [...old, ...page.sessions]);
         setCursor(page.nextCursor);
       },
-      (e: unknown) => setError(String(e)),
+      (e: unknown) => setError(errorText(e)),
     );
   };
 

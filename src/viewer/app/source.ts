@@ -187,6 +187,12 @@ export class HttpSource implements DataSource {
   }
 }
 
+/** What a failed request says to the reader: the API's code and message, or the error itself. */
+export function errorText(error: unknown): string {
+  if (error instanceof ApiError) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
 function unavailable(what: string): Promise<never> {
   return Promise.reject(new ApiError(0, "NOT_IN_EXPORT", `${what} is not part of an export`));
 }
@@ -222,9 +228,10 @@ export class StaticSource implements DataSource {
     return unavailable("the raw events");
   }
   replay(): Promise<ReplayScript> {
-    return this.data.replay === undefined
-      ? unavailable("the replay script")
-      : Promise.resolve(this.data.replay);
+    const { replay, replayError } = this.data;
+    if (replay !== undefined) return Promise.resolve(replay);
+    if (replayError === undefined) return unavailable("the replay script");
+    return Promise.reject(new ApiError(0, replayError.code, replayError.message));
   }
   compare(): Promise<ComparePage> {
     return unavailable("the comparison");
