@@ -194,6 +194,14 @@ describe.skipIf(unavailable !== undefined)(
       for (const mark of marks) expect(mark.toLowerCase()).toBe("marmalade");
       expect(page.url()).toContain("q=MARMALADE");
       await screenshot(page, "search");
+      // A common word matches more sessions than one page of results holds: the next page on demand.
+      await page.getByTestId("search").fill("the");
+      await page.getByTestId("more-results").waitFor();
+      const firstPage = await results.count();
+      await page.getByTestId("more-results").click();
+      await results.nth(firstPage).waitFor();
+      const all = await results.evaluateAll((els) => els.map((el) => el.getAttribute("data-id")));
+      expect(new Set(all).size).toBe(all.length);
     });
 
     it("draws the recorded fork's lineage, its seed length and the turn it branched after", async () => {

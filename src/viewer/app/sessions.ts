@@ -47,7 +47,7 @@ function Excerpt({
   return html`<span>${parts}</span>`;
 }
 
-function SearchResults({ result }: { result: SessionSearchResult }) {
+function SearchResults({ result, onMore }: { result: SessionSearchResult; onMore: () => void }) {
   if (result.results.length === 0)
     return html`<p class="muted" data-testid="no-results">no session holds every term</p>`;
   return html`<ul class="sessions" data-testid="search-results">
@@ -64,7 +64,8 @@ function SearchResults({ result }: { result: SessionSearchResult }) {
         </ul>
       </li>`;
     })}
-  </ul>`;
+  </ul>
+  ${result.nextCursor !== undefined && html`<button type="button" data-testid="more-results" onClick=${onMore}>more results</button>`}`;
 }
 
 /** Re-navigates to the list with one filter changed (the URL holds the filters). */
@@ -128,6 +129,19 @@ export function Sessions({ source, route }: { source: DataSource; route: ListRou
     );
   };
 
+  const moreResults = () => {
+    const cursorNow = search?.nextCursor;
+    if (cursorNow === undefined) return;
+    source.search(route.q, route.cwd || undefined, cursorNow).then(
+      (next) =>
+        setSearch((old) => ({
+          results: [...(old?.results ?? []), ...next.results],
+          ...(next.nextCursor === undefined ? {} : { nextCursor: next.nextCursor }),
+        })),
+      (e: unknown) => setError(errorText(e)),
+    );
+  };
+
   return html`<main class="page" data-testid="sessions-view">
     <div class="filters">
       <label>cwd <input data-testid="filter-cwd" value=${route.cwd} placeholder="/path/to/project"
@@ -139,7 +153,7 @@ export function Sessions({ source, route }: { source: DataSource; route: ListRou
     ${error !== undefined && html`<div class="error" data-testid="error">${error}</div>`}
     ${
       search !== undefined
-        ? html`<${SearchResults} result=${search} />`
+        ? html`<${SearchResults} result=${search} onMore=${moreResults} />`
         : html`<ul class="sessions" data-testid="sessions">
             ${sessions.map((s) => html`<${SessionRow} key=${s.sessionId} session=${s} />`)}
           </ul>

@@ -30,7 +30,7 @@ export interface DataSource {
   /** True for an export: no search, no raw events, no compare, no live updates. */
   readonly isStatic: boolean;
   sessions(filter: ListFilter): Promise<SessionsPage>;
-  search(q: string, cwd?: string): Promise<SessionSearchResult>;
+  search(q: string, cwd?: string, cursor?: string): Promise<SessionSearchResult>;
   session(id: string): Promise<SessionDetail>;
   timeline(id: string, fromSeq: number, limit: number): Promise<TimelinePage>;
   turns(id: string): Promise<TurnIndex>;
@@ -127,8 +127,8 @@ export class HttpSource implements DataSource {
   sessions(filter: ListFilter): Promise<SessionsPage> {
     return this.get(`/api/sessions${query({ ...filter })}`);
   }
-  search(q: string, cwd?: string): Promise<SessionSearchResult> {
-    return this.get(`/api/search${query({ q, cwd })}`);
+  search(q: string, cwd?: string, cursor?: string): Promise<SessionSearchResult> {
+    return this.get(`/api/search${query({ q, cwd, cursor })}`);
   }
   session(id: string): Promise<SessionDetail> {
     return this.get(sessionPath(id));
