@@ -1,7 +1,7 @@
 // The session viewer in a real browser: `seedline ui` spawned on a SQLite store holding the corpus, driven in the distribution's headless Chromium.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -194,6 +194,14 @@ describe.skipIf(unavailable !== undefined)(
       for (const mark of marks) expect(mark.toLowerCase()).toBe("marmalade");
       expect(page.url()).toContain("q=MARMALADE");
       await screenshot(page, "search");
+      // A common word matches more sessions than one page of results holds: the next page on demand.
+      await page.getByTestId("search").fill("the");
+      await page.getByTestId("more-results").waitFor();
+      const firstPage = await results.count();
+      await page.getByTestId("more-results").click();
+      await results.nth(firstPage).waitFor();
+      const all = await results.evaluateAll((els) => els.map((el) => el.getAttribute("data-id")));
+      expect(new Set(all).size).toBe(all.length);
     });
 
     it("draws the recorded fork's lineage, its seed length and the turn it branched after", async () => {
@@ -400,6 +408,11 @@ describe.skipIf(unavailable !== undefined)(
       const turn = page.locator('.timeline .highlight[data-testid="turn"]');
       await turn.waitFor();
       expect(await turn.getAttribute("data-turn")).toBe("2");
+      // A link to a session the store does not hold says so, with the API's code.
+      await page.goto(at(viewer, "/s/no-such-session"));
+      const error = page.getByTestId("error").first();
+      await error.waitFor();
+      expect(await error.textContent()).toContain("SESSION_NOT_FOUND");
     });
 
     it("loads one page on open and the next as the reader scrolls, never the whole log", async () => {
@@ -503,6 +516,33 @@ describe.skipIf(unavailable !== undefined)(
         expect(errors).toEqual([]);
       } finally {
         await offline.close();
+      }
+    });
+
+    it("opens the demo's store as the README says: the fork's timeline at its seed boundary", async () => {
+      const demo = seedline(["demo", "--keep"], { env: { NO_COLOR: "1" } });
+      expect(demo.status).toBe(0);
+      // The README's command reads the store's URL from this line.
+      const url = /^kept the store: seedline ls --store (\S+)$/m.exec(demo.stdout)?.[1];
+      expect(url).toMatch(/^sqlite:.*sessions\.db$/);
+      const demoViewer = await startViewer(url as string);
+      const shown = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+      try {
+        const demoPage = await shown.newPage();
+        await demoPage.goto(demoViewer.url);
+        const fork = demoPage
+          .locator('[data-testid="session-row"]:has([data-testid="fork-mark"])')
+          .first();
+        await fork.waitFor();
+        const forkId = await fork.getAttribute("data-id");
+        await demoPage.goto(at(demoViewer, `/s/${enc(forkId as string)}`));
+        await demoPage.getByTestId("seed-boundary").waitFor();
+        expect(await demoPage.getByTestId("tool-pair").count()).toBeGreaterThan(0);
+        await screenshot(demoPage, "demo-fork-timeline");
+      } finally {
+        await shown.close();
+        await demoViewer.stop();
+        rmSync(dirname((url as string).slice("sqlite:".length)), { recursive: true, force: true });
       }
     });
 

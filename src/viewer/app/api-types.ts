@@ -55,4 +55,6 @@ export interface StaticData {
   readonly lineage: LineageNode;
   readonly timeline: { readonly items: readonly ViewItem[] };
   readonly replay?: ReplayScript;
+  /** Why the session has no replay script (say, REPLAY_INCOMPLETE), when it has none. */
+  readonly replayError?: { readonly code: string; readonly message: string };
 }

@@ -4,7 +4,7 @@ import type { ComparePage, ViewItem } from "./api-types.js";
 import { html } from "./html.js";
 import { RowView } from "./items.js";
 import { href } from "./router.js";
-import type { DataSource } from "./source.js";
+import { type DataSource, errorText } from "./source.js";
 import { PAGE_EVENTS } from "./timeline.js";
 import { joinPages, rowsOf } from "./timeline-model.js";
 
@@ -40,7 +40,7 @@ export function Compare({ source, id }: { source: DataSource; id: string }) {
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
     setPage(undefined);
-    source.compare(id).then(setPage, (e: unknown) => setError(String(e)));
+    source.compare(id).then(setPage, (e: unknown) => setError(errorText(e)));
   }, [source, id]);
   if (error !== undefined) return html`<div class="error" data-testid="error">${error}</div>`;
   if (page === undefined) return html`<div class="muted">loading…</div>`;
@@ -61,7 +61,7 @@ export function Compare({ source, id }: { source: DataSource; id: string }) {
                 },
               },
         ),
-      (e: unknown) => setError(String(e)),
+      (e: unknown) => setError(errorText(e)),
     );
   };
   return html`<div class="compare" data-testid="compare">

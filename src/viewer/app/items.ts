@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import type { ViewItem } from "./api-types.js";
 import { html } from "./html.js";
-import type { DataSource } from "./source.js";
+import { type DataSource, errorText } from "./source.js";
 import { Folded, Markdown, pretty, Usage } from "./text-views.js";
 import { type Row, rowRange } from "./timeline-model.js";
 
@@ -41,7 +41,7 @@ function RawChunks({ ctx, range }: { ctx: RowContext; range: readonly [number, n
     if (events !== undefined || open) return;
     ctx.source.events(ctx.sessionId, range[0], range[1] - range[0] + 1).then(
       (page) => setEvents(page.events),
-      (e: unknown) => setError(String(e)),
+      (e: unknown) => setError(errorText(e)),
     );
   };
   return html`<div class="raw">

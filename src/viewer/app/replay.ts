@@ -4,7 +4,7 @@ import type { StreamChunk } from "../../generated.js";
 import type { ReplayEntry, ReplayScript } from "./api-types.js";
 import { plural } from "./format.js";
 import { html } from "./html.js";
-import type { DataSource } from "./source.js";
+import { type DataSource, errorText } from "./source.js";
 import { Folded } from "./text-views.js";
 
 /** The text, reasoning and tool calls an entry's chunks stream, joined. */
@@ -46,7 +46,7 @@ export function Replay({ source, id }: { source: DataSource; id: string }) {
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
     setScript(undefined);
-    source.replay(id).then(setScript, (e: unknown) => setError(String(e)));
+    source.replay(id).then(setScript, (e: unknown) => setError(errorText(e)));
   }, [source, id]);
   if (error !== undefined) return html`<div class="error" data-testid="error">${error}</div>`;
   if (script === undefined) return html`<div class="muted">loading…</div>`;

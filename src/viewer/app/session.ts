@@ -7,7 +7,7 @@ import { html } from "./html.js";
 import { Lineage } from "./lineage.js";
 import { Replay } from "./replay.js";
 import { href, type SessionTab } from "./router.js";
-import type { DataSource } from "./source.js";
+import { type DataSource, errorText } from "./source.js";
 import { Timeline } from "./timeline.js";
 
 export interface SessionProps {
@@ -65,7 +65,7 @@ export function Session({ source, id, tab, seq, turn }: SessionProps) {
   useEffect(() => {
     setDetail(undefined);
     setError(undefined);
-    source.session(id).then(setDetail, (e: unknown) => setError(String(e)));
+    source.session(id).then(setDetail, (e: unknown) => setError(errorText(e)));
   }, [source, id]);
 
   if (error !== undefined)

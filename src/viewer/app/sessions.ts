@@ -4,7 +4,7 @@ import type { SessionSearchResult, ViewSession } from "./api-types.js";
 import { plural, shortTime } from "./format.js";
 import { html } from "./html.js";
 import { href, navigate, routePath } from "./router.js";
-import type { DataSource } from "./source.js";
+import { type DataSource, errorText } from "./source.js";
 
 type ListRoute = { name: "list"; q: string; cwd: string; prefix: string };
 
@@ -47,7 +47,7 @@ function Excerpt({
   return html`<span>${parts}</span>`;
 }
 
-function SearchResults({ result }: { result: SessionSearchResult }) {
+function SearchResults({ result, onMore }: { result: SessionSearchResult; onMore: () => void }) {
   if (result.results.length === 0)
     return html`<p class="muted" data-testid="no-results">no session holds every term</p>`;
   return html`<ul class="sessions" data-testid="search-results">
@@ -64,7 +64,8 @@ function SearchResults({ result }: { result: SessionSearchResult }) {
         </ul>
       </li>`;
     })}
-  </ul>`;
+  </ul>
+  ${result.nextCursor !== undefined && html`<button type="button" data-testid="more-results" onClick=${onMore}>more results</button>`}`;
 }
 
 /** Re-navigates to the list with one filter changed (the URL holds the filters). */
@@ -87,7 +88,7 @@ export function Sessions({ source, route }: { source: DataSource; route: ListRou
     const timer = setTimeout(() => {
       const done = () => mine === generation.current && setLoading(false);
       const fail = (e: unknown) => {
-        if (mine === generation.current) setError(String(e));
+        if (mine === generation.current) setError(errorText(e));
         done();
       };
       if (route.q.trim() !== "") {
@@ -124,7 +125,20 @@ export function Sessions({ source, route }: { source: DataSource; route: ListRou
         setSessions((old) => [...old, ...page.sessions]);
         setCursor(page.nextCursor);
       },
-      (e: unknown) => setError(String(e)),
+      (e: unknown) => setError(errorText(e)),
+    );
+  };
+
+  const moreResults = () => {
+    const cursorNow = search?.nextCursor;
+    if (cursorNow === undefined) return;
+    source.search(route.q, route.cwd || undefined, cursorNow).then(
+      (next) =>
+        setSearch((old) => ({
+          results: [...(old?.results ?? []), ...next.results],
+          ...(next.nextCursor === undefined ? {} : { nextCursor: next.nextCursor }),
+        })),
+      (e: unknown) => setError(errorText(e)),
     );
   };
 
@@ -139,7 +153,7 @@ export function Sessions({ source, route }: { source: DataSource; route: ListRou
     ${error !== undefined && html`<div class="error" data-testid="error">${error}</div>`}
     ${
       search !== undefined
-        ? html`<${SearchResults} result=${search} />`
+        ? html`<${SearchResults} result=${search} onMore=${moreResults} />`
         : html`<ul class="sessions" data-testid="sessions">
             ${sessions.map((s) => html`<${SessionRow} key=${s.sessionId} session=${s} />`)}
           </ul>

@@ -30,7 +30,7 @@ export interface DataSource {
   /** True for an export: no search, no raw events, no compare, no live updates. */
   readonly isStatic: boolean;
   sessions(filter: ListFilter): Promise<SessionsPage>;
-  search(q: string, cwd?: string): Promise<SessionSearchResult>;
+  search(q: string, cwd?: string, cursor?: string): Promise<SessionSearchResult>;
   session(id: string): Promise<SessionDetail>;
   timeline(id: string, fromSeq: number, limit: number): Promise<TimelinePage>;
   turns(id: string): Promise<TurnIndex>;
@@ -127,8 +127,8 @@ export class HttpSource implements DataSource {
   sessions(filter: ListFilter): Promise<SessionsPage> {
     return this.get(`/api/sessions${query({ ...filter })}`);
   }
-  search(q: string, cwd?: string): Promise<SessionSearchResult> {
-    return this.get(`/api/search${query({ q, cwd })}`);
+  search(q: string, cwd?: string, cursor?: string): Promise<SessionSearchResult> {
+    return this.get(`/api/search${query({ q, cwd, cursor })}`);
   }
   session(id: string): Promise<SessionDetail> {
     return this.get(sessionPath(id));
@@ -187,6 +187,12 @@ export class HttpSource implements DataSource {
   }
 }
 
+/** What a failed request says to the reader: the API's code and message, or the error itself. */
+export function errorText(error: unknown): string {
+  if (error instanceof ApiError) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
 function unavailable(what: string): Promise<never> {
   return Promise.reject(new ApiError(0, "NOT_IN_EXPORT", `${what} is not part of an export`));
 }
@@ -222,9 +228,10 @@ export class StaticSource implements DataSource {
     return unavailable("the raw events");
   }
   replay(): Promise<ReplayScript> {
-    return this.data.replay === undefined
-      ? unavailable("the replay script")
-      : Promise.resolve(this.data.replay);
+    const { replay, replayError } = this.data;
+    if (replay !== undefined) return Promise.resolve(replay);
+    if (replayError === undefined) return unavailable("the replay script");
+    return Promise.reject(new ApiError(0, replayError.code, replayError.message));
   }
   compare(): Promise<ComparePage> {
     return unavailable("the comparison");

@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { ViewItem } from "./api-types.js";
 import { html } from "./html.js";
 import { type RowContext, RowView } from "./items.js";
-import type { DataSource } from "./source.js";
+import { type DataSource, errorText } from "./source.js";
 import { joinPages, rowAt, rowsOf } from "./timeline-model.js";
 
 /** Events per page the timeline asks for: one page draws the first screen. */
@@ -116,7 +116,7 @@ export function Timeline({ source, sessionId, seedLength, at }: TimelineProps) {
       },
       (error: unknown) => {
         busy.current = false;
-        if (!cancelled) setState({ ...EMPTY, loaded: true, error: String(error) });
+        if (!cancelled) setState({ ...EMPTY, loaded: true, error: errorText(error) });
       },
     );
     return () => {
@@ -140,7 +140,7 @@ export function Timeline({ source, sessionId, seedLength, at }: TimelineProps) {
       },
       (error: unknown) => {
         busy.current = false;
-        setState((old) => ({ ...old, error: String(error) }));
+        setState((old) => ({ ...old, error: errorText(error) }));
       },
     );
   };
@@ -162,7 +162,7 @@ export function Timeline({ source, sessionId, seedLength, at }: TimelineProps) {
       },
       (error: unknown) => {
         busy.current = false;
-        setState((old) => ({ ...old, error: String(error) }));
+        setState((old) => ({ ...old, error: errorText(error) }));
       },
     );
   };
