@@ -1,4 +1,5 @@
 // Several processes on one PostgreSQL store: one writer per session, racing appends, sessions that never block each other.
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,6 +8,7 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import type { SessionHeader } from "../src/generated.js";
+import { serializeEvents } from "../src/index.js";
 import { simpleTurn, TIME } from "./builders.js";
 import {
   describePostgres,
@@ -165,7 +167,7 @@ describePostgres("processes sharing one PostgreSQL store", () => {
   it("lets one process write a session; the other gets SESSION_BUSY (or SEQ_CONFLICT), and so does a delete", async () => {
     const h = await harness();
     const setup = await h.open();
-    await setup.create(header("shared"), simpleTurn(0, 1));
+    await setup.create(header("shared"), serializeEvents(simpleTurn(0, 1)));
     const writers = [0, 1].map(() =>
       spawnWriter(h.schema, ["store", "load", "shared", `${BATCHES}`]),
     );
