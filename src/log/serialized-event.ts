@@ -5,21 +5,13 @@ import { searchableText } from "./search-text.js";
 import { titleFromContent } from "./session-title.js";
 import { isSurfaceEligibleType } from "./surface.js";
 
-/** The envelope members as they stand in JSON text (the schema allows no others). */
-const QUOTED: Readonly<Record<string, string>> = {
-  type: '"type":',
-  seq: '"seq":',
-  time: '"time":',
-  data: '"data":',
-  sourceEventSeqs: '"sourceEventSeqs":',
-  surfaceOp: '"surfaceOp":',
-};
+const NO_MARKERS = { seqs: undefined, op: undefined } as const;
 
 /**
  * A checked event as the store hands it to a backend: serialized once, when the store took it in,
  * so that nothing the caller does to its value afterwards changes what is written. `json` is the
  * whole event (its JSONL line without the newline); the members the SQL backends keep in columns
- * of their own are given as they stand in it. A backend that needs the event as a value (a search
+ * of their own are read out of it when asked for. A backend that needs the event as a value (a search
  * text, a title) reads {@link event}, which parses `json` back.
  */
 export class SerializedEvent {
@@ -28,37 +20,18 @@ export class SerializedEvent {
   readonly time: number;
   /** The event as JSON text, its members in the order given (what `JSON.stringify` writes). */
   readonly json: string;
-  /** `data` as JSON text. */
-  readonly data: string;
-  /** `sourceEventSeqs` as JSON text; undefined when the event has none. */
-  readonly sourceEventSeqs: string | undefined;
-  /** `surfaceOp` as JSON text; undefined when the event has none. */
-  readonly surfaceOp: string | undefined;
   #event: SessionEvent | undefined;
   #view: SessionEvent | undefined;
+  #data: string | undefined;
+  #markers: { readonly seqs: string | undefined; readonly op: string | undefined } | undefined;
 
   private constructor(value: SessionEvent, owned: boolean) {
-    const source = value as unknown as Record<string, unknown>;
-    const keys = Object.keys(source);
-    let json = "{";
-    let data = "null";
-    let sourceEventSeqs: string | undefined;
-    let surfaceOp: string | undefined;
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i] as string;
-      const text = JSON.stringify(source[key]) as string;
-      if (key === "data") data = text;
-      else if (key === "surfaceOp") surfaceOp = text;
-      else if (key === "sourceEventSeqs") sourceEventSeqs = text;
-      json += `${i === 0 ? "" : ","}${QUOTED[key] ?? `${JSON.stringify(key)}:`}${text}`;
-    }
+    // One call: the members the SQL backends keep apart are read out of this text when asked for
+    // (it never changes), so a backend that writes lines pays for nothing else.
+    this.json = JSON.stringify(value);
     this.seq = value.seq;
     this.type = value.type;
     this.time = value.time;
-    this.json = `${json}}`;
-    this.data = data;
-    this.sourceEventSeqs = sourceEventSeqs;
-    this.surfaceOp = surfaceOp;
     if (owned) this.#event = value;
   }
 
@@ -73,26 +46,68 @@ export class SerializedEvent {
   /**
    * Serializes a caller's value, checked already (valid and lossless JSON), at once: the result
    * shares nothing with it. Its view for the running state is taken now too: the event read back
-   * for a surface-eligible type (the surface keeps it), else the envelope and the primitive
-   * members of `data` (turn, step, callId: all the state reads of such an event).
+   * for a surface-eligible type (the surface keeps it), else the envelope and the members of
+   * `data` the invariants read of such an event (turn, step, callId).
    */
   static take(value: SessionEvent): SerializedEvent {
     const serialized = new SerializedEvent(value, false);
     if (!isSurfaceEligibleType(value.type)) {
-      const data = value.data as unknown as Record<string, unknown>;
-      const primitives: Record<string, unknown> = {};
-      for (const key in data) {
-        const member = data[key];
-        if (typeof member !== "object") primitives[key] = member;
-      }
+      const data = value.data as { turn?: unknown; step?: unknown; callId?: unknown };
       serialized.#view = {
         type: value.type,
         seq: value.seq,
         time: value.time,
-        data: primitives,
+        data: { turn: data.turn, step: data.step, callId: data.callId },
       } as unknown as SessionEvent;
     }
     return serialized;
+  }
+
+  /** `data` as JSON text: a slice of {@link json} (no copy) when the members stand in the usual order. */
+  get data(): string {
+    if (this.#data === undefined) {
+      // Seq and time are safe integers and the type one of the known ones: their texts are what
+      // JSON.stringify writes, so the head and tail of the usual member order are known.
+      const { seqs, op } = this.#surfaceMarkers();
+      const json = this.json;
+      const head = `{"type":"${this.type}","seq":${this.seq},"time":${this.time},"data":`;
+      let tail = op === undefined ? "}" : `,"surfaceOp":${op}}`;
+      if (seqs !== undefined) tail = `,"sourceEventSeqs":${seqs}${tail}`;
+      this.#data =
+        json.startsWith(head) && json.endsWith(tail)
+          ? json.slice(head.length, json.length - tail.length)
+          : (JSON.stringify(this.event.data) as string);
+    }
+    return this.#data;
+  }
+
+  /** `sourceEventSeqs` as JSON text; undefined when the event has none. */
+  get sourceEventSeqs(): string | undefined {
+    return this.#surfaceMarkers().seqs;
+  }
+
+  /** `surfaceOp` as JSON text; undefined when the event has none. */
+  get surfaceOp(): string | undefined {
+    return this.#surfaceMarkers().op;
+  }
+
+  /** The surface markers' texts: only a surface-eligible event carries them (and is read back). */
+  #surfaceMarkers(): { readonly seqs: string | undefined; readonly op: string | undefined } {
+    if (this.#markers === undefined) {
+      if (isSurfaceEligibleType(this.type)) {
+        const { sourceEventSeqs, surfaceOp } = this.event as {
+          sourceEventSeqs?: unknown;
+          surfaceOp?: unknown;
+        };
+        this.#markers = {
+          seqs: sourceEventSeqs === undefined ? undefined : JSON.stringify(sourceEventSeqs),
+          op: surfaceOp === undefined ? undefined : JSON.stringify(surfaceOp),
+        };
+      } else {
+        this.#markers = NO_MARKERS;
+      }
+    }
+    return this.#markers;
   }
 
   /** The event read back from {@link json}, frozen: parsed when first asked for, then kept. */
@@ -103,7 +118,7 @@ export class SerializedEvent {
 
   /**
    * What the running state checks and applies: the event itself, or (for an event the surface
-   * does not keep, taken from a caller) its envelope and the primitive members of its `data`.
+   * does not keep, taken from a caller) its envelope and the members of `data` the invariants read.
    * @internal
    */
   get view(): SessionEvent {

@@ -253,10 +253,11 @@ export class SessionLog {
   }
 
   /**
-   * Makes a prepared batch part of the log.
+   * Makes a prepared batch part of the log, and then (unless `pack` is false: the caller calls
+   * {@link packOlderMessages} itself, e.g. while it waits on storage) deflates its older messages.
    * @throws StorageError SEQ_CONFLICT when the log changed since the batch was prepared.
    */
-  commit(batch: PreparedBatch): void {
+  commit(batch: PreparedBatch, options: { readonly pack?: boolean } = {}): void {
     if (batch.log !== this || batch.fromSeq !== this.length) {
       throw new StorageError(
         "SEQ_CONFLICT",
@@ -269,8 +270,15 @@ export class SessionLog {
     const state = this.#state;
     for (let i = 0; i < events.length; i++) state.apply(events[i] as SessionEvent);
     this.#lastTime = (events[events.length - 1] as SessionEvent).time;
-    // A log written to stays open: its older messages are kept deflated until they are read.
-    packOlderMessages(state.surface);
+    if (options.pack !== false) this.packOlderMessages();
+  }
+
+  /**
+   * Deflates the surface's older messages (a log written to stays open: they are kept deflated
+   * until they are read). Not while a batch is tried: between `prepare` and `commit` is fine.
+   */
+  packOlderMessages(): void {
+    packOlderMessages(this.#state.surface);
   }
 
   /** Checks and commits a batch that starts at the end; returns the next seq. Same errors as `prepare`. */

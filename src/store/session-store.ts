@@ -223,6 +223,8 @@ export class SessionStore {
   /** The ids whose writer lock this store holds, least recently written first. */
   readonly #locked = new Map<string, true>();
   readonly #maxWriterLocks: number;
+  /** Logs appended to whose older messages are to be deflated (see {@link #packLater}). */
+  readonly #toPack = new Set<SessionLog>();
 
   constructor(options: SessionStoreOptions = {}) {
     this.backend = options.backend ?? new MemoryBackend();
@@ -404,7 +406,8 @@ export class SessionStore {
           }
           throw error;
         }
-        state.log.commit(prepared);
+        state.log.commit(prepared, { pack: false });
+        this.#packLater(state.log);
       }
       return prepared.nextSeq;
     });
@@ -999,6 +1002,22 @@ export class SessionStore {
     const state = this.#state.get(this.#requireLive(session));
     if (state === undefined) throw new Error(`no state for live session ${show(session.id)}`);
     return state;
+  }
+
+  /**
+   * Deflates the older messages of a log just appended to on a later turn of the event loop: not
+   * on the append's path, but while the next batch waits on storage (a writer appends batch after
+   * batch; each waits on a write and its flush, when this process has nothing else to do).
+   */
+  #packLater(log: SessionLog): void {
+    const first = this.#toPack.size === 0;
+    this.#toPack.add(log);
+    if (!first) return;
+    setImmediate(() => {
+      const logs = [...this.#toPack];
+      this.#toPack.clear();
+      for (const pending of logs) pending.packOlderMessages();
+    });
   }
 
   /** Runs `task` after every earlier task of the same id. */
