@@ -7,6 +7,13 @@ import { isSurfaceEligibleType } from "./surface.js";
 
 const NO_MARKERS = { seqs: undefined, op: undefined } as const;
 
+/** How many characters a non-negative safe integer takes in JSON text. */
+function digits(n: number): number {
+  let count = 1;
+  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) count++;
+  return count;
+}
+
 /**
  * A checked event as the store hands it to a backend: serialized once, when the store took it in,
  * so that nothing the caller does to its value afterwards changes what is written. `json` is the
@@ -65,20 +72,37 @@ export class SerializedEvent {
 
   /** `data` as JSON text: a slice of {@link json} (no copy) when the members stand in the usual order. */
   get data(): string {
-    if (this.#data === undefined) {
-      // Seq and time are safe integers and the type one of the known ones: their texts are what
-      // JSON.stringify writes, so the head and tail of the usual member order are known.
+    this.#data ??= this.#dataText();
+    return this.#data;
+  }
+
+  /**
+   * `data`'s text: cut out of {@link json} when the members stand in the usual order (type, seq,
+   * time, data, then the surface markers), else serialized from the event read back. Seq and time
+   * are safe integers and the type one of the known ones: their texts are what JSON.stringify
+   * writes, so where each member's name must stand is known, and checked without building the head.
+   */
+  #dataText(): string {
+    const json = this.json;
+    const atSeq = 9 + this.type.length;
+    const atTime = atSeq + 8 + digits(this.seq);
+    const atData = atTime + 8 + digits(this.time);
+    const usual =
+      json.startsWith('{"type":"', 0) &&
+      json.startsWith('","seq":', atSeq) &&
+      json.startsWith(',"time":', atTime) &&
+      json.startsWith(',"data":', atData);
+    if (usual) {
       const { seqs, op } = this.#surfaceMarkers();
-      const json = this.json;
-      const head = `{"type":"${this.type}","seq":${this.seq},"time":${this.time},"data":`;
+      if (seqs === undefined && op === undefined) {
+        // No member may follow data (the schema allows none but the surface markers).
+        return json.slice(atData + 8, json.length - 1);
+      }
       let tail = op === undefined ? "}" : `,"surfaceOp":${op}}`;
       if (seqs !== undefined) tail = `,"sourceEventSeqs":${seqs}${tail}`;
-      this.#data =
-        json.startsWith(head) && json.endsWith(tail)
-          ? json.slice(head.length, json.length - tail.length)
-          : (JSON.stringify(this.event.data) as string);
+      if (json.endsWith(tail)) return json.slice(atData + 8, json.length - tail.length);
     }
-    return this.#data;
+    return JSON.stringify(this.event.data) as string;
   }
 
   /** `sourceEventSeqs` as JSON text; undefined when the event has none. */
