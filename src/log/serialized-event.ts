@@ -55,6 +55,7 @@ export class SerializedEvent {
    * shares nothing with it. Its view for the running state is taken now too: the event read back
    * for a surface-eligible type (the surface keeps it), else the envelope and the members of
    * `data` the invariants read of such an event (turn, step, callId).
+   * @internal
    */
   static take(value: SessionEvent): SerializedEvent {
     const serialized = new SerializedEvent(value, false);
