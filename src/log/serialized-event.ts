@@ -5,37 +5,50 @@ import { searchableText } from "./search-text.js";
 import { titleFromContent } from "./session-title.js";
 import { isSurfaceEligibleType } from "./surface.js";
 
-const NO_MARKERS = { seqs: undefined, op: undefined } as const;
-
-/** How many characters a non-negative safe integer takes in JSON text. */
-function digits(n: number): number {
-  let count = 1;
-  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) count++;
-  return count;
-}
-
 /**
  * A checked event as the store hands it to a backend: serialized once, when the store took it in,
- * so that nothing the caller does to its value afterwards changes what is written. `json` is the
- * whole event (its JSONL line without the newline); the members the SQL backends keep in columns
- * of their own are read out of it when asked for. A backend that needs the event as a value (a search
- * text, a title) reads {@link event}, which parses `json` back.
+ * so that nothing the caller does to its value afterwards changes what is written. `data` and the
+ * surface markers are serialized apart (the SQL backends keep them in columns of their own) and
+ * `json`, the whole event in the canonical member order (its JSONL line without the newline), is
+ * made of them. A backend that needs the event as a value (a search text, a title) reads
+ * {@link event}, which parses `json` back.
  */
 export class SerializedEvent {
   readonly seq: number;
   readonly type: EventType;
   readonly time: number;
-  /** The event as JSON text, its members in the order given (what `JSON.stringify` writes). */
+  /**
+   * The event as JSON text: `type`, `seq`, `time`, `data`, then `sourceEventSeqs` and `surfaceOp`
+   * when present, whatever order the caller gave them in (the order the SQL backends read rows
+   * back in); `data` keeps its members' order.
+   */
   readonly json: string;
+  /** `data` as JSON text. */
+  readonly data: string;
+  /** `sourceEventSeqs` as JSON text; undefined when the event has none. */
+  readonly sourceEventSeqs: string | undefined;
+  /** `surfaceOp` as JSON text; undefined when the event has none. */
+  readonly surfaceOp: string | undefined;
   #event: SessionEvent | undefined;
   #view: SessionEvent | undefined;
-  #data: string | undefined;
-  #markers: { readonly seqs: string | undefined; readonly op: string | undefined } | undefined;
 
   private constructor(value: SessionEvent, owned: boolean) {
-    // One call: the members the SQL backends keep apart are read out of this text when asked for
-    // (it never changes), so a backend that writes lines pays for nothing else.
-    this.json = JSON.stringify(value);
+    const { sourceEventSeqs, surfaceOp } = value as {
+      readonly sourceEventSeqs?: unknown;
+      readonly surfaceOp?: unknown;
+    };
+    // One JSON.stringify of the data (the bulk of an event); the envelope's members are joined
+    // around it, without copying it (the text is flattened once, when it is written).
+    const data = JSON.stringify(value.data) as string;
+    const seqs = sourceEventSeqs === undefined ? undefined : JSON.stringify(sourceEventSeqs);
+    const op = surfaceOp === undefined ? undefined : JSON.stringify(surfaceOp);
+    let json = `{"type":${JSON.stringify(value.type)},"seq":${value.seq},"time":${value.time},"data":${data}`;
+    if (seqs !== undefined) json += `,"sourceEventSeqs":${seqs}`;
+    if (op !== undefined) json += `,"surfaceOp":${op}`;
+    this.json = `${json}}`;
+    this.data = data;
+    this.sourceEventSeqs = seqs;
+    this.surfaceOp = op;
     this.seq = value.seq;
     this.type = value.type;
     this.time = value.time;
@@ -69,70 +82,6 @@ export class SerializedEvent {
       } as unknown as SessionEvent;
     }
     return serialized;
-  }
-
-  /** `data` as JSON text: a slice of {@link json} (no copy) when the members stand in the usual order. */
-  get data(): string {
-    this.#data ??= this.#dataText();
-    return this.#data;
-  }
-
-  /**
-   * `data`'s text: cut out of {@link json} when the members stand in the usual order (type, seq,
-   * time, data, then the surface markers), else serialized from the event read back. Seq and time
-   * are safe integers and the type one of the known ones: their texts are what JSON.stringify
-   * writes, so where each member's name must stand is known, and checked without building the head.
-   */
-  #dataText(): string {
-    const json = this.json;
-    const atSeq = 9 + this.type.length;
-    const atTime = atSeq + 8 + digits(this.seq);
-    const atData = atTime + 8 + digits(this.time);
-    const usual =
-      json.startsWith('{"type":"', 0) &&
-      json.startsWith('","seq":', atSeq) &&
-      json.startsWith(',"time":', atTime) &&
-      json.startsWith(',"data":', atData);
-    if (usual) {
-      const { seqs, op } = this.#surfaceMarkers();
-      if (seqs === undefined && op === undefined) {
-        // No member may follow data (the schema allows none but the surface markers).
-        return json.slice(atData + 8, json.length - 1);
-      }
-      let tail = op === undefined ? "}" : `,"surfaceOp":${op}}`;
-      if (seqs !== undefined) tail = `,"sourceEventSeqs":${seqs}${tail}`;
-      if (json.endsWith(tail)) return json.slice(atData + 8, json.length - tail.length);
-    }
-    return JSON.stringify(this.event.data) as string;
-  }
-
-  /** `sourceEventSeqs` as JSON text; undefined when the event has none. */
-  get sourceEventSeqs(): string | undefined {
-    return this.#surfaceMarkers().seqs;
-  }
-
-  /** `surfaceOp` as JSON text; undefined when the event has none. */
-  get surfaceOp(): string | undefined {
-    return this.#surfaceMarkers().op;
-  }
-
-  /** The surface markers' texts: only a surface-eligible event carries them (and is read back). */
-  #surfaceMarkers(): { readonly seqs: string | undefined; readonly op: string | undefined } {
-    if (this.#markers === undefined) {
-      if (isSurfaceEligibleType(this.type)) {
-        const { sourceEventSeqs, surfaceOp } = this.event as {
-          sourceEventSeqs?: unknown;
-          surfaceOp?: unknown;
-        };
-        this.#markers = {
-          seqs: sourceEventSeqs === undefined ? undefined : JSON.stringify(sourceEventSeqs),
-          op: surfaceOp === undefined ? undefined : JSON.stringify(surfaceOp),
-        };
-      } else {
-        this.#markers = NO_MARKERS;
-      }
-    }
-    return this.#markers;
   }
 
   /** The event read back from {@link json}, frozen: parsed when first asked for, then kept. */
