@@ -297,9 +297,10 @@ export {
 } from "./log/fork-rules.js";
 export type { TurnMarker } from "./log/invariants.js";
 export { isInterruptedResult } from "./log/invariants.js";
-export { copyJsonValue, MAX_JSON_DEPTH } from "./log/json-value.js";
+export { copyJsonValue, jsonValueProblem, MAX_JSON_DEPTH } from "./log/json-value.js";
 export { INTERRUPTED_RESULT_TEXT, interruptedTurnClosers } from "./log/repair.js";
 export { foldForSearch, searchableText, searchTerms } from "./log/search-text.js";
+export { SerializedEvent, serializeEvents } from "./log/serialized-event.js";
 export { type PreparedBatch, SessionLog } from "./log/session-log.js";
 export { deriveMessages, isSurfaceEligibleType, messageOf, Surface } from "./log/surface.js";
 export type { EventOf, SurfaceEvent } from "./log/types.js";

@@ -1,4 +1,5 @@
 // SessionStore.fork: the checks and their order, the inclusive boundary, the child's header, copies, unloaded sources.
+
 import { describe, expect, it } from "vitest";
 import {
   deriveMessages,
@@ -10,6 +11,7 @@ import {
   type SessionHeader,
   SessionStore,
   StorageError,
+  serializeEvents,
 } from "../src/index.js";
 import { balancedLog, simpleTurn, todoWrite, turnEnd, turnStart, userMessage } from "./builders.js";
 import { manualClock, openTurnTail, rejectionOf, storeOver } from "./store-builders.js";
@@ -632,7 +634,7 @@ describe("fork of a stored source that is not loaded", () => {
     const backend = new MemoryBackend();
     const events = openLog();
     const sourceHeader: SessionHeader = { version: 0, id: "crashed", createdAt: 1, cwd: "/w" };
-    await backend.create(sourceHeader, events);
+    await backend.create(sourceHeader, serializeEvents(events));
     const before = await backend.load("crashed");
     const store = storeOver(backend);
     const boundary = lastCompletedTurnBoundary(events);
@@ -648,7 +650,7 @@ describe("fork of a stored source that is not loaded", () => {
   it("rejects the default boundary of such a source with OPEN_TURN, still writing no repair", async () => {
     const backend = new MemoryBackend();
     const events = openLog();
-    await backend.create({ version: 0, id: "crashed", createdAt: 1 }, events);
+    await backend.create({ version: 0, id: "crashed", createdAt: 1 }, serializeEvents(events));
     const before = await backend.load("crashed");
     const store = storeOver(backend);
     expectForkError(

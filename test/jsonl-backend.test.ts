@@ -26,6 +26,7 @@ import {
   type SessionEvent,
   type SessionHeader,
   SessionStore,
+  serializeEvents,
 } from "../src/index.js";
 import { nextTurnEndAfter } from "../src/log/fork-rules.js";
 import { formatEventLine, formatHeaderLine } from "../src/log/jsonl-codec.js";
@@ -42,6 +43,7 @@ const LOGS = corpusLogs();
 const MULTI_TURN = LOGS.find((log) => log.name === "multi-turn/session.jsonl") as CorpusLog;
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const BACKEND_MODULE = new URL("../src/store/jsonl/jsonl-backend.ts", import.meta.url).href;
+const SERIALIZED_MODULE = new URL("../src/log/serialized-event.ts", import.meta.url).href;
 
 const roots: string[] = [];
 const backends: JsonlBackend[] = [];
@@ -107,7 +109,7 @@ function replaceLine(path: string, line: number, text: string): void {
 
 async function createCorpus(root: string, log: CorpusLog): Promise<JsonlBackend> {
   const backend = open(root);
-  await backend.create(headerOf(log), log.events as SessionEvent[]);
+  await backend.create(headerOf(log), serializeEvents(log.events as SessionEvent[]));
   return backend;
 }
 
@@ -135,7 +137,7 @@ describe("storing logs", () => {
       const root = tempDir();
       await open(root, { durability: "process" }).create(
         headerOf(log),
-        log.events as SessionEvent[],
+        serializeEvents(log.events as SessionEvent[]),
       );
       expect(readFileSync(logPath(root, headerOf(log).id), "utf8")).toBe(log.text);
     }
@@ -144,7 +146,7 @@ describe("storing logs", () => {
   it("refuses a second create of an id with SESSION_ALREADY_EXISTS, keeping the first file and no temp file", async () => {
     const root = tempDir();
     const backend = open(root);
-    await backend.create(header("s"), simpleTurn(0, 1));
+    await backend.create(header("s"), serializeEvents(simpleTurn(0, 1)));
     const before = sha256(logPath(root, "s"));
     await expect(backend.create(header("s"), [])).rejects.toMatchObject({
       code: "SESSION_ALREADY_EXISTS",
@@ -167,7 +169,9 @@ describe("storing logs", () => {
         },
       },
     });
-    await expect(backend.create(header("s"), simpleTurn(0, 1))).rejects.toMatchObject({
+    await expect(
+      backend.create(header("s"), serializeEvents(simpleTurn(0, 1))),
+    ).rejects.toMatchObject({
       code: "EIO",
     });
     expect(await backend.has("s")).toBe(false);
@@ -206,19 +210,21 @@ describe("appending", () => {
     const backend = open(root);
     const events = balancedLog(2);
     const half = simpleTurn(0, 1).length;
-    await backend.create(header("s"), events.slice(0, half));
+    await backend.create(header("s"), serializeEvents(events.slice(0, half)));
     // Damage a middle line in place (same size, same file): only a reader would notice.
     const path = logPath(root, "s");
     const bytes = readFileSync(path);
     bytes[lineStarts(bytes)[2] as number] = "#".charCodeAt(0);
     writeFileSync(path, bytes);
-    await backend.append("s", half, events.slice(half));
+    await backend.append("s", half, serializeEvents(events.slice(half)));
     await expect(open(root).load("s")).rejects.toMatchObject({
       code: "CORRUPT_LOG",
       details: { line: 3 },
     });
     // A fresh instance has no remembered state, so it reads the file and finds the damage.
-    await expect(open(root).append("s", events.length, simpleTurn(0, 3))).rejects.toMatchObject({
+    await expect(
+      open(root).append("s", events.length, serializeEvents(simpleTurn(0, 3))),
+    ).rejects.toMatchObject({
       code: "CORRUPT_LOG",
     });
   });
@@ -238,16 +244,16 @@ describe("appending", () => {
       }).length;
     const events = balancedLog(3);
     const first = simpleTurn(0, 1).length;
-    await backend.create(header("s"), events.slice(0, first));
+    await backend.create(header("s"), serializeEvents(events.slice(0, first)));
     const release = await backend.lock("s");
-    await backend.append("s", first, events.slice(first, first * 2));
+    await backend.append("s", first, serializeEvents(events.slice(first, first * 2)));
     expect(openFds()).toBe(1);
-    await backend.append("s", first * 2, events.slice(first * 2));
+    await backend.append("s", first * 2, serializeEvents(events.slice(first * 2)));
     expect(openFds()).toBe(1);
     await release();
     expect(openFds()).toBe(0);
     // Without a held lock every append opens and closes the file.
-    await backend.append("s", events.length, simpleTurn(events.length, 4));
+    await backend.append("s", events.length, serializeEvents(simpleTurn(events.length, 4)));
     expect(openFds()).toBe(0);
     expect((await open(root).load("s"))?.events).toEqual([
       ...events,
@@ -259,16 +265,18 @@ describe("appending", () => {
     const root = tempDir();
     const backend = open(root);
     const turn = simpleTurn(0, 1);
-    await backend.create(header("s"), turn);
+    await backend.create(header("s"), serializeEvents(turn));
     const before = sha256(logPath(root, "s"));
     for (const fromSeq of [0, turn.length - 1, turn.length + 1]) {
-      await expect(backend.append("s", fromSeq, simpleTurn(fromSeq, 2))).rejects.toMatchObject({
+      await expect(
+        backend.append("s", fromSeq, serializeEvents(simpleTurn(fromSeq, 2))),
+      ).rejects.toMatchObject({
         code: "SEQ_CONFLICT",
         details: { expectedSeq: turn.length },
       });
     }
     expect(sha256(logPath(root, "s"))).toBe(before);
-    await expect(backend.append("nope", 0, turn)).rejects.toMatchObject({
+    await expect(backend.append("nope", 0, serializeEvents(turn))).rejects.toMatchObject({
       code: "SESSION_NOT_FOUND",
       details: { sessionId: "nope" },
     });
@@ -293,15 +301,15 @@ describe("appending", () => {
     });
     const first = simpleTurn(0, 1);
     const second = simpleTurn(first.length, 2);
-    await backend.create(header("s"), first);
+    await backend.create(header("s"), serializeEvents(first));
     const path = logPath(root, "s");
     const before = readFileSync(path);
     failNext = true;
-    await expect(backend.append("s", first.length, second)).rejects.toMatchObject({
+    await expect(backend.append("s", first.length, serializeEvents(second))).rejects.toMatchObject({
       code: "EIO",
     });
     expect(readFileSync(path).equals(before)).toBe(true);
-    await backend.append("s", first.length, second);
+    await backend.append("s", first.length, serializeEvents(second));
     expect((await open(root).load("s"))?.events).toEqual([...first, ...second]);
   });
 
@@ -321,18 +329,20 @@ describe("appending", () => {
     });
     const first = simpleTurn(0, 1);
     const second = simpleTurn(first.length, 2);
-    await backend.create(header("s"), first);
+    await backend.create(header("s"), serializeEvents(first));
     const before = readFileSync(logPath(root, "s"));
     failNext = true;
-    await expect(backend.append("s", first.length, second)).rejects.toMatchObject({
+    await expect(backend.append("s", first.length, serializeEvents(second))).rejects.toMatchObject({
       code: "EIO",
     });
     expect(readFileSync(logPath(root, "s")).equals(before)).toBe(true);
-    await expect(backend.append("s", first.length + 1, second)).rejects.toMatchObject({
+    await expect(
+      backend.append("s", first.length + 1, serializeEvents(second)),
+    ).rejects.toMatchObject({
       code: "SEQ_CONFLICT",
       details: { expectedSeq: first.length },
     });
-    await backend.append("s", first.length, second);
+    await backend.append("s", first.length, serializeEvents(second));
     expect((await backend.load("s"))?.events).toEqual([...first, ...second]);
   });
 
@@ -341,24 +351,24 @@ describe("appending", () => {
     const [a, b] = [open(root), open(root)];
     const turns = balancedLog(3);
     const n = simpleTurn(0, 1).length;
-    await a.create(header("s"), turns.slice(0, n));
-    await b.append("s", n, turns.slice(n, 2 * n));
-    await expect(a.append("s", n, turns.slice(n, 2 * n))).rejects.toMatchObject({
+    await a.create(header("s"), serializeEvents(turns.slice(0, n)));
+    await b.append("s", n, serializeEvents(turns.slice(n, 2 * n)));
+    await expect(a.append("s", n, serializeEvents(turns.slice(n, 2 * n)))).rejects.toMatchObject({
       code: "SEQ_CONFLICT",
       details: { expectedSeq: 2 * n },
     });
-    await a.append("s", 2 * n, turns.slice(2 * n));
+    await a.append("s", 2 * n, serializeEvents(turns.slice(2 * n)));
     expect((await b.load("s"))?.events).toEqual(turns);
   });
 
   it("keeps the complete lines a dead writer left and cuts its partial line before appending", async () => {
     const root = tempDir();
     const events = [turnStart(0, 1), userMessage(1, "go"), stepStart(2, 1, 1)];
-    await open(root).create(header("s"), events.slice(0, 1));
+    await open(root).create(header("s"), serializeEvents(events.slice(0, 1)));
     const path = logPath(root, "s");
     appendFileSync(path, `${formatEventLine(events[1] as SessionEvent)}{"type":"step/st`);
     const backend = open(root);
-    await backend.append("s", 2, events.slice(2));
+    await backend.append("s", 2, serializeEvents(events.slice(2)));
     expect(readFileSync(path, "utf8")).toBe(
       formatHeaderLine(header("s")) + events.map(formatEventLine).join(""),
     );
@@ -391,7 +401,7 @@ describe("reading logs", () => {
     const turn = simpleTurn(0, 1);
     const n = turn.length;
     const events = [...turn, turnStart(n, 2), userMessage(n + 1, "go"), stepStart(n + 2, 2, 1)];
-    await open(root).create(header("s"), events);
+    await open(root).create(header("s"), serializeEvents(events));
     const path = logPath(root, "s");
     const bytes = readFileSync(path);
     const starts = lineStarts(bytes);
@@ -426,7 +436,7 @@ describe("reading logs", () => {
 
   it("refuses format versions 1 and -1 (FORMAT_UNSUPPORTED) and leaves the file's bytes untouched", async () => {
     const root = tempDir();
-    await open(root).create(header("s"), balancedLog(2));
+    await open(root).create(header("s"), serializeEvents(balancedLog(2)));
     const path = logPath(root, "s");
     const original = readFileSync(path, "utf8");
     for (const version of [1, -1]) {
@@ -438,7 +448,9 @@ describe("reading logs", () => {
       });
       const store = new SessionStore({ backend: open(root) });
       await expect(store.get("s")).rejects.toMatchObject({ code: "FORMAT_UNSUPPORTED" });
-      await expect(open(root).append("s", 14, simpleTurn(14, 3))).rejects.toMatchObject({
+      await expect(
+        open(root).append("s", 14, serializeEvents(simpleTurn(14, 3))),
+      ).rejects.toMatchObject({
         code: "FORMAT_UNSUPPORTED",
       });
       await expect(open(root).forkPoint("s", undefined)).rejects.toMatchObject({
@@ -470,7 +482,7 @@ describe("reading logs", () => {
 
   it("refuses a stored event of an unknown type (FORMAT_UNSUPPORTED)", async () => {
     const root = tempDir();
-    await open(root).create(header("s"), simpleTurn(0, 1));
+    await open(root).create(header("s"), serializeEvents(simpleTurn(0, 1)));
     const path = logPath(root, "s");
     replaceLine(path, 3, JSON.stringify({ type: "turn/pause", seq: 1, time: 0, data: {} }));
     await expect(open(root).load("s")).rejects.toMatchObject({
@@ -481,7 +493,7 @@ describe("reading logs", () => {
 
   it("reports CORRUPT_LOG when the header names another session than the file's", async () => {
     const root = tempDir();
-    await open(root).create(header("a"), simpleTurn(0, 1));
+    await open(root).create(header("a"), serializeEvents(simpleTurn(0, 1)));
     copyFileSync(logPath(root, "a"), logPath(root, "b"));
     await expect(open(root).load("b")).rejects.toMatchObject({
       code: "CORRUPT_LOG",
@@ -493,7 +505,7 @@ describe("reading logs", () => {
     const root = tempDir();
     const big = userMessage(0, "x".repeat(3 << 20));
     const events = [big, userMessage(1, "é😀".repeat(1000))];
-    await open(root).create(header("s"), events);
+    await open(root).create(header("s"), serializeEvents(events));
     for (const chunkBytes of [1000, 1 << 20]) {
       expect((await open(root, { chunkBytes }).load("s"))?.events).toEqual(events);
     }
@@ -503,7 +515,7 @@ describe("reading logs", () => {
       userMessage(0, "é", { time: 1 }),
       userMessage(1, "x".repeat(3 << 20), { time: 2 }),
     ];
-    await open(root).create(header("t", { cwd, createdAt: 0 }), bigLast);
+    await open(root).create(header("t", { cwd, createdAt: 0 }), serializeEvents(bigLast));
     expect((await open(root).list({ limit: 10 })).sessions).toMatchObject([
       { header: { id: "s" }, eventCount: 2 },
       { header: { id: "t", cwd }, eventCount: 2, updatedAt: 2 },
@@ -519,7 +531,7 @@ describe("session ids", () => {
     const ids = ["../x", "a/b", "/etc/passwd", ".", "..", "~", "Ab", "ab", "é", "😀", long];
     const backend = open(root);
     for (const [i, id] of ids.entries()) {
-      await backend.create(header(id, { createdAt: i }), simpleTurn(0, 1));
+      await backend.create(header(id, { createdAt: i }), serializeEvents(simpleTurn(0, 1)));
       await backend.lock(id);
     }
     const hash = createHash("sha256").update(long, "utf8").digest("hex").slice(0, 40);
@@ -629,7 +641,7 @@ describe("forking", () => {
   it("refuses a taken child id (SESSION_ALREADY_EXISTS) and an absent source (SESSION_NOT_FOUND), leaving no temp file", async () => {
     const root = tempDir();
     const backend = open(root);
-    await backend.create(header("p"), simpleTurn(0, 1));
+    await backend.create(header("p"), serializeEvents(simpleTurn(0, 1)));
     await backend.create(header("c"), []);
     await expect(backend.fork("p", 0, header("c"))).rejects.toMatchObject({
       code: "SESSION_ALREADY_EXISTS",
@@ -654,7 +666,7 @@ describe("repairing", () => {
     const turn = simpleTurn(0, 1);
     const n = turn.length;
     const open1 = [...turn, turnStart(n, 2), userMessage(n + 1, "go"), stepStart(n + 2, 2, 1)];
-    await open(root).create(header("s"), open1);
+    await open(root).create(header("s"), serializeEvents(open1));
     const path = logPath(root, "s");
     const intact = readFileSync(path, "utf8");
     appendFileSync(path, '{"type":"assistant/ch');
@@ -682,14 +694,14 @@ describe("repairing", () => {
     const root = tempDir();
     const backend = open(root);
     const turn = simpleTurn(0, 1);
-    await backend.create(header("s"), [...turn, turnStart(turn.length, 2)]);
+    await backend.create(header("s"), serializeEvents([...turn, turnStart(turn.length, 2)]));
     await backend.repair("s", turn.length, []);
     expect(readFileSync(logPath(root, "s"), "utf8")).toBe(
       formatHeaderLine(header("s")) + turn.map(formatEventLine).join(""),
     );
-    await open(root).repair("s", 2, turn.slice(2));
+    await open(root).repair("s", 2, serializeEvents(turn.slice(2)));
     expect((await backend.load("s"))?.events).toEqual(turn);
-    await backend.append("s", turn.length, simpleTurn(turn.length, 2));
+    await backend.append("s", turn.length, serializeEvents(simpleTurn(turn.length, 2)));
     expect((await open(root).load("s"))?.events).toEqual(balancedLog(2));
   });
 });
@@ -699,7 +711,7 @@ describe("listing", () => {
     const root = tempDir();
     const backend = open(root);
     const events = balancedLog(3).map((e, seq) => ({ ...e, time: TIME + seq }));
-    await backend.create(header("s"), events);
+    await backend.create(header("s"), serializeEvents(events));
     const path = logPath(root, "s");
     const lines = readFileSync(path, "utf8").split("\n");
     const garbled = [lines[0], ...lines.slice(1, -2).map(() => "garbage"), ...lines.slice(-2)];
@@ -716,7 +728,10 @@ describe("listing", () => {
   it("passes over a torn last line for the complete line before it, and lists a header-only log with no events", async () => {
     const root = tempDir();
     const backend = open(root);
-    await backend.create(header("torn", { createdAt: 2 }), simpleTurn(0, 1, { time: 55 }));
+    await backend.create(
+      header("torn", { createdAt: 2 }),
+      serializeEvents(simpleTurn(0, 1, { time: 55 })),
+    );
     appendFileSync(logPath(root, "torn"), `garbage line\n{"type":"turn/st`);
     await backend.create(header("empty", { createdAt: 1 }), []);
     expect((await backend.list({ limit: 10 })).sessions).toEqual([
@@ -780,19 +795,19 @@ describe("writer locks", () => {
   it("refuses lock, append, delete and repair while another instance holds the session (SESSION_BUSY)", async () => {
     const root = tempDir();
     const [a, b] = [open(root), open(root)];
-    await a.create(header("s"), simpleTurn(0, 1));
+    await a.create(header("s"), serializeEvents(simpleTurn(0, 1)));
     const release = await a.lock("s");
     const n = simpleTurn(0, 1).length;
     await expect(b.lock("s")).rejects.toMatchObject({
       code: "SESSION_BUSY",
       details: { sessionId: "s" },
     });
-    await expect(b.append("s", n, simpleTurn(n, 2))).rejects.toMatchObject({
+    await expect(b.append("s", n, serializeEvents(simpleTurn(n, 2)))).rejects.toMatchObject({
       code: "SESSION_BUSY",
     });
     await expect(b.delete("s")).rejects.toMatchObject({ code: "SESSION_BUSY" });
     await expect(b.repair("s", n, [])).rejects.toMatchObject({ code: "SESSION_BUSY" });
-    await a.append("s", n, simpleTurn(n, 2));
+    await a.append("s", n, serializeEvents(simpleTurn(n, 2)));
     await release();
     const releaseB = await b.lock("s");
     expect(await b.delete("s")).toBe(true);
@@ -866,12 +881,12 @@ describe("durability", () => {
       const root = tempDir();
       const backend = open(root, { durability, fileOps });
       const turn = simpleTurn(0, 1);
-      await backend.create(header("s"), turn.slice(0, 3));
+      await backend.create(header("s"), serializeEvents(turn.slice(0, 3)));
       const afterCreate = syncs;
-      await backend.append("s", 3, turn.slice(3));
+      await backend.append("s", 3, serializeEvents(turn.slice(3)));
       const afterAppend = syncs;
       await backend.fork("s", turn.length - 1, header("c"));
-      await backend.repair("c", 2, turn.slice(2));
+      await backend.repair("c", 2, serializeEvents(turn.slice(2)));
       await backend.delete("s");
       counts[durability] = syncs;
       if (durability === "fsync") {
@@ -889,14 +904,15 @@ describe("durability", () => {
       const root = tempDir();
       const child = spawnScript(
         root,
-        `const backend = new JsonlBackend(process.argv[2], { durability: ${JSON.stringify(durability)} });
+        `import { serializeEvents } from ${JSON.stringify(SERIALIZED_MODULE)};
+         const backend = new JsonlBackend(process.argv[2], { durability: ${JSON.stringify(durability)} });
          const event = (seq) => ({ type: "user/message", seq, time: seq,
            data: { content: [{ type: "text", text: "m".repeat(seq % 300) }], source: { kind: "user" } },
            surfaceOp: "append" });
          await backend.lock("k");
-         await backend.create({ version: 0, id: "k", createdAt: 0 }, [event(0)]);
+         await backend.create({ version: 0, id: "k", createdAt: 0 }, serializeEvents([event(0)]));
          for (let next = 1; ; next += 3) {
-           await backend.append("k", next, [event(next), event(next + 1), event(next + 2)]);
+           await backend.append("k", next, serializeEvents([event(next), event(next + 1), event(next + 2)]));
            console.log(next + 3);
          }`,
       );
@@ -913,7 +929,7 @@ describe("durability", () => {
       const release = await backend.lock("k");
       const length = loaded?.events.length ?? 0;
       await backend.repair("k", length, []);
-      await backend.append("k", length, [userMessage(length, "after the crash")]);
+      await backend.append("k", length, serializeEvents([userMessage(length, "after the crash")]));
       await release();
       expect((await open(root).load("k"))?.events.length).toBe(length + 1);
     });
@@ -931,14 +947,14 @@ describe("readers beside a writer", () => {
     const [a, b] = [open(root), open(root)];
     const events = balancedLog(3);
     const n = simpleTurn(0, 1).length;
-    await a.create(header("s"), events.slice(0, n));
+    await a.create(header("s"), serializeEvents(events.slice(0, n)));
     expect(await b.loadFrom("s", 0)).toEqual({
       header: header("s"),
       events: events.slice(0, n),
       tornTail: false,
       from: 0,
     });
-    await a.append("s", n, events.slice(n, 2 * n));
+    await a.append("s", n, serializeEvents(events.slice(n, 2 * n)));
     expect(await b.loadFrom("s", n)).toEqual({
       header: header("s"),
       events: events.slice(n, 2 * n),
@@ -951,7 +967,7 @@ describe("readers beside a writer", () => {
       tornTail: false,
       from: 2 * n,
     });
-    await a.append("s", 2 * n, events.slice(2 * n));
+    await a.append("s", 2 * n, serializeEvents(events.slice(2 * n)));
     expect((await b.loadFrom("s", 2 * n))?.events).toEqual(events.slice(2 * n));
     // A seq this instance has no offset for: the whole file is read, the answer sliced.
     expect(await b.loadFrom("s", 1)).toMatchObject({ events: events.slice(1), from: 1 });
@@ -965,7 +981,7 @@ describe("readers beside a writer", () => {
     const [a, b] = [open(root), open(root)];
     const turn = simpleTurn(0, 1);
     const n = turn.length;
-    await a.create(header("s"), turn);
+    await a.create(header("s"), serializeEvents(turn));
     await b.loadFrom("s", 0);
     const next = simpleTurn(n, 2);
     const bytes = Buffer.from(next.map(formatEventLine).join(""), "utf8");
@@ -994,7 +1010,7 @@ describe("readers beside a writer", () => {
     const [a, b] = [open(root), open(root)];
     const turn = simpleTurn(0, 1);
     const n = turn.length;
-    await a.create(header("s"), turn);
+    await a.create(header("s"), serializeEvents(turn));
     await b.loadFrom("s", 0);
     const next = simpleTurn(n, 2).map(formatEventLine);
     appendFileSync(logPath(root, "s"), `${next[0]}{garbled\n${next.slice(2).join("")}`);
@@ -1010,14 +1026,14 @@ describe("readers beside a writer", () => {
     const [a, b] = [open(root), open(root)];
     const events = balancedLog(2);
     const n = simpleTurn(0, 1).length;
-    await a.create(header("s"), events.slice(0, n));
+    await a.create(header("s"), serializeEvents(events.slice(0, n)));
     await b.loadFrom("s", 0);
     // Damage line 2 in place: same file, same size.
     const path = logPath(root, "s");
     const bytes = readFileSync(path);
     bytes[lineStarts(bytes)[1] as number] = "#".charCodeAt(0);
     writeFileSync(path, bytes);
-    await a.append("s", n, events.slice(n));
+    await a.append("s", n, serializeEvents(events.slice(n)));
     expect(await b.loadFrom("s", n)).toMatchObject({ events: events.slice(n), from: n });
     await expect(open(root).load("s")).rejects.toMatchObject({
       code: "CORRUPT_LOG",
@@ -1037,11 +1053,11 @@ describe("readers beside a writer", () => {
     const [a, b] = [open(root), open(root)];
     const long = balancedLog(2);
     const short = simpleTurn(0, 1);
-    await a.create(header("s"), long);
+    await a.create(header("s"), serializeEvents(long));
     expect((await b.loadFrom("s", 0))?.events).toEqual(long);
     await a.delete("s");
     const again = header("s", { createdAt: TIME + 1 });
-    await a.create(again, short);
+    await a.create(again, serializeEvents(short));
     expect(await b.loadFrom("s", long.length)).toEqual({
       header: again,
       events: short,
@@ -1050,7 +1066,7 @@ describe("readers beside a writer", () => {
     });
     // Created again longer than what the reader knows: a new file, read whole, answered from the seq.
     await a.delete("s");
-    await a.create(header("s"), long);
+    await a.create(header("s"), serializeEvents(long));
     expect(await b.loadFrom("s", short.length)).toEqual({
       header: header("s"),
       events: long.slice(short.length),
@@ -1076,9 +1092,9 @@ describe("readers beside a writer", () => {
     const turn = simpleTurn(0, 1);
     await a.create(header("s"), []);
     const release = await a.lock("s");
-    await a.append("s", 0, turn);
+    await a.append("s", 0, serializeEvents(turn));
     expect((await b.loadFrom("s", 0))?.events).toEqual(turn);
-    await a.append("s", turn.length, simpleTurn(turn.length, 2));
+    await a.append("s", turn.length, serializeEvents(simpleTurn(turn.length, 2)));
     expect((await b.loadFrom("s", turn.length))?.events).toEqual(simpleTurn(turn.length, 2));
     expect(filesUnder(root)).toEqual(["sessions/s.jsonl", "sessions/s.lck"]);
     await release();
@@ -1103,7 +1119,7 @@ describe("readers beside a writer", () => {
       formatHeaderLine(header("c", { parentSession: "s", createdAt: TIME + 1 })),
     );
     const turn = simpleTurn(0, 1);
-    await a.append("s", 0, turn);
+    await a.append("s", 0, serializeEvents(turn));
     expect(await b.loadFrom("s", 0)).toMatchObject({ events: turn, from: 0 });
     expect((await open(root).list({ limit: 10 })).sessions).toMatchObject([
       { header: { id: "c" }, eventCount: 0 },
@@ -1149,11 +1165,11 @@ describe("subscribing to changes", () => {
     const turn = simpleTurn(0, 1);
     await a.create(header("s"), []);
     expect(s.calls).toBe(1);
-    await a.append("s", 0, turn);
+    await a.append("s", 0, serializeEvents(turn));
     expect(s.calls).toBe(2);
     await a.fork("s", turn.length - 1, header("c"));
     expect(c.calls).toBe(1);
-    await a.repair("c", 2, turn.slice(2));
+    await a.repair("c", 2, serializeEvents(turn.slice(2)));
     expect(c.calls).toBe(2);
     await a.delete("s");
     expect(s.calls).toBe(3);
@@ -1175,7 +1191,7 @@ describe("subscribing to changes", () => {
       expect(await b.loadFrom("s", 0)).toMatchObject({ events: [], from: 0 });
       seen = s.calls;
       const turn = simpleTurn(0, 1);
-      await a.append("s", 0, turn);
+      await a.append("s", 0, serializeEvents(turn));
       await s.calledAfter(seen);
       expect(await b.loadFrom("s", 0)).toMatchObject({ events: turn, from: 0 });
       // Both subscribers of an id are called together: once `s` hears of the next change, `gone`
@@ -1183,7 +1199,7 @@ describe("subscribing to changes", () => {
       gone.unsubscribe();
       const goneCalls = gone.calls;
       seen = s.calls;
-      await a.append("s", turn.length, simpleTurn(turn.length, 2));
+      await a.append("s", turn.length, serializeEvents(simpleTurn(turn.length, 2)));
       await s.calledAfter(seen);
       expect(gone.calls).toBe(goneCalls);
       seen = s.calls;
@@ -1198,7 +1214,7 @@ describe("subscribing to changes", () => {
     const b = open(root, { pollIntervalMs: 10 });
     const s = subscriber(b, "s");
     const seen = s.calls;
-    await open(root).create(header("s"), simpleTurn(0, 1));
+    await open(root).create(header("s"), serializeEvents(simpleTurn(0, 1)));
     await s.calledAfter(seen);
     expect((await b.loadFrom("s", 0))?.events).toEqual(simpleTurn(0, 1));
   });
@@ -1227,7 +1243,7 @@ describe("subscribing to changes", () => {
     const second = subscriber(failed, "s");
     (failing as FSWatcher).emit("error", new Error("simulated watch failure"));
     const seen = [first.calls, second.calls] as const;
-    await a.append("s", 0, simpleTurn(0, 1));
+    await a.append("s", 0, serializeEvents(simpleTurn(0, 1)));
     await first.calledAfter(seen[0]);
     await second.calledAfter(seen[1]);
   });

@@ -18,6 +18,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionEvent, SessionHeader } from "../src/index.js";
+import { serializeEvents } from "../src/index.js";
 import { formatEventLine, formatHeaderLine } from "../src/log/jsonl-codec.js";
 import { derivedTitle } from "../src/log/session-title.js";
 import type { ListedSession, ListPage, ListQuery } from "../src/store/backend.js";
@@ -150,7 +151,7 @@ describe("the JSONL listing index", () => {
     for (let i = 0; i < 300; i++) {
       const events = i % 3 === 0 ? [] : simpleTurn(0, 1, { time: TIME + i });
       const head = header(`s-${i}`, { createdAt: TIME + i, cwd: `/p${i % 2}` });
-      await a.create(head, events);
+      await a.create(head, serializeEvents(events));
       written.push(listedAs(head, events));
     }
     expect((await a.list({ limit: 10 })).sessions).toEqual(expected(written).slice(0, 10));

@@ -1,9 +1,10 @@
 // What a JSONL backend keeps in memory per session: freed when the store unloads a session it writes, bounded for sessions it only reads.
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type SessionHeader, SessionStore } from "../src/index.js";
+import { type SessionHeader, SessionStore, serializeEvents } from "../src/index.js";
 import { JsonlBackend, type JsonlBackendOptions } from "../src/store/jsonl/jsonl-backend.js";
 import { RETAINED_STATES } from "../src/store/jsonl/state-cache.js";
 import { simpleTurn, TIME, userMessage } from "./builders.js";
@@ -72,13 +73,13 @@ describe("per-session memory of the JSONL backend", () => {
     const root = tempDir();
     const backend = open(root, { retainedStates: 2 });
     const first = simpleTurn(0, 1);
-    await backend.create(header("a"), first);
+    await backend.create(header("a"), serializeEvents(first));
     const writer = open(root);
     const reader = await backend.loadFrom("a", 0);
     expect(reader?.events).toEqual(first);
     // Another instance appends while "a"'s state is pushed out by two other sessions.
     const second = simpleTurn(first.length, 2);
-    await writer.append("a", first.length, second);
+    await writer.append("a", first.length, serializeEvents(second));
     await backend.create(header("b"), []);
     await backend.create(header("c"), []);
     expect(backend.retainedSessions).toBe(2);
@@ -92,12 +93,12 @@ describe("per-session memory of the JSONL backend", () => {
     await backend.create(header("e"), []);
     const length = first.length + second.length;
     await expect(
-      backend.append("a", first.length, [userMessage(first.length, "x")]),
+      backend.append("a", first.length, serializeEvents([userMessage(first.length, "x")])),
     ).rejects.toMatchObject({ code: "SEQ_CONFLICT", details: { expectedSeq: length } });
     await backend.create(header("f"), []);
     await backend.create(header("g"), []);
     const third = [userMessage(length, "after the drop")];
-    await backend.append("a", length, third);
+    await backend.append("a", length, serializeEvents(third));
     expect((await backend.load("a"))?.events).toEqual([...first, ...second, ...third]);
     await backend.create(header("h"), []);
     await backend.create(header("i"), []);

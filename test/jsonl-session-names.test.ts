@@ -1,9 +1,11 @@
 // JSONL file names of long ids: one file per id, and logs the previous build stored under a long id's old name still found.
+
 import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionHeader } from "../src/index.js";
+import { serializeEvents } from "../src/index.js";
 import { JsonlBackend } from "../src/store/jsonl/jsonl-backend.js";
 import { legacyLogFileName, logFileName } from "../src/store/jsonl/layout.js";
 import { simpleTurn, TIME, userMessage } from "./builders.js";
@@ -42,14 +44,14 @@ describe("a long id and a short id that spells the long id's old file name", () 
   it("keeps the long session when the short id is absent, created, appended to and deleted", async () => {
     const { backend } = open();
     const events = simpleTurn(0, 1);
-    await backend.create(header(long), events);
+    await backend.create(header(long), serializeEvents(events));
     expect(await backend.has(short)).toBe(false);
     expect(await backend.load(short)).toBeUndefined();
     expect(await backend.loadFrom(short, 0)).toBeUndefined();
     expect(await backend.forkPoint(short, undefined)).toBeUndefined();
     expect(await backend.delete(short)).toBe(false);
     await backend.create(header(short), []);
-    await backend.append(short, 0, [userMessage(0, "short")]);
+    await backend.append(short, 0, serializeEvents([userMessage(0, "short")]));
     expect((await backend.load(short))?.events).toEqual([userMessage(0, "short")]);
     expect(await backend.delete(short)).toBe(true);
     expect(await backend.load(long)).toEqual({ header: header(long), events, tornTail: false });
@@ -59,7 +61,7 @@ describe("a long id and a short id that spells the long id's old file name", () 
   // and `delete(long)` removed the short session (true, then `load(short)` was undefined).
   it("answers the never-created long id as absent over the short id's file, and deleting it leaves that file", async () => {
     const { backend, dir } = open();
-    await backend.create(header(short), simpleTurn(0, 1));
+    await backend.create(header(short), serializeEvents(simpleTurn(0, 1)));
     // The short id's name is the long id's old name: the long id's lookup finds a file there
     // whose header names another id, so it is not the long session.
     expect(readdirSync(dir)).toContain(legacyLogFileName(long));
@@ -84,7 +86,7 @@ describe("a store the previous build wrote", () => {
   it("finds a long id's log under its old name, lists it once, and moves it to its new name on the first write", async () => {
     const { backend, dir } = open();
     const events = simpleTurn(0, 1);
-    await backend.create(header(long), events);
+    await backend.create(header(long), serializeEvents(events));
     storeUnderOldName(dir, long);
     expect(await backend.has(long)).toBe(true);
     expect(await backend.load(long)).toEqual({ header: header(long), events, tornTail: false });
@@ -93,7 +95,7 @@ describe("a store the previous build wrote", () => {
       { header: { id: long }, eventCount: events.length },
     ]);
     const more = [userMessage(events.length, "more")];
-    await backend.append(long, events.length, more);
+    await backend.append(long, events.length, serializeEvents(more));
     expect(existsSync(join(dir, legacyLogFileName(long) as string))).toBe(false);
     expect(readdirSync(dir).filter((name) => name.endsWith(".jsonl"))).toEqual([logFileName(long)]);
     expect((await backend.load(long))?.events).toEqual([...events, ...more]);
@@ -106,13 +108,13 @@ describe("a store the previous build wrote", () => {
   it("answers the short id as absent over the long id's old file, and moves that file away to create it", async () => {
     const { backend, dir } = open();
     const events = simpleTurn(0, 1);
-    await backend.create(header(long), events);
+    await backend.create(header(long), serializeEvents(events));
     storeUnderOldName(dir, long);
     // The file under the short id's name is the long id's, not a damaged log of the short id.
     expect(await backend.has(short)).toBe(false);
     expect(await backend.load(short)).toBeUndefined();
     expect(await backend.delete(short)).toBe(false);
-    await backend.create(header(short, TIME + 1), [userMessage(0, "short")]);
+    await backend.create(header(short, TIME + 1), serializeEvents([userMessage(0, "short")]));
     expect((await backend.load(short))?.events).toEqual([userMessage(0, "short")]);
     expect(await backend.load(long)).toEqual({ header: header(long), events, tornTail: false });
     expect(
@@ -124,7 +126,7 @@ describe("a store the previous build wrote", () => {
 
   it("still reports CORRUPT_LOG for a file under an id's own name whose header names another id", async () => {
     const { backend, dir } = open();
-    await backend.create(header(long), simpleTurn(0, 1));
+    await backend.create(header(long), serializeEvents(simpleTurn(0, 1)));
     // The long id's log under a name that is neither its own nor its old one.
     renameSync(join(dir, logFileName(long)), join(dir, logFileName("b")));
     await expect(backend.load("b")).rejects.toMatchObject({

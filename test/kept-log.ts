@@ -45,7 +45,8 @@ export class KeptLog {
     const stored = span === undefined ? [] : this.#events.slice(span.from, span.from + span.count);
     const prepared = this.log.prepare(taken, "copy", stored);
     this.log.commit(prepared);
-    this.#events.push(...prepared.events);
+    // What a backend stores: the events as serialized, read back.
+    this.#events.push(...prepared.serialized.map((serialized) => serialized.event));
     return prepared.nextSeq;
   }
 }

@@ -1,8 +1,10 @@
 // The PostgreSQL backend beyond the shared contract: corpus, version policy, durability, locks, concurrency, lost connections, readers and change notifications.
+
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { POSTGRES_DDL } from "../generated/postgres-layout.gen.js";
 import type { SessionEvent, SessionHeader } from "../src/generated.js";
+import { serializeEvents } from "../src/index.js";
 import { openBackend } from "../src/store/open-backend.js";
 import {
   advisoryKey,
@@ -381,15 +383,17 @@ describePostgres("PostgreSQL backend", () => {
 
   it("maps a taken id, a stale seq and a missing session to their codes", async () => {
     const backend = await (await harness()).open();
-    await backend.create(header("x"), simpleTurn(0, 1));
+    await backend.create(header("x"), serializeEvents(simpleTurn(0, 1)));
     await expect(backend.create(header("x"), [])).rejects.toMatchObject({
       code: "SESSION_ALREADY_EXISTS",
     });
-    await expect(backend.append("x", 0, simpleTurn(0, 2))).rejects.toMatchObject({
+    await expect(backend.append("x", 0, serializeEvents(simpleTurn(0, 2)))).rejects.toMatchObject({
       code: "SEQ_CONFLICT",
       details: { expectedSeq: TURN },
     });
-    await expect(backend.append("nope", 0, simpleTurn(0, 1))).rejects.toMatchObject({
+    await expect(
+      backend.append("nope", 0, serializeEvents(simpleTurn(0, 1))),
+    ).rejects.toMatchObject({
       code: "SESSION_NOT_FOUND",
     });
     await expect(backend.fork("nope", 0, header("y"))).rejects.toMatchObject({
@@ -405,7 +409,7 @@ describePostgres("PostgreSQL backend", () => {
     const h = await harness();
     const backend = await h.open();
     const log = balancedLog(2, { toolCallsPerStep: 1 });
-    await backend.create(header("parent"), log);
+    await backend.create(header("parent"), serializeEvents(log));
     await backend.fork(
       "parent",
       TURN - 1,
@@ -443,16 +447,16 @@ describePostgres("PostgreSQL backend", () => {
   it("never makes an append to one session wait for a transaction that holds another", async () => {
     const h = await harness();
     const backend = await h.open();
-    await backend.create(header("x"), simpleTurn(0, 1));
-    await backend.create(header("y"), simpleTurn(0, 1));
+    await backend.create(header("x"), serializeEvents(simpleTurn(0, 1)));
+    await backend.create(header("y"), serializeEvents(simpleTurn(0, 1)));
     const side = await client(h.schema);
     await side.query("BEGIN");
     await side.query("SELECT 1 FROM sessions WHERE id = 'x' FOR UPDATE");
     const started = Date.now();
-    await backend.append("y", TURN, simpleTurn(TURN, 2));
+    await backend.append("y", TURN, serializeEvents(simpleTurn(TURN, 2)));
     const tookMs = Date.now() - started;
     expect(tookMs).toBeLessThan(2000);
-    const blocked = backend.append("x", TURN, simpleTurn(TURN, 2));
+    const blocked = backend.append("x", TURN, serializeEvents(simpleTurn(TURN, 2)));
     expect(await pendingAfter(blocked, 400)).toBe(true);
     await side.query("COMMIT");
     await blocked;
@@ -463,7 +467,7 @@ describePostgres("PostgreSQL backend", () => {
   it("reports a connection lost mid-append as STORAGE_UNAVAILABLE, with no event of the batch stored", async () => {
     const h = await harness();
     const backend = await h.open();
-    await backend.create(header("x"), simpleTurn(0, 1));
+    await backend.create(header("x"), serializeEvents(simpleTurn(0, 1)));
     const batch = simpleTurn(TURN, 2);
     // Another transaction holds an uncommitted row at a seq inside the batch, so the append's
     // insert stops there, after the rows before it, until that transaction ends.
@@ -475,7 +479,7 @@ describePostgres("PostgreSQL backend", () => {
       "INSERT INTO events (session_id, seq, type, time, data) VALUES ('x', $1, 'turn/start', 0, '{}')",
       [TURN + 3],
     );
-    const append = backend.append("x", TURN, batch);
+    const append = backend.append("x", TURN, serializeEvents(batch));
     const settled = append.catch((e) => e);
     const blockedPid = await until(async () => {
       const rows = await sql<{ pid: number; query: string }>(
@@ -496,7 +500,7 @@ describePostgres("PostgreSQL backend", () => {
     );
     expect(seqs.map((r) => r.seq)).toEqual(Array.from({ length: TURN }, (_, i) => i));
     // The pool dropped the broken connection: the same append now lands.
-    await backend.append("x", TURN, batch);
+    await backend.append("x", TURN, serializeEvents(batch));
     expect((await backend.load("x"))?.events).toEqual([
       ...simpleTurn(0, 1),
       ...batch,
@@ -527,7 +531,9 @@ describePostgres("PostgreSQL backend", () => {
     // The client hears the server's goodbye right after; give its event a moment.
     await new Promise((wait) => setTimeout(wait, 200));
     // The backend stores nothing without its lock.
-    const error = await backend.append("held", TURN, simpleTurn(TURN, 2)).catch((e) => e);
+    const error = await backend
+      .append("held", TURN, serializeEvents(simpleTurn(TURN, 2)))
+      .catch((e) => e);
     expect(error).toMatchObject({ code: "STORAGE_UNAVAILABLE", details: { commitUnknown: false } });
     expect(error.message).toContain("lost with its connection");
     expect(backend.lockLost("held")).toBe(true);
@@ -621,13 +627,13 @@ describePostgres("PostgreSQL backend", () => {
     // 20000 ms").
     const h = await harness();
     const backend = await h.open({ timeouts: { statementMs: 300 } });
-    await backend.create(header("slow"), simpleTurn(0, 1));
+    await backend.create(header("slow"), serializeEvents(simpleTurn(0, 1)));
     const holder = await rawClient(h.schema);
     try {
       await holder.query("BEGIN");
       await holder.query("SELECT 1 FROM sessions WHERE id = 'slow' FOR UPDATE");
       const error = await within(
-        backend.append("slow", TURN, simpleTurn(TURN, 2)).catch((e: unknown) => e),
+        backend.append("slow", TURN, serializeEvents(simpleTurn(TURN, 2))).catch((e: unknown) => e),
         "the append past statement_timeout",
       );
       expect(error).toMatchObject({
@@ -639,7 +645,7 @@ describePostgres("PostgreSQL backend", () => {
     } finally {
       await holder.end();
     }
-    await backend.append("slow", TURN, simpleTurn(TURN, 2));
+    await backend.append("slow", TURN, serializeEvents(simpleTurn(TURN, 2)));
     expect((await backend.load("slow"))?.events).toHaveLength(2 * TURN);
   });
 
@@ -679,7 +685,7 @@ describePostgres("PostgreSQL backend", () => {
       from: 0,
     });
     await b.fork("empty", -1, header("kid", { parentSession: "empty", seedLength: 0 }));
-    await a.append("empty", 0, simpleTurn(0, 1));
+    await a.append("empty", 0, serializeEvents(simpleTurn(0, 1)));
     expect((await b.load("empty"))?.events).toEqual(simpleTurn(0, 1));
     expect((await a.load("kid"))?.events).toEqual([]);
     const listed = (await a.list({ limit: 10, parentSession: "empty" })).sessions;
@@ -692,14 +698,14 @@ describePostgres("PostgreSQL backend", () => {
     const a = await h.open();
     const b = await h.open();
     expect(await b.loadFrom("x", 0)).toBeUndefined();
-    await a.create(header("x"), simpleTurn(0, 1));
+    await a.create(header("x"), serializeEvents(simpleTurn(0, 1)));
     expect(await b.loadFrom("x", 0)).toEqual({
       header: header("x"),
       events: simpleTurn(0, 1),
       tornTail: false,
       from: 0,
     });
-    await a.append("x", TURN, simpleTurn(TURN, 2));
+    await a.append("x", TURN, serializeEvents(simpleTurn(TURN, 2)));
     expect(await b.loadFrom("x", TURN)).toEqual({
       header: header("x"),
       events: simpleTurn(TURN, 2),
@@ -722,12 +728,12 @@ describePostgres("PostgreSQL backend", () => {
     const h = await harness();
     const a = await h.open();
     const b = await h.open();
-    await a.create(header("x"), balancedLog(2));
+    await a.create(header("x"), serializeEvents(balancedLog(2)));
     const length = balancedLog(2).length;
     expect((await b.loadFrom("x", length))?.events).toEqual([]);
     await a.delete("x");
     expect(await b.loadFrom("x", length)).toBeUndefined();
-    await a.create(header("x", { cwd: "/again" }), simpleTurn(0, 1));
+    await a.create(header("x", { cwd: "/again" }), serializeEvents(simpleTurn(0, 1)));
     expect(await b.loadFrom("x", length)).toEqual({
       header: header("x", { cwd: "/again" }),
       events: simpleTurn(0, 1),
@@ -742,8 +748,8 @@ describePostgres("PostgreSQL backend", () => {
     const h = await harness();
     const a = await h.open();
     const b = await h.open();
-    await a.create(header("x"), simpleTurn(0, 1));
-    await a.create(header("y"), simpleTurn(0, 1));
+    await a.create(header("x"), serializeEvents(simpleTurn(0, 1)));
+    await a.create(header("y"), serializeEvents(simpleTurn(0, 1)));
     const log = new CallLog();
     const stopFirst = b.subscribe("x", log.recorder("x1"));
     const stopSecond = b.subscribe("x", log.recorder("x2"));
@@ -751,7 +757,7 @@ describePostgres("PostgreSQL backend", () => {
     // Once it listens, the backend calls every subscriber (writes before may have been missed).
     await log.until(calledAll("x1", "x2", "y"));
     const mark = log.calls.length;
-    await a.append("x", TURN, simpleTurn(TURN, 2));
+    await a.append("x", TURN, serializeEvents(simpleTurn(TURN, 2)));
     await log.until((calls) => calls.slice(mark).includes("x2"));
     expect((await b.loadFrom("x", TURN))?.events).toEqual(simpleTurn(TURN, 2));
     stopFirst();
@@ -759,7 +765,7 @@ describePostgres("PostgreSQL backend", () => {
     await a.delete("y");
     await log.until((calls) => calls.slice(mark).includes("y"));
     expect(await b.loadFrom("y", TURN)).toBeUndefined();
-    await a.append("x", 2 * TURN, simpleTurn(2 * TURN, 3));
+    await a.append("x", 2 * TURN, serializeEvents(simpleTurn(2 * TURN, 3)));
     await log.until((calls) => calls.slice(mark).filter((c) => c === "x2").length === 2);
     // Notifications arrive in commit order: x's append, y's delete, x's second append.
     expect(log.since(mark)).toEqual(["x1", "x2", "y", "x2"]);
@@ -786,8 +792,8 @@ describePostgres("PostgreSQL backend", () => {
     b.subscribe("w", log.recorder("w"));
     await log.until(calledAll("x", "w"));
     const mark = log.calls.length;
-    await c.create(header("x"), simpleTurn(0, 1));
-    await a.create(header("w"), simpleTurn(0, 1));
+    await c.create(header("x"), serializeEvents(simpleTurn(0, 1)));
+    await a.create(header("w"), serializeEvents(simpleTurn(0, 1)));
     await log.until((calls) => calls.slice(mark).includes("w"));
     expect(log.since(mark)).toEqual(["w"]);
   });
@@ -799,7 +805,7 @@ describePostgres("PostgreSQL backend", () => {
     const a = await h.open();
     const errors: unknown[] = [];
     const b = await h.open({ onListenError: (error) => errors.push(error) });
-    await a.create(header("x"), simpleTurn(0, 1));
+    await a.create(header("x"), serializeEvents(simpleTurn(0, 1)));
     const log = new CallLog();
     b.subscribe("x", log.recorder("x"));
     await log.until(calledAll("x"));
@@ -811,7 +817,7 @@ describePostgres("PostgreSQL backend", () => {
     expect(second).not.toBe(first);
     expect(errors).toContainEqual(expect.objectContaining({ code: "57P01" }));
     const mark = log.calls.length;
-    await a.append("x", TURN, simpleTurn(TURN, 2));
+    await a.append("x", TURN, serializeEvents(simpleTurn(TURN, 2)));
     await log.until((calls) => calls.length > mark);
     expect((await b.loadFrom("x", TURN))?.events).toEqual(simpleTurn(TURN, 2));
     await b.close();

@@ -1,6 +1,8 @@
 // A server on a PostgreSQL store whose connections are terminated or partitioned mid-request: it answers, keeps serving, and never writes without its lock.
+
 import { afterEach, expect, it } from "vitest";
 import type { SeedlineClient } from "../src/client/seedline-client.js";
+import { serializeEvents } from "../src/index.js";
 import { advisoryKey } from "../src/store/postgres/connection.js";
 import { PostgresBackend } from "../src/store/postgres/postgres-backend.js";
 import { simpleTurn } from "./builders.js";
@@ -275,7 +277,7 @@ describePostgres("PostgreSQL faults under a spawned server", () => {
     });
     cleanups.push(async () => unsubscribe());
     // Listening: a write from another backend is heard.
-    await writer.append("heard", 0, simpleTurn(0, 1));
+    await writer.append("heard", 0, serializeEvents(simpleTurn(0, 1)));
     await waitUntil(() => heard > 0, "the first write heard");
     proxy.blackhole();
     await waitUntil(() => errors.length > 0, "the listener to hear the partition");
@@ -284,7 +286,7 @@ describePostgres("PostgreSQL faults under a spawned server", () => {
     // Once it listens again it tells every subscriber to read again, and hears new writes.
     await waitUntil(() => heard > before, "the listener listening again");
     const again = heard;
-    await writer.append("heard", TURN, simpleTurn(TURN, 2));
+    await writer.append("heard", TURN, serializeEvents(simpleTurn(TURN, 2)));
     await waitUntil(() => heard > again, "the write after healing heard");
     console.log(
       `listener partitioned: heard ${String((errors[0] as Error)?.message)}, listening again after healing`,

@@ -1,4 +1,5 @@
 // Several processes on one PostgreSQL store: one writer per session, racing appends, sessions that never block each other.
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,6 +8,7 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import type { SessionHeader } from "../src/generated.js";
+import { serializeEvents } from "../src/index.js";
 import { simpleTurn, TIME } from "./builders.js";
 import {
   describePostgres,
@@ -30,8 +32,9 @@ interface Writer {
 // `race ID BATCHES TAG` appends through the bare backend, no lock, re-reading the next seq after
 // each SEQ_CONFLICT, until BATCHES of its batches are stored.
 const WRITER_SCRIPT = `
-const [backendUrl, storeUrl, url, schema, mode, ...args] = process.argv.slice(2);
+const [backendUrl, storeUrl, serializedUrl, url, schema, mode, ...args] = process.argv.slice(2);
 const { PostgresBackend } = await import(backendUrl);
+const { serializeEvents } = await import(serializedUrl);
 const { SessionStore } = await import(storeUrl);
 const commands = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const send = (message) => process.stdout.write(JSON.stringify(message) + "\\n");
@@ -73,7 +76,7 @@ if (mode === "store") {
     while (appended < Number(batches)) {
       const next = (await backend.forkPoint(sessionId, undefined)).length;
       try {
-        await backend.append(sessionId, next, turnAt(next, next / 5 + 1, tag + ":" + appended, Date.now()));
+        await backend.append(sessionId, next, serializeEvents(turnAt(next, next / 5 + 1, tag + ":" + appended, Date.now())));
         appended++;
       } catch (e) {
         if (e.code !== "SEQ_CONFLICT") throw e;
@@ -102,9 +105,11 @@ function spawnWriter(schema: string, args: string[]): Writer {
   temps.push(dir);
   const script = join(dir, "writer.mjs");
   writeFileSync(script, `import { createInterface } from "node:readline";\n${WRITER_SCRIPT}`);
-  const modules = ["src/store/postgres/postgres-backend.ts", "src/store/session-store.ts"].map(
-    (file) => pathToFileURL(join(ROOT, file)).href,
-  );
+  const modules = [
+    "src/store/postgres/postgres-backend.ts",
+    "src/store/session-store.ts",
+    "src/log/serialized-event.ts",
+  ].map((file) => pathToFileURL(join(ROOT, file)).href);
   const child: ChildProcess = spawn(
     process.execPath,
     ["--import", "tsx", script, ...modules, POSTGRES_TEST_URL, schema, ...args],
@@ -165,7 +170,7 @@ describePostgres("processes sharing one PostgreSQL store", () => {
   it("lets one process write a session; the other gets SESSION_BUSY (or SEQ_CONFLICT), and so does a delete", async () => {
     const h = await harness();
     const setup = await h.open();
-    await setup.create(header("shared"), simpleTurn(0, 1));
+    await setup.create(header("shared"), serializeEvents(simpleTurn(0, 1)));
     const writers = [0, 1].map(() =>
       spawnWriter(h.schema, ["store", "load", "shared", `${BATCHES}`]),
     );

@@ -1,10 +1,11 @@
 // Resuming a log from its settled part without its chunks (SQLite, PostgreSQL, JSONL): the state a full read gives, damage still found.
+
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionBackend, SessionEvent } from "../src/index.js";
-import { SessionStore } from "../src/index.js";
+import { SessionStore, serializeEvents } from "../src/index.js";
 import type { JsonlBackend } from "../src/store/jsonl/jsonl-backend.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
 import {
@@ -139,7 +140,7 @@ describe.each(kinds)("resuming from the settled part (%s)", (_kind, make) => {
     const kind = await fresh();
     const backend = await kind.open();
     const events = interruptedLog();
-    await backend.create({ version: 0, id: "s", createdAt: TIME }, events);
+    await backend.create({ version: 0, id: "s", createdAt: TIME }, serializeEvents(events));
     const lastTurnEnd = events.findLastIndex((e) => e.type === "turn/end");
     const part = await backend.loadSettled?.("s");
     expect(part?.settled).toBe(lastTurnEnd + 1);

@@ -1,10 +1,12 @@
 // The server over an in-memory stream pair, driven by SeedlineClient.connect: every method, params validation,
 // per-session ordering, idle unloading, INTERNAL, and graceful close.
+
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { serverEntry } from "../src/client/seedline-client.js";
+import type { SerializedEvent } from "../src/index.js";
 import {
   ConnectionClosedError,
   hasCode,
@@ -14,7 +16,6 @@ import {
   RPC_ERROR_CODES,
   RpcResponseError,
   SeedlineClient,
-  type SessionEvent,
   SessionStore,
   serve,
 } from "../src/index.js";
@@ -64,7 +65,7 @@ class GatedBackend extends MemoryBackend {
     this.#gates.delete(id);
   }
 
-  override async append(id: string, fromSeq: number, events: readonly SessionEvent[]) {
+  override async append(id: string, fromSeq: number, events: readonly SerializedEvent[]) {
     const gate = this.#gates.get(id);
     if (gate !== undefined) {
       this.arrived.get(id)?.();

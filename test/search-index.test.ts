@@ -1,10 +1,16 @@
 // The search indexes are derived data: a store opened without them (an older store, or dropped tables) builds them from its events.
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { type PostgresBackend, SessionStore, SqliteBackend } from "../src/index.js";
+import {
+  type PostgresBackend,
+  SessionStore,
+  SqliteBackend,
+  serializeEvents,
+} from "../src/index.js";
 import { balancedLog, header } from "../src/testing/events.js";
 import { describePostgres, makePostgresHarness } from "./postgres-harness.js";
 
@@ -13,8 +19,8 @@ afterAll(() => rmSync(temp, { recursive: true, force: true }));
 
 /** Two sessions, "a" with one turn and "b" with two ("prompt 2" at seq 10), created through the backend. */
 async function fill(backend: SqliteBackend | PostgresBackend): Promise<void> {
-  await backend.create(header("a", { cwd: "/w" }), balancedLog(1));
-  await backend.create(header("b", { cwd: "/w", createdAt: 2 }), balancedLog(2));
+  await backend.create(header("a", { cwd: "/w" }), serializeEvents(balancedLog(1)));
+  await backend.create(header("b", { cwd: "/w", createdAt: 2 }), serializeEvents(balancedLog(2)));
 }
 
 describe("SQLite search index", () => {
@@ -42,8 +48,11 @@ describe("SQLite search index backfill", () => {
   it("fills the index a page at a time, every session's texts found whatever page they fell on", async () => {
     const path = join(temp, "paged.db");
     const first = await SqliteBackend.open(path);
-    await first.create(header("big", { cwd: "/w" }), balancedLog(600));
-    await first.create(header("small", { cwd: "/w", createdAt: 2 }), balancedLog(2));
+    await first.create(header("big", { cwd: "/w" }), serializeEvents(balancedLog(600)));
+    await first.create(
+      header("small", { cwd: "/w", createdAt: 2 }),
+      serializeEvents(balancedLog(2)),
+    );
     await first.close();
     const raw = new Database(path);
     const rows = (raw.prepare("SELECT count(*) AS n FROM events").get() as { n: number }).n;

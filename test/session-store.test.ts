@@ -1,4 +1,5 @@
 // SessionStore over MemoryBackend: header rules, lazy storage, the corpus as seeds, crash repair, list, delete, appends.
+
 import { describe, expect, it } from "vitest";
 import {
   INTERRUPTED_RESULT_TEXT,
@@ -8,6 +9,7 @@ import {
   type SessionHeaderLine,
   SessionStore,
   StorageError,
+  serializeEvents,
 } from "../src/index.js";
 import {
   balancedLog,
@@ -356,7 +358,7 @@ describe("openForWriting: crash repair", () => {
   // read and the closers stored by a mere read.
   it("reads an interrupted log as stored, its turn open, and stores nothing", async () => {
     const backend = new MemoryBackend();
-    await backend.create(header, crashedEvents());
+    await backend.create(header, serializeEvents(crashedEvents()));
     const session = await storeOver(backend).load("crashed");
     expect(await session.readEvents()).toEqual(crashedEvents());
     expect(session.openTurn).toBe(2);
@@ -365,7 +367,7 @@ describe("openForWriting: crash repair", () => {
 
   it("closes the open turn at the first append, before the batch", async () => {
     const backend = new MemoryBackend();
-    await backend.create(header, crashedEvents());
+    await backend.create(header, serializeEvents(crashedEvents()));
     const store = storeOver(backend);
     const stale = await rejectionOf(store.append("crashed", simpleTurn(14, 3)));
     expect(storageDetails(stale, "SEQ_CONFLICT")).toEqual({ expectedSeq: 17 });
@@ -377,7 +379,7 @@ describe("openForWriting: crash repair", () => {
 
   it("appends the closers of the open turn and stores them", async () => {
     const backend = new MemoryBackend();
-    await backend.create(header, crashedEvents());
+    await backend.create(header, serializeEvents(crashedEvents()));
     const session = await storeOver(backend).openForWriting("crashed");
     expect((await session.readEvents()).slice(0, 14)).toEqual(crashedEvents());
     expect((await session.readEvents()).slice(14)).toEqual([
@@ -427,7 +429,7 @@ describe("openForWriting: crash repair", () => {
 
   it("stores the repair once: a second load changes nothing", async () => {
     const backend = new MemoryBackend();
-    await backend.create(header, crashedEvents());
+    await backend.create(header, serializeEvents(crashedEvents()));
     await storeOver(backend).openForWriting("crashed");
     const once = await backend.load("crashed");
     const again = await storeOver(backend).openForWriting("crashed");
@@ -437,7 +439,7 @@ describe("openForWriting: crash repair", () => {
 
   it("continues a later append at the next seq", async () => {
     const backend = new MemoryBackend();
-    await backend.create(header, crashedEvents());
+    await backend.create(header, serializeEvents(crashedEvents()));
     const store = storeOver(backend);
     const session = await store.openForWriting("crashed");
     expect(session.nextSeq).toBe(17);
@@ -451,7 +453,10 @@ describe("openForWriting: crash repair", () => {
 
   it("closes a turn with no open step with turn/end alone", async () => {
     const backend = new MemoryBackend();
-    await backend.create(header, [turnStart(0, 1), userMessage(1, "hi", { time: 7 })]);
+    await backend.create(
+      header,
+      serializeEvents([turnStart(0, 1), userMessage(1, "hi", { time: 7 })]),
+    );
     const session = await storeOver(backend).openForWriting("crashed");
     expect((await session.readEvents()).slice(2)).toEqual([
       { type: "turn/end", seq: 2, time: 7, data: { turn: 1, reason: { kind: "interrupted" } } },
@@ -460,12 +465,15 @@ describe("openForWriting: crash repair", () => {
 
   it("answers every unanswered call of the open step, in call order", async () => {
     const backend = new MemoryBackend();
-    await backend.create(header, [
-      turnStart(0, 1),
-      stepStart(1, 1, 1),
-      toolCall(2, 1, 1, "x"),
-      toolCall(3, 1, 1, "y"),
-    ]);
+    await backend.create(
+      header,
+      serializeEvents([
+        turnStart(0, 1),
+        stepStart(1, 1, 1),
+        toolCall(2, 1, 1, "x"),
+        toolCall(3, 1, 1, "y"),
+      ]),
+    );
     const session = await storeOver(backend).openForWriting("crashed");
     expect((await session.readEvents()).slice(4).map((e) => [e.type, e.seq])).toEqual([
       ["tool/result", 4],
@@ -480,7 +488,7 @@ describe("openForWriting: crash repair", () => {
 
   it("leaves a balanced stored log as it is", async () => {
     const backend = new MemoryBackend();
-    await backend.create(header, balancedLog(2));
+    await backend.create(header, serializeEvents(balancedLog(2)));
     const before = await backend.load("crashed");
     const session = await storeOver(backend).openForWriting("crashed");
     expect(await session.readEvents()).toEqual(balancedLog(2));

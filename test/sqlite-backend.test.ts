@@ -1,4 +1,5 @@
 // The SQLite backend beyond the shared contract: byte-identical corpus, group commit, in-database fork, damage, two processes.
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +9,7 @@ import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { type SessionEvent, type SessionHeader, SQLITE_PRAGMAS } from "../src/generated.js";
+import { serializeEvents } from "../src/index.js";
 import type { StoredSuffix } from "../src/store/backend.js";
 import { SessionStore } from "../src/store/session-store.js";
 import { SqliteBackend } from "../src/store/sqlite/sqlite-backend.js";
@@ -85,7 +87,7 @@ describe("SQLite backend", () => {
       const path = join(tempDir(), "store.db");
       const { type: _type, ...stored } = log.header as { type: string } & SessionHeader;
       const writer = await SqliteBackend.open(path);
-      await writer.create(stored, log.events as SessionEvent[]);
+      await writer.create(stored, serializeEvents(log.events as SessionEvent[]));
       await writer.close();
       const reader = await openAt(path);
       const loaded = await reader.load(stored.id);
@@ -103,9 +105,13 @@ describe("SQLite backend", () => {
   it("groups appends to different sessions queued together into one transaction", async () => {
     const { backend } = await fresh();
     const ids = Array.from({ length: 24 }, (_, i) => `g${i}`);
-    await Promise.all(ids.map((id) => backend.create(header(id), simpleTurn(0, 1))));
+    await Promise.all(
+      ids.map((id) => backend.create(header(id), serializeEvents(simpleTurn(0, 1)))),
+    );
     const before = backend.writeStats;
-    await Promise.all(ids.map((id) => backend.append(id, TURN, simpleTurn(TURN, 2))));
+    await Promise.all(
+      ids.map((id) => backend.append(id, TURN, serializeEvents(simpleTurn(TURN, 2)))),
+    );
     const after = backend.writeStats;
     expect(after.transactions - before.transactions).toBe(1);
     expect(after.batches - before.batches).toBe(ids.length);
@@ -118,18 +124,20 @@ describe("SQLite backend", () => {
   it("rejects a failing batch of a group alone, rolled back to its savepoint, while the others land", async () => {
     const { backend } = await fresh();
     const ids = ["a", "b", "c", "d", "e"];
-    await Promise.all(ids.map((id) => backend.create(header(id), simpleTurn(0, 1))));
+    await Promise.all(
+      ids.map((id) => backend.create(header(id), serializeEvents(simpleTurn(0, 1)))),
+    );
     const before = backend.writeStats;
     const next = simpleTurn(TURN, 2);
     // c: two rows go in, then the third repeats a seq — the first two must not survive.
     const broken = [next[0], next[1], { ...next[2], seq: TURN + 1 }] as SessionEvent[];
     const results = await Promise.allSettled([
-      backend.append("a", TURN, next),
-      backend.append("b", TURN + 1, next),
-      backend.append("c", TURN, broken),
-      backend.append("missing", 0, simpleTurn(0, 1)),
-      backend.append("d", TURN, next),
-      backend.append("e", TURN, next),
+      backend.append("a", TURN, serializeEvents(next)),
+      backend.append("b", TURN + 1, serializeEvents(next)),
+      backend.append("c", TURN, serializeEvents(broken)),
+      backend.append("missing", 0, serializeEvents(simpleTurn(0, 1))),
+      backend.append("d", TURN, serializeEvents(next)),
+      backend.append("e", TURN, serializeEvents(next)),
     ]);
     expect(results.map((r) => r.status)).toEqual([
       "fulfilled",
@@ -168,7 +176,7 @@ describe("SQLite backend", () => {
   it("finishes queued commits on close", async () => {
     const { path, backend } = await fresh();
     await backend.create(header("q"), []);
-    const pending = backend.append("q", 0, simpleTurn(0, 1));
+    const pending = backend.append("q", 0, serializeEvents(simpleTurn(0, 1)));
     await backend.close();
     await pending;
     const reopened = await openAt(path);
@@ -192,7 +200,7 @@ describe("SQLite backend", () => {
 
   it("works on a private in-memory database", async () => {
     const memory = await openAt(":memory:");
-    await memory.create(header("m"), simpleTurn(0, 1));
+    await memory.create(header("m"), serializeEvents(simpleTurn(0, 1)));
     const release = await memory.lock("m");
     await release();
     expect((await memory.load("m"))?.events).toEqual(simpleTurn(0, 1));
@@ -201,11 +209,11 @@ describe("SQLite backend", () => {
 
   it("maps a taken id, a stale seq and a missing session to their codes", async () => {
     const { backend } = await fresh();
-    await backend.create(header("x"), simpleTurn(0, 1));
+    await backend.create(header("x"), serializeEvents(simpleTurn(0, 1)));
     await expect(backend.create(header("x"), [])).rejects.toMatchObject({
       code: "SESSION_ALREADY_EXISTS",
     });
-    await expect(backend.append("x", 0, simpleTurn(0, 1))).rejects.toMatchObject({
+    await expect(backend.append("x", 0, serializeEvents(simpleTurn(0, 1)))).rejects.toMatchObject({
       code: "SEQ_CONFLICT",
       details: { expectedSeq: TURN },
     });
@@ -222,7 +230,10 @@ describe("SQLite backend", () => {
 
   it("forks by copying the prefix rows inside the database, byte for byte", async () => {
     const { path, backend } = await fresh();
-    await backend.create(header("parent", { cwd: "/w" }), balancedLog(3, { toolCallsPerStep: 1 }));
+    await backend.create(
+      header("parent", { cwd: "/w" }),
+      serializeEvents(balancedLog(3, { toolCallsPerStep: 1 })),
+    );
     // Non-canonical JSON text in a parent row: a copy through JavaScript would rewrite it.
     raw(path, (db) =>
       db
@@ -250,7 +261,7 @@ describe("SQLite backend", () => {
   it("reads the fork point's turn marker without loading the log", async () => {
     const { backend } = await fresh();
     const open = [...simpleTurn(0, 1), turnStart(TURN, 2), userMessage(TURN + 1, "more")];
-    await backend.create(header("m"), open);
+    await backend.create(header("m"), serializeEvents(open));
     expect(await backend.forkPoint("m", undefined)).toMatchObject({
       length: TURN + 2,
       marker: { seq: TURN, type: "turn/start", turn: 2 },
@@ -274,7 +285,7 @@ describe("SQLite backend", () => {
     for (let seq = TURN; seq < log.length; seq++) {
       for (const damage of ["garble", "delete"] as const) {
         const { path, backend } = await fresh();
-        await backend.create(header("t"), log);
+        await backend.create(header("t"), serializeEvents(log));
         raw(path, (db) => {
           const sql =
             damage === "garble"
@@ -296,7 +307,10 @@ describe("SQLite backend", () => {
   it("repairs a torn tail when opened for writing: deletes the damaged rows and closes the turn", async () => {
     const { path, backend } = await fresh();
     const log = [...simpleTurn(0, 1), turnStart(TURN, 2), userMessage(TURN + 1, "a")];
-    await backend.create(header("r"), [...log, ...simpleTurn(TURN, 2).slice(2, 4)]);
+    await backend.create(
+      header("r"),
+      serializeEvents([...log, ...simpleTurn(TURN, 2).slice(2, 4)]),
+    );
     raw(path, (db) =>
       db
         .prepare("UPDATE events SET data = 'garbage' WHERE session_id = 'r' AND seq = ?")
@@ -321,7 +335,7 @@ describe("SQLite backend", () => {
       "DELETE FROM events WHERE session_id = 'c' AND seq = 3",
     ]) {
       const { path, backend } = await fresh();
-      await backend.create(header("c"), balancedLog(2));
+      await backend.create(header("c"), serializeEvents(balancedLog(2)));
       raw(path, (db) => db.exec(damage));
       const error = await backend.load("c").catch((e: unknown) => e);
       expect(error).toMatchObject({ code: "CORRUPT_LOG", details: { seq: 3 } });
@@ -334,10 +348,13 @@ describe("SQLite backend", () => {
 
   it("lists from the session rows and one last-event lookup each, never loading a log", async () => {
     const { path, backend } = await fresh();
-    await backend.create(header("old", { createdAt: 1, cwd: "/a" }), balancedLog(2));
+    await backend.create(
+      header("old", { createdAt: 1, cwd: "/a" }),
+      serializeEvents(balancedLog(2)),
+    );
     await backend.create(
       header("new", { createdAt: 2, cwd: "/b" }),
-      simpleTurn(0, 1, { time: 77 }),
+      serializeEvents(simpleTurn(0, 1, { time: 77 })),
     );
     await backend.create(header("kid", { createdAt: 2, parentSession: "old", cwd: "/a" }), []);
     // A garbled middle row would make a load fail; listing must not notice it.
@@ -376,7 +393,7 @@ describe("SQLite backend", () => {
 
   it("deletes a session with its rows, keeping its children's copies", async () => {
     const { path, backend } = await fresh();
-    await backend.create(header("p"), balancedLog(2));
+    await backend.create(header("p"), serializeEvents(balancedLog(2)));
     await backend.fork("p", TURN - 1, header("k", { parentSession: "p", seedLength: TURN }));
     expect(await backend.delete("p")).toBe(true);
     expect(await backend.delete("p")).toBe(false);
@@ -450,14 +467,14 @@ describe("reading what is new and watching, two backends on one file", () => {
 
   it("loadFrom reads the other backend's appends from the seq asked, and no events when nothing is new", async () => {
     const { a, b } = await pair();
-    await a.create(header("s"), simpleTurn(0, 1));
+    await a.create(header("s"), serializeEvents(simpleTurn(0, 1)));
     expect(await b.loadFrom("s", TURN)).toEqual({
       header: header("s"),
       events: [],
       tornTail: false,
       from: TURN,
     });
-    await a.append("s", TURN, simpleTurn(TURN, 2));
+    await a.append("s", TURN, serializeEvents(simpleTurn(TURN, 2)));
     expect(await b.loadFrom("s", TURN)).toEqual({
       header: header("s"),
       events: simpleTurn(TURN, 2),
@@ -471,7 +488,7 @@ describe("reading what is new and watching, two backends on one file", () => {
 
   it("loadFrom reads only the rows from fromSeq - 1 on: damage further back is not read again", async () => {
     const { path, a, b } = await pair();
-    await a.create(header("d"), balancedLog(2));
+    await a.create(header("d"), serializeEvents(balancedLog(2)));
     raw(path, (db) => db.exec("UPDATE events SET data = '{' WHERE session_id = 'd' AND seq = 3"));
     expect(await b.loadFrom("d", 2 * TURN)).toMatchObject({ events: [], from: 2 * TURN });
     expect(await b.loadFrom("d", TURN + 1)).toMatchObject({
@@ -488,12 +505,12 @@ describe("reading what is new and watching, two backends on one file", () => {
 
   it("loadFrom answers with the whole log from 0 when the stored log is shorter than the prefix asked (deleted and created again)", async () => {
     const { a, b } = await pair();
-    await a.create(header("s"), balancedLog(2));
+    await a.create(header("s"), serializeEvents(balancedLog(2)));
     expect(await b.loadFrom("s", 2 * TURN)).toMatchObject({ events: [], from: 2 * TURN });
     expect(await a.delete("s")).toBe(true);
     expect(await b.loadFrom("s", 2 * TURN)).toBeUndefined();
     const again = simpleTurn(0, 1, { prompt: "again" });
-    await a.create(header("s", { createdAt: TIME + 1 }), again);
+    await a.create(header("s", { createdAt: TIME + 1 }), serializeEvents(again));
     expect(await b.loadFrom("s", 2 * TURN)).toEqual({
       header: header("s", { createdAt: TIME + 1 }),
       events: again,
@@ -513,7 +530,7 @@ describe("reading what is new and watching, two backends on one file", () => {
       ...simpleTurn(TURN, 2).slice(2, 5),
     ];
     const last = log.length - 1;
-    await a.create(header("t"), log);
+    await a.create(header("t"), serializeEvents(log));
     raw(path, (db) =>
       db
         .prepare(
@@ -555,7 +572,7 @@ describe("reading what is new and watching, two backends on one file", () => {
     });
     await a.fork("e", -1, header("e-child", { parentSession: "e" }));
     expect((await b.load("e-child"))?.events).toEqual([]);
-    await a.append("e", 0, simpleTurn(0, 1));
+    await a.append("e", 0, serializeEvents(simpleTurn(0, 1)));
     expect(await b.loadFrom("e", 0)).toMatchObject({ events: simpleTurn(0, 1), from: 0 });
     const listed = (await b.list({ limit: 10 })).sessions.map((s) => [s.header.id, s.eventCount]);
     expect(listed).toEqual([
@@ -567,12 +584,12 @@ describe("reading what is new and watching, two backends on one file", () => {
 
   it("tells a subscriber of the other backend's appends and deletes, for the changed session only", async () => {
     const { a, b } = await pair();
-    await a.create(header("w"), simpleTurn(0, 1));
-    await a.create(header("quiet"), simpleTurn(0, 1));
+    await a.create(header("w"), serializeEvents(simpleTurn(0, 1)));
+    await a.create(header("quiet"), serializeEvents(simpleTurn(0, 1)));
     const w = watcher(b, "w");
     const quiet = watcher(b, "quiet");
     expect(b.polling).toBe(true);
-    await a.append("w", TURN, simpleTurn(TURN, 2));
+    await a.append("w", TURN, serializeEvents(simpleTurn(TURN, 2)));
     await w.calledAfter(0);
     // The look that reported w read quiet's head too, and found it unchanged.
     expect(quiet.calls).toBe(0);
@@ -587,13 +604,17 @@ describe("reading what is new and watching, two backends on one file", () => {
   it("tells a subscriber of a repair that put back as many rows as it cut", async () => {
     const { path, a, b } = await pair();
     const log = [...simpleTurn(0, 1), turnStart(TURN, 2), userMessage(TURN + 1, "a")];
-    await a.create(header("r"), [...log, userMessage(TURN + 2, "b")]);
+    await a.create(header("r"), serializeEvents([...log, userMessage(TURN + 2, "b")]));
     raw(path, (db) =>
       db.exec(`UPDATE events SET data = 'garbage' WHERE session_id = 'r' AND seq = ${TURN + 2}`),
     );
     const r = watcher(b, "r");
     // One closer where the torn row was: the last seq is the same, the row is not.
-    await a.repair("r", TURN + 2, [turnEnd(TURN + 2, 2, { kind: "interrupted" }, TIME + 5)]);
+    await a.repair(
+      "r",
+      TURN + 2,
+      serializeEvents([turnEnd(TURN + 2, 2, { kind: "interrupted" }, TIME + 5)]),
+    );
     await r.calledAfter(0);
     expect(await b.loadFrom("r", TURN + 2)).toMatchObject({
       events: [turnEnd(TURN + 2, 2, { kind: "interrupted" }, TIME + 5)],
@@ -603,12 +624,12 @@ describe("reading what is new and watching, two backends on one file", () => {
 
   it("stops calling a subscription once it is unsubscribed", async () => {
     const { a, b } = await pair();
-    await a.create(header("u"), simpleTurn(0, 1));
+    await a.create(header("u"), serializeEvents(simpleTurn(0, 1)));
     const gone = watcher(b, "u");
     const stays = watcher(b, "u");
     gone.unsubscribe();
     gone.unsubscribe();
-    await a.append("u", TURN, simpleTurn(TURN, 2));
+    await a.append("u", TURN, serializeEvents(simpleTurn(TURN, 2)));
     // Both subscriptions of one id hear of a change in the same call of the hub.
     await stays.calledAfter(0);
     expect(gone.calls).toBe(0);
@@ -645,19 +666,27 @@ describe("reading what is new and watching, two backends on one file", () => {
     const child = watcher(memory, "k");
     await memory.create(header("p"), []);
     expect(parent.calls).toBe(1);
-    await memory.append("p", 0, simpleTurn(0, 1));
+    await memory.append("p", 0, serializeEvents(simpleTurn(0, 1)));
     expect(parent.calls).toBe(2);
     await memory.fork("p", TURN - 1, header("k", { parentSession: "p", seedLength: TURN }));
     expect([parent.calls, child.calls]).toEqual([2, 1]);
-    await memory.append("p", TURN, [turnStart(TURN, 2), userMessage(TURN + 1, "open")]);
-    await memory.repair("p", TURN + 2, [turnEnd(TURN + 2, 2, { kind: "interrupted" })]);
+    await memory.append(
+      "p",
+      TURN,
+      serializeEvents([turnStart(TURN, 2), userMessage(TURN + 1, "open")]),
+    );
+    await memory.repair(
+      "p",
+      TURN + 2,
+      serializeEvents([turnEnd(TURN + 2, 2, { kind: "interrupted" })]),
+    );
     expect(parent.calls).toBe(4);
     expect(await memory.delete("p")).toBe(true);
     expect(parent.calls).toBe(5);
     const lengths = (await Promise.all(reads)).map((log) => log?.events.length);
     expect(lengths).toEqual([0, TURN, TURN + 2, TURN + 3, undefined]);
     // A write that fails changes nothing and tells no one.
-    await expect(memory.append("k", 0, simpleTurn(0, 1))).rejects.toMatchObject({
+    await expect(memory.append("k", 0, serializeEvents(simpleTurn(0, 1)))).rejects.toMatchObject({
       code: "SEQ_CONFLICT",
     });
     expect(await memory.delete("p")).toBe(false);
@@ -810,7 +839,7 @@ describe("two processes, one SQLite database", () => {
     const dir = tempDir();
     const path = join(dir, "store.db");
     const setup = await SqliteBackend.open(path);
-    await setup.create(header("shared"), simpleTurn(0, 1));
+    await setup.create(header("shared"), serializeEvents(simpleTurn(0, 1)));
     await setup.close();
     const writers = [0, 1].map(() => spawnWriter(dir, [path, "load", "shared", String(BATCHES)]));
     const results = await runTogether(writers);

@@ -2,11 +2,12 @@
 //
 // Seen failing before the fix (src/ at d7a1030): every append and create below resolved, and the
 // reopened database lacked them.
+
 import { copyFileSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { hasCode, SqliteBackend } from "../src/index.js";
+import { hasCode, SqliteBackend, serializeEvents } from "../src/index.js";
 import { simpleTurn, testHeader } from "./builders.js";
 
 const root = mkdtempSync(join(tmpdir(), "seedline-guard-"));
@@ -32,7 +33,7 @@ async function opened(name: string, id: string) {
   const backend = await SqliteBackend.open(path, { durability: "process" });
   await backend.create(testHeader(id), []);
   const turn = simpleTurn(0, 1);
-  await backend.append(id, 0, turn);
+  await backend.append(id, 0, serializeEvents(turn));
   return { path, backend, turn };
 }
 
@@ -43,7 +44,9 @@ describe("the SQLite file guard", () => {
     // more is acknowledged.
     rmSync(`${path}-wal`);
     expectUnavailable(
-      await rejection(backend.append("w", turn.length, simpleTurn(turn.length, 2))),
+      await rejection(
+        backend.append("w", turn.length, serializeEvents(simpleTurn(turn.length, 2))),
+      ),
       path,
     );
     await backend.close();
@@ -54,7 +57,9 @@ describe("the SQLite file guard", () => {
     const copy = join(root, "copy.db");
     copyFileSync(path, copy);
     renameSync(copy, path);
-    const error = await rejection(backend.append("r", turn.length, simpleTurn(turn.length, 2)));
+    const error = await rejection(
+      backend.append("r", turn.length, serializeEvents(simpleTurn(turn.length, 2))),
+    );
     expectUnavailable(error, path);
     expect(String((error as Error).message)).toMatch(/another file/);
     expect(String((error as Error).message)).toMatch(/restart/);
@@ -67,8 +72,8 @@ describe("the SQLite file guard", () => {
     const { path, backend, turn } = await opened("gathering.db", "g");
     const next = simpleTurn(turn.length, 2);
     const pending = [
-      backend.append("g", turn.length, next),
-      backend.create(testHeader("g2"), simpleTurn(0, 1)),
+      backend.append("g", turn.length, serializeEvents(next)),
+      backend.create(testHeader("g2"), serializeEvents(simpleTurn(0, 1))),
     ];
     // Still gathering (the group waits a turn of the event loop): the file goes now.
     for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });

@@ -8,7 +8,13 @@ import {
   validateSessionEvent,
 } from "../generated.js";
 import { invalidEvent, isSeq, missingSurfaceOpMessage } from "./event-errors.js";
-import { copyJsonValue, freezeParsedJsonValue, type JsonValueProblem } from "./json-value.js";
+import {
+  copyJsonValue,
+  freezeParsedJsonValue,
+  type JsonValueProblem,
+  jsonValueProblem,
+} from "./json-value.js";
+import { SerializedEvent } from "./serialized-event.js";
 import { isSurfaceEligibleType, isSurfaceEvent, Surface } from "./surface.js";
 import type { SurfaceEvent } from "./types.js";
 
@@ -305,7 +311,11 @@ export function isInterruptedResult(event: SessionEvent): boolean {
 
 /** How an incoming event is to be taken in. */
 export type Ownership =
-  /** A caller's value: checked for lossless JSON, then copied and frozen. */
+  /**
+   * A caller's value: checked for lossless JSON and against the schema where it stands, then
+   * serialized at once (see {@link SerializedEvent.take}); the value itself is not kept. A
+   * message-producing event, which the surface keeps, is copied (frozen) and serialized from the copy.
+   */
   | "copy"
   /** Fresh from `JSON.parse`: lossless by construction, checked for depth and frozen in place. */
   | "parsed";
@@ -336,14 +346,17 @@ export class RefusedEvent {
   }
 }
 
-/** An incoming value once taken in: the frozen, schema-valid event, or why it is refused. */
-export type TakenEvent = SessionEvent | RefusedEvent;
+/**
+ * An incoming value once taken in: the frozen, schema-valid event (parsed), the serialized one
+ * (a caller's), or why it is refused.
+ */
+export type TakenEvent = SessionEvent | SerializedEvent | RefusedEvent;
 
 /**
- * A batch taken in at once: every value copied (or, parsed, frozen in place) and checked against
- * the schema, so that nothing the caller does to its array or values afterwards changes it. Only
- * {@link TakenBatch.take} makes one; the log checks its events against its state when it is
- * prepared, without copying them again.
+ * A batch taken in at once: every value checked against the schema and serialized (or, parsed,
+ * frozen in place), so that nothing the caller does to its array or values afterwards changes it.
+ * Only {@link TakenBatch.take} makes one; the log checks its events against its state when it is
+ * prepared, without taking them in again.
  */
 export class TakenBatch {
   readonly #events: readonly TakenEvent[];
@@ -380,20 +393,43 @@ export class TakenBatch {
 }
 
 /**
- * Takes one raw value in, before its seq is known: copies it (or freezes a parsed value in place)
- * and runs the generated validator. Returns the frozen event, or a {@link RefusedEvent} naming the
+ * Takes one raw value in, before its seq is known: checks it for lossless JSON and runs the
+ * generated validator, then serializes a caller's value (or freezes a parsed value in place).
+ * Returns the serialized or frozen event, or a {@link RefusedEvent} naming the
  * first rule it breaks in this order: a known type, the surface marker, json-value, the schema.
  * Reads the value only now; never throws for a bad value.
  */
 export function takeEvent(raw: unknown, ownership: Ownership): TakenEvent {
-  // The common case first: a lossless value the generated validator accepts is admitted as it is.
-  const admitted = ownership === "copy" ? copyJsonValue(raw) : freezeParsedJsonValue(raw);
+  // The common case first: a lossless value the generated validator accepts is admitted as it is
+  // (a caller's serialized at once, without a copy).
   let problem: JsonValueProblem | undefined;
-  if ("problem" in admitted) problem = admitted.problem;
-  else if (validateSessionEvent(admitted.value)) return admitted.value as SessionEvent;
+  if (ownership === "copy" && isSurfaceEligibleType(typeOf(raw))) {
+    // The surface keeps a message-producing event: copied, it is checked and kept by one pass
+    // (cheaper than reading its text back), and serialized from the copy.
+    const copied = copyJsonValue(raw);
+    if ("problem" in copied) problem = copied.problem;
+    else if (validateSessionEvent(copied.value))
+      return SerializedEvent.of(copied.value as SessionEvent);
+  } else if (ownership === "copy") {
+    problem = jsonValueProblem(raw);
+    if (problem === undefined && validateSessionEvent(raw)) {
+      return SerializedEvent.take(raw as SessionEvent);
+    }
+  } else {
+    const admitted = freezeParsedJsonValue(raw);
+    if ("problem" in admitted) problem = admitted.problem;
+    else if (validateSessionEvent(admitted.value)) return admitted.value as SessionEvent;
+  }
   const envelope = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
   const type = envelope.type;
   return new RefusedEvent(type, envelope.seq, refusalOf(envelope, problem));
+}
+
+/** The `type` member of a raw value, read once; "" when there is none. */
+function typeOf(raw: unknown): string {
+  const type =
+    typeof raw === "object" && raw !== null ? (raw as { type?: unknown }).type : undefined;
+  return typeof type === "string" ? type : "";
 }
 
 /** The reason a taken value is refused (the validator's errors are those of the value just checked). */
@@ -467,6 +503,7 @@ export function settleEvent(taken: TakenEvent, seq: number, index: number): Sess
       "/seq",
     );
   }
+  if (taken instanceof SerializedEvent) return taken.view;
   if (!(taken instanceof RefusedEvent)) return taken;
   const refusal = taken.refusal;
   if (refusal.kind === "unsupported") {

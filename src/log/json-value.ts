@@ -1,4 +1,4 @@
-// Lossless JSON: copies a caller's value into frozen plain JSON, refusing anything JSON would change.
+// Lossless JSON: checks (or copies into frozen plain JSON) a caller's value, refusing anything JSON would change.
 
 /** Where and why a value is not lossless JSON: `path` is a JSON Pointer into the value. */
 export interface JsonValueProblem {
@@ -46,6 +46,22 @@ export function copyJsonValue(value: unknown): { value: unknown } | { problem: J
   const ancestors: object[] = [];
   const result = copy(value, ancestors);
   if (!(result instanceof Found)) return { value: result };
+  return { problem: problemOf(result, ancestors) };
+}
+
+/**
+ * The first problem that keeps `value` from being lossless JSON (see {@link copyJsonValue}, whose
+ * rules and JSON Pointer it shares), or undefined when there is none: the same check without the
+ * copy, for a value that is serialized at once (its JSON text is what is kept, not the value).
+ */
+export function jsonValueProblem(value: unknown): JsonValueProblem | undefined {
+  const ancestors: object[] = [];
+  const found = check(value, ancestors);
+  return found === undefined ? undefined : problemOf(found, ancestors);
+}
+
+/** The problem `found` reports, its path built on the way up; a too-deep chain that repeats is a cycle. */
+function problemOf(result: Found, ancestors: readonly object[]): JsonValueProblem {
   const keys = result.keys.reverse();
   let found = result.found;
   if (result.tooDeep) {
@@ -61,7 +77,65 @@ export function copyJsonValue(value: unknown): { value: unknown } | { problem: J
       seen.add(ancestor);
     }
   }
-  return { problem: { path: keys.map(pointerToken).join(""), found } };
+  return { path: keys.map(pointerToken).join(""), found };
+}
+
+function check(v: unknown, ancestors: object[]): Found | undefined {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return undefined;
+    case "number":
+      return Number.isFinite(v) ? undefined : new Found(String(v));
+    case "object": {
+      if (v === null) return undefined;
+      if (ancestors.length >= MAX_JSON_DEPTH) {
+        return new Found(`arrays or objects nested more than ${MAX_JSON_DEPTH} deep`, true);
+      }
+      ancestors.push(v);
+      const out = Array.isArray(v) ? checkArray(v, ancestors) : checkObject(v, ancestors);
+      // On a problem the chain is left in place for the cycle check.
+      if (out === undefined) ancestors.pop();
+      return out;
+    }
+    case "undefined":
+      return new Found("undefined");
+    default:
+      return new Found(`a ${typeof v}`);
+  }
+}
+
+function checkArray(v: readonly unknown[], ancestors: object[]): Found | undefined {
+  const length = v.length;
+  for (let i = 0; i < length; i++) {
+    if (!(i in v)) return at(new Found("a hole in a sparse array"), i);
+    const found = check(v[i], ancestors);
+    if (found !== undefined) return at(found, i);
+  }
+  return undefined;
+}
+
+function checkObject(v: object, ancestors: object[]): Found | undefined {
+  const problem = prototypeProblem(v);
+  if (problem !== undefined) return problem;
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const found = check((v as Record<string, unknown>)[key], ancestors);
+    if (found !== undefined) return at(found, key);
+  }
+  return undefined;
+}
+
+/** Why an object is not a plain one (a class instance, or one with inherited members), if it is not. */
+function prototypeProblem(v: object): Found | undefined {
+  const proto = Object.getPrototypeOf(v);
+  if (proto === Object.prototype || proto === null) return undefined;
+  // A class's prototype holds its constructor; a bare object used as a prototype does not.
+  const name = Object.hasOwn(proto, "constructor") ? proto.constructor?.name : undefined;
+  return new Found(
+    name ? `an instance of ${name}` : "an object with inherited members (a prototype)",
+  );
 }
 
 function copy(v: unknown, ancestors: object[]): unknown {
@@ -102,14 +176,8 @@ function copyArray(v: readonly unknown[], ancestors: object[]): unknown {
 }
 
 function copyObject(v: object, ancestors: object[]): unknown {
-  const proto = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) {
-    // A class's prototype holds its constructor; a bare object used as a prototype does not.
-    const name = Object.hasOwn(proto, "constructor") ? proto.constructor?.name : undefined;
-    return new Found(
-      name ? `an instance of ${name}` : "an object with inherited members (a prototype)",
-    );
-  }
+  const problem = prototypeProblem(v);
+  if (problem !== undefined) return problem;
   const out: Record<string, unknown> = {};
   const keys = Object.keys(v);
   for (let i = 0; i < keys.length; i++) {

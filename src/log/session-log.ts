@@ -15,12 +15,18 @@ import {
   type TurnMarker,
   takeEvent,
 } from "./invariants.js";
+import { SerializedEvent } from "./serialized-event.js";
 import { isSurfaceEvent, packOlderMessages } from "./surface.js";
 
 /** A batch that passed every check against a given log state, ready to commit. */
 export interface PreparedBatch {
-  /** The new events, frozen (empty when the whole batch repeated stored events). */
+  /**
+   * The new events as the running state reads them (empty when the whole batch repeated stored
+   * events): see {@link SerializedEvent.view}.
+   */
   readonly events: readonly SessionEvent[];
+  /** The same events serialized, as the backend writes them. */
+  readonly serialized: readonly SerializedEvent[];
   /** The seq the batch starts at (the log's length when it was prepared). */
   readonly fromSeq: number;
   /** The log's next seq once committed. */
@@ -76,12 +82,28 @@ export class SessionLog {
     batch: readonly unknown[] | TakenBatch,
     ownership: Ownership = "copy",
   ): readonly SessionEvent[] {
-    const taken = TakenBatch.of(batch, ownership).events;
+    const taken = this.#admit(TakenBatch.of(batch, ownership).events);
+    const events = new Array<SessionEvent>(taken.length);
+    for (let i = 0; i < taken.length; i++) events[i] = fullEvent(taken[i] as TakenEvent);
+    return markAdmitted(events);
+  }
+
+  /**
+   * {@link admit}, for a writer: returns the checked events serialized, as a backend writes them
+   * (a caller's events were serialized when taken; parsed ones are serialized now).
+   */
+  admitSerialized(
+    batch: readonly unknown[] | TakenBatch,
+    ownership: Ownership = "copy",
+  ): readonly SerializedEvent[] {
+    return this.#admit(TakenBatch.of(batch, ownership).events).map(serializedOf);
+  }
+
+  #admit(taken: readonly TakenEvent[]): readonly TakenEvent[] {
     const state = this.#state;
     const from = state.length;
-    const events = new Array<SessionEvent>(taken.length);
+    let event: SessionEvent | undefined;
     for (let i = 0; i < taken.length; i++) {
-      let event: SessionEvent;
       try {
         event = settleEvent(taken[i] as TakenEvent, from + i, i);
         state.check(event, i);
@@ -89,10 +111,9 @@ export class SessionLog {
         throw everyProblem(error, taken, i, from);
       }
       state.apply(event);
-      events[i] = event;
     }
-    if (taken.length > 0) this.#lastTime = (events[taken.length - 1] as SessionEvent).time;
-    return markAdmitted(events);
+    if (event !== undefined) this.#lastTime = event.time;
+    return taken;
   }
 
   /**
@@ -207,6 +228,7 @@ export class SessionLog {
     const skip = this.#repeatedPrefix(taken, stored);
     const state = this.#state;
     const events: SessionEvent[] = [];
+    const serialized: SerializedEvent[] = [];
     const list = taken.events;
     // Try the batch on the live state and undo it: the cost is the batch's, not the log's.
     state.begin();
@@ -222,18 +244,20 @@ export class SessionLog {
         }
         state.apply(event);
         events.push(event);
+        serialized.push(serializedOf(list[i] as TakenEvent));
       }
     } finally {
       state.rollback();
     }
-    return { events, fromSeq, nextSeq: fromSeq + events.length, log: this };
+    return { events, serialized, fromSeq, nextSeq: fromSeq + events.length, log: this };
   }
 
   /**
-   * Makes a prepared batch part of the log.
+   * Makes a prepared batch part of the log, and then (unless `pack` is false: the caller calls
+   * {@link packOlderMessages} itself, e.g. while it waits on storage) deflates its older messages.
    * @throws StorageError SEQ_CONFLICT when the log changed since the batch was prepared.
    */
-  commit(batch: PreparedBatch): void {
+  commit(batch: PreparedBatch, options: { readonly pack?: boolean } = {}): void {
     if (batch.log !== this || batch.fromSeq !== this.length) {
       throw new StorageError(
         "SEQ_CONFLICT",
@@ -246,8 +270,15 @@ export class SessionLog {
     const state = this.#state;
     for (let i = 0; i < events.length; i++) state.apply(events[i] as SessionEvent);
     this.#lastTime = (events[events.length - 1] as SessionEvent).time;
-    // A log written to stays open: its older messages are kept deflated until they are read.
-    packOlderMessages(state.surface);
+    if (options.pack !== false) this.packOlderMessages();
+  }
+
+  /**
+   * Deflates the surface's older messages (a log written to stays open: they are kept deflated
+   * until they are read). Not while a batch is tried: between `prepare` and `commit` is fine.
+   */
+  packOlderMessages(): void {
+    packOlderMessages(this.#state.surface);
   }
 
   /** Checks and commits a batch that starts at the end; returns the next seq. Same errors as `prepare`. */
@@ -278,9 +309,12 @@ export class SessionLog {
     if (span === undefined) return 0;
     const list = batch.events;
     for (let i = 0; i < span.count; i++) {
-      // A refused value is never a stored (valid) event; a taken one is a frozen copy to compare.
+      // A refused value is never a stored (valid) event; a serialized one is read back to compare.
       const taken = list[i];
-      if (taken instanceof RefusedEvent || !isDeepStrictEqual(taken, stored[i])) {
+      if (
+        taken instanceof RefusedEvent ||
+        !isDeepStrictEqual(fullEvent(taken as TakenEvent), stored[i])
+      ) {
         throw this.#conflict(span.from);
       }
     }
@@ -294,6 +328,16 @@ export class SessionLog {
       { expectedSeq: this.length },
     );
   }
+}
+
+/** A settled taken event as a whole frozen value: a serialized one read back. */
+function fullEvent(taken: TakenEvent): SessionEvent {
+  return taken instanceof SerializedEvent ? taken.event : (taken as SessionEvent);
+}
+
+/** A settled taken event serialized: a caller's was when taken, a parsed one is now. */
+function serializedOf(taken: TakenEvent): SerializedEvent {
+  return taken instanceof SerializedEvent ? taken : SerializedEvent.of(taken as SessionEvent);
 }
 
 /**

@@ -1,6 +1,7 @@
 // The narrow interface every persistence backend implements; everything above it is written once.
-import type { SessionEvent, SessionHeader } from "../generated.js";
+import type { SessionHeader } from "../generated.js";
 import type { TurnMarker } from "../log/invariants.js";
+import type { SerializedEvent } from "../log/serialized-event.js";
 
 /**
  * How far an acknowledged write survives, one option for every durable backend: `fsync` (the
@@ -151,17 +152,18 @@ export interface SessionBackend {
 
   /**
    * Stores a new session with its first events, all or nothing: a create (header only when it has
-   * no seed), a seeded create, an import.
+   * no seed), a seeded create, an import. Events reach every write method checked and serialized
+   * ({@link SerializedEvent}): a backend writes their JSON text as it is, without serializing again.
    * @throws StorageError SESSION_ALREADY_EXISTS when the id is taken.
    */
-  create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void>;
+  create(header: SessionHeader, events: readonly SerializedEvent[]): Promise<void>;
 
   /**
    * Appends events that start at `fromSeq`, all or nothing.
    * @throws StorageError SEQ_CONFLICT when the stored log does not end at `fromSeq`;
    *   SESSION_NOT_FOUND when there is no such session.
    */
-  append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void>;
+  append(id: string, fromSeq: number, events: readonly SerializedEvent[]): Promise<void>;
 
   /**
    * Reads a session: the header, the intact events, and whether a torn tail follows them.
@@ -235,7 +237,7 @@ export interface SessionBackend {
    * Cuts everything after the first `keep` events (a torn tail) and appends `closers`, in one
    * durable step.
    */
-  repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void>;
+  repair(id: string, keep: number, closers: readonly SerializedEvent[]): Promise<void>;
 
   /**
    * One page of stored sessions, newest first; never reads a whole log.

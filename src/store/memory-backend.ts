@@ -2,6 +2,7 @@
 
 import type { SessionEvent, SessionHeader } from "../generated.js";
 import { lastTurnMarkerAt, nextTurnEndAfter } from "../log/fork-rules.js";
+import { type SerializedEvent, serializedTitle } from "../log/serialized-event.js";
 import { derivedTitle } from "../log/session-title.js";
 import type {
   IdMatches,
@@ -38,28 +39,28 @@ export class MemoryBackend implements SessionBackend {
   #sessions = new Map<string, Entry>();
   readonly #changes = new ChangeHub();
 
-  async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
+  async create(header: SessionHeader, events: readonly SerializedEvent[]): Promise<void> {
     if (this.#sessions.has(header.id)) throw sessionTaken(header.id);
     this.#sessions.set(header.id, {
       header: JSON.stringify(header),
-      events: events.map((e) => JSON.stringify(e)),
+      events: events.map((e) => e.json),
       lastTime: events.at(-1)?.time,
-      derived: derivedTitle(events),
+      derived: serializedTitle(events),
     });
     this.#changes.notify(header.id);
   }
 
-  async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
+  async append(id: string, fromSeq: number, events: readonly SerializedEvent[]): Promise<void> {
     const entry = this.#get(id);
     if (entry.events.length !== fromSeq) {
       throw seqConflict(id, entry.events.length, fromSeq);
     }
-    const lines = events.map((e) => JSON.stringify(e));
+    const lines = events.map((e) => e.json);
     this.#sessions.set(id, {
       ...entry,
       events: entry.events.concat(lines),
       lastTime: events.at(-1)?.time ?? entry.lastTime,
-      derived: entry.derived ?? derivedTitle(events),
+      derived: entry.derived ?? serializedTitle(events),
     });
     this.#changes.notify(id);
   }
@@ -125,14 +126,14 @@ export class MemoryBackend implements SessionBackend {
     this.#changes.notify(header.id);
   }
 
-  async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
+  async repair(id: string, keep: number, closers: readonly SerializedEvent[]): Promise<void> {
     const entry = this.#get(id);
-    const events = entry.events.slice(0, keep).concat(closers.map((e) => JSON.stringify(e)));
+    const events = entry.events.slice(0, keep).concat(closers.map((e) => e.json));
     this.#sessions.set(id, {
       ...entry,
       events,
       lastTime: closers.at(-1)?.time ?? entry.lastTime,
-      derived: entry.derived ?? derivedTitle(closers),
+      derived: entry.derived ?? serializedTitle(closers),
     });
     this.#changes.notify(id);
   }

@@ -223,6 +223,8 @@ export class SessionStore {
   /** The ids whose writer lock this store holds, least recently written first. */
   readonly #locked = new Map<string, true>();
   readonly #maxWriterLocks: number;
+  /** Logs appended to whose older messages are to be deflated (see {@link #packLater}). */
+  readonly #toPack = new Set<SessionLog>();
 
   constructor(options: SessionStoreOptions = {}) {
     this.backend = options.backend ?? new MemoryBackend();
@@ -291,7 +293,7 @@ export class SessionStore {
     return this.#serial(sessionId, async () => {
       await this.#assertFree(sessionId);
       const log = new SessionLog(header);
-      const events = log.admit(taken);
+      const events = log.admitSerialized(taken);
       const release = await this.backend.lock(sessionId);
       try {
         await this.backend.create(header, events);
@@ -360,8 +362,8 @@ export class SessionStore {
   /**
    * Appends a batch, all or nothing; resolves with the next seq once the batch is durable. A batch
    * that repeats stored events exactly (a retry) is acknowledged and changes nothing. The batch is
-   * copied when this is called: what the caller does to its array or events afterwards changes
-   * nothing stored. Takes the writer lock first when this process does not hold it (see
+   * checked against the schema and serialized when this is called (the events themselves are not
+   * kept): what the caller does to its array or events afterwards changes nothing stored. Takes the writer lock first when this process does not hold it (see
    * {@link openForWriting}).
    * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND, SESSION_BUSY, FORMAT_UNSUPPORTED,
    *   CORRUPT_LOG; InvalidEventError; SeedlineError SESSION_NOT_LIVE for a stale `Session` object;
@@ -379,7 +381,7 @@ export class SessionStore {
       throw invalidParams("/events", `expected an array of events, got ${show(events)}`);
     const id = typeof target === "string" ? target : this.#requireLive(target).id;
     checkSessionId(id, "/sessionId");
-    // Copied (or, parsed, frozen in place) and checked against the schema now, when called:
+    // Checked against the schema and serialized (or, parsed, frozen in place) now, when called:
     // changing the caller's array or events afterwards changes nothing. The checks against the
     // log run when the batch's turn comes (they depend on what is stored then), and report a
     // refused event in batch order.
@@ -397,14 +399,15 @@ export class SessionStore {
       const prepared = state.log.prepare(batch, "copy", stored);
       if (prepared.events.length > 0) {
         try {
-          await this.backend.append(id, prepared.fromSeq, prepared.events);
+          await this.backend.append(id, prepared.fromSeq, prepared.serialized);
         } catch (error) {
           if (error instanceof StorageError && error.code === "STORAGE_UNAVAILABLE") {
             this.#letGo(state);
           }
           throw error;
         }
-        state.log.commit(prepared);
+        state.log.commit(prepared, { pack: false });
+        this.#packLater(state.log);
       }
       return prepared.nextSeq;
     });
@@ -611,7 +614,7 @@ export class SessionStore {
     return this.#serial(header.id, async () => {
       await this.#assertFree(header.id);
       const log = new SessionLog(header);
-      const events = log.admit(parsed.events, "parsed");
+      const events = log.admitSerialized(parsed.events, "parsed");
       const release = await this.backend.lock(header.id);
       try {
         await this.backend.create(log.header, events);
@@ -914,8 +917,9 @@ export class SessionStore {
       state.letGoAt = undefined;
       const closers = own ? [] : closersFor(log.stateCopy(), log.lastTime ?? 0);
       if (closers.length > 0 || current.tornTail) {
-        await this.backend.repair(id, log.length, closers);
-        log.append(closers, "parsed");
+        const prepared = log.prepare(closers, "parsed");
+        await this.backend.repair(id, log.length, prepared.serialized);
+        log.commit(prepared);
       }
       state.release = release;
       this.#written(id);
@@ -998,6 +1002,22 @@ export class SessionStore {
     const state = this.#state.get(this.#requireLive(session));
     if (state === undefined) throw new Error(`no state for live session ${show(session.id)}`);
     return state;
+  }
+
+  /**
+   * Deflates the older messages of a log just appended to on a later turn of the event loop: not
+   * on the append's path, but while the next batch waits on storage (a writer appends batch after
+   * batch; each waits on a write and its flush, when this process has nothing else to do).
+   */
+  #packLater(log: SessionLog): void {
+    const first = this.#toPack.size === 0;
+    this.#toPack.add(log);
+    if (!first) return;
+    setImmediate(() => {
+      const logs = [...this.#toPack];
+      this.#toPack.clear();
+      for (const pending of logs) pending.packOlderMessages();
+    });
   }
 
   /** Runs `task` after every earlier task of the same id. */

@@ -1,5 +1,7 @@
 // loadFrom with a page limit, for the backends that page in SQL: pages add up to the whole read, torn tails and corruption judged per page.
+
 import { describe, expect, it } from "vitest";
+import { serializeEvents } from "../../src/index.js";
 import type { SessionBackend, StoredSuffix } from "../../src/store/backend.js";
 import { balancedLog, simpleTurn, TIME, turnStart, userMessage } from "../builders.js";
 
@@ -47,7 +49,7 @@ export function runLoadFromPages(fresh: () => Promise<PagedHarness>): void {
     it("reads a whole log page by page, for every page size, equal to the whole read", async () => {
       const { backend } = await fresh();
       const log = balancedLog(4);
-      await backend.create(HEADER("p"), log);
+      await backend.create(HEADER("p"), serializeEvents(log));
       for (const limit of [1, 2, 3, TURN, log.length - 1, log.length, log.length + 5]) {
         for (const start of [0, 5]) {
           const pages = await readPages(backend, "p", start, limit);
@@ -72,7 +74,7 @@ export function runLoadFromPages(fresh: () => Promise<PagedHarness>): void {
       const { backend, tearTail } = await fresh();
       const log = balancedLog(2);
       const end = log.length;
-      await backend.create(HEADER("e"), log);
+      await backend.create(HEADER("e"), serializeEvents(log));
       const full = { header: HEADER("e"), events: log.slice(end - 3), tornTail: false };
       expect(await backend.loadFrom("e", end - 3, 3)).toEqual({ ...full, from: end - 3 });
       expect(await backend.loadFrom("e", end, 3)).toMatchObject({ events: [], tornTail: false });
@@ -92,7 +94,7 @@ export function runLoadFromPages(fresh: () => Promise<PagedHarness>): void {
     it("reports a bad row inside a page as CORRUPT_LOG when a turn/end follows it, even past the page", async () => {
       const { backend, garble } = await fresh();
       const log = balancedLog(3);
-      await backend.create(HEADER("c"), log);
+      await backend.create(HEADER("c"), serializeEvents(log));
       await garble("c", 2);
       // The page before the damage never reads it: that is the next page's to report.
       expect(await backend.loadFrom("c", 0, 2)).toMatchObject({
@@ -118,7 +120,7 @@ export function runLoadFromPages(fresh: () => Promise<PagedHarness>): void {
       const { backend, garble } = await fresh();
       const log = [...simpleTurn(0, 1), turnStart(TURN, 2), userMessage(TURN + 1, "a")];
       const bad = log.length;
-      await backend.create(HEADER("t"), [...log, userMessage(bad, "b")]);
+      await backend.create(HEADER("t"), serializeEvents([...log, userMessage(bad, "b")]));
       await garble("t", bad);
       for (const limit of [1, 2, 3, 4, bad, bad + 1]) {
         const pages = await readPages(backend, "t", 0, limit);

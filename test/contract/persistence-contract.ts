@@ -1,10 +1,12 @@
 // The persistence contract every backend joins: `runPersistenceContract(name, makeHarness)`.
+
 import { afterEach, describe, expect, it } from "vitest";
 import {
   type SessionBackend,
   type SessionEvent,
   type SessionHeader,
   SessionStore,
+  serializeEvents,
 } from "../../src/index.js";
 import {
   assistantChunk,
@@ -549,11 +551,11 @@ export function runPersistenceContract(
         // A backend may tell every subscriber once when its feed starts (it cannot know what
         // changed before): count from the first notification of a real change on.
         let seen = next();
-        await writer.append("w", 0, simpleTurn(0, 1).slice(0, 3));
+        await writer.append("w", 0, serializeEvents(simpleTurn(0, 1).slice(0, 3)));
         await within(seen, "a notification of the first append");
         calls.length = 0;
         seen = next();
-        await writer.append("w", 3, simpleTurn(0, 1).slice(3));
+        await writer.append("w", 3, serializeEvents(simpleTurn(0, 1).slice(3)));
         await within(seen, "a notification of the append");
         seen = next();
         await writer.delete("w");
@@ -561,7 +563,10 @@ export function runPersistenceContract(
         expect(calls.filter((c) => c === "quiet")).toEqual([]);
         stopW();
         const before = calls.length;
-        await writer.create({ version: 0, id: "w", createdAt: 2 }, simpleTurn(0, 1));
+        await writer.create(
+          { version: 0, id: "w", createdAt: 2 },
+          serializeEvents(simpleTurn(0, 1)),
+        );
         // The quiet id is still watched: once it hears of its own change, the stopped one had
         // every chance to hear of the earlier one.
         const quietSeen = new Promise<void>((resolve) => {
@@ -570,7 +575,7 @@ export function runPersistenceContract(
             resolve();
           });
         });
-        await writer.append("quiet", 0, simpleTurn(0, 1));
+        await writer.append("quiet", 0, serializeEvents(simpleTurn(0, 1)));
         await within(quietSeen, "a notification of the quiet id's append");
         expect(calls.slice(before).filter((c) => c === "w")).toEqual([]);
         stopQuiet();

@@ -1,9 +1,10 @@
 // What a JSONL backend remembers of a log file between reads and writes: identity, size, intact prefix, turn markers.
 import { type BigIntStats, fstatSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import type { SessionEvent, SessionHeader } from "../../generated.js";
+import type { SessionHeader } from "../../generated.js";
 import type { TurnMarker } from "../../log/invariants.js";
 import { formatHeaderLine } from "../../log/jsonl-codec.js";
+import type { SerializedEvent } from "../../log/serialized-event.js";
 
 /**
  * What an instance knows of a log file, so that an append or a fork need not read it again and
@@ -117,7 +118,7 @@ export function collectMarker(
  * is the bytes of their lines, one per event, written at byte `start`.
  */
 export function indexMarkers(
-  events: readonly SessionEvent[],
+  events: readonly SerializedEvent[],
   firstSeq: number,
   start: number,
   data: Buffer,
@@ -125,8 +126,11 @@ export function indexMarkers(
 ): IndexedMarker[] {
   let at = 0;
   for (let i = 0; i < events.length; i++) {
-    const event = events[i] as SessionEvent;
+    const serialized = events[i] as SerializedEvent;
     at = data.indexOf(10, at) + 1;
+    if (serialized.type !== "turn/start" && serialized.type !== "turn/end") continue;
+    // A marker is read back (a few bytes): the other events are not.
+    const event = serialized.event;
     if (event.type === "turn/start" || event.type === "turn/end") {
       markers.push({ seq: firstSeq + i, type: event.type, turn: event.data.turn, end: start + at });
     }

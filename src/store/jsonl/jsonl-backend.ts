@@ -3,14 +3,14 @@ import { statSync } from "node:fs";
 import { type FileHandle, link, mkdir, open, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StorageError, show } from "../../errors.js";
-import type { SessionEvent, SessionHeader } from "../../generated.js";
+import type { SessionHeader } from "../../generated.js";
 import {
-  formatEventLine,
   formatHeaderLine,
   type LogLine,
   parseEventLine,
   parseHeaderLine,
 } from "../../log/jsonl-codec.js";
+import { type SerializedEvent, serializedLines } from "../../log/serialized-event.js";
 import { isErrno } from "../../util/errno.js";
 import { KeyedQueue } from "../../util/keyed-queue.js";
 import type {
@@ -228,7 +228,7 @@ export class JsonlBackend implements SessionBackend {
    * @throws StorageError SESSION_ALREADY_EXISTS when the file exists; SESSION_BUSY when another
    *   process holds the id's lock.
    */
-  async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
+  async create(header: SessionHeader, events: readonly SerializedEvent[]): Promise<void> {
     await this.#exclusive(header.id, async () => {
       const headerLine = formatHeaderLine(header);
       const headerEnd = Buffer.byteLength(headerLine, "utf8");
@@ -237,13 +237,16 @@ export class JsonlBackend implements SessionBackend {
       const file = await this.#publish(header.id, async (write) => {
         let pending = headerLine;
         let end = headerEnd;
-        for (const event of events) {
-          const line = formatEventLine(event);
+        for (const serialized of events) {
+          const line = `${serialized.json}\n`;
           pending += line;
           last = { start: end, line };
           end += Buffer.byteLength(line, "utf8");
-          if (event.type === "turn/start" || event.type === "turn/end") {
-            markers.push({ seq: event.seq, type: event.type, turn: event.data.turn, end });
+          if (serialized.type === "turn/start" || serialized.type === "turn/end") {
+            const event = serialized.event;
+            if (event.type === "turn/start" || event.type === "turn/end") {
+              markers.push({ seq: event.seq, type: event.type, turn: event.data.turn, end });
+            }
           }
           if (pending.length >= this.#chunkBytes) {
             await write(Buffer.from(pending, "utf8"));
@@ -273,7 +276,7 @@ export class JsonlBackend implements SessionBackend {
    * the file back to its size before the append.
    * @throws StorageError SEQ_CONFLICT (with expectedSeq), SESSION_NOT_FOUND, SESSION_BUSY.
    */
-  async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
+  async append(id: string, fromSeq: number, events: readonly SerializedEvent[]): Promise<void> {
     await this.#exclusive(id, async () => {
       const held = this.#held.get(id);
       const handle = held?.handle ?? (await this.#openFile(id, "r+"));
@@ -287,7 +290,7 @@ export class JsonlBackend implements SessionBackend {
         if (events.length === 0) return;
         this.#forgetState(id);
         if (state.size > state.intactEnd) await this.#files.cut(handle, state.intactEnd);
-        const data = Buffer.from(events.map(formatEventLine).join(""), "utf8");
+        const data = Buffer.from(serializedLines(events), "utf8");
         await this.#files.writeAt(handle, data, state.intactEnd);
         const size = state.intactEnd + data.length;
         this.#record(id, {
@@ -606,7 +609,7 @@ export class JsonlBackend implements SessionBackend {
    * appends `closers` and flushes.
    * @throws StorageError SESSION_NOT_FOUND; CORRUPT_LOG when fewer than `keep` events are intact.
    */
-  async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
+  async repair(id: string, keep: number, closers: readonly SerializedEvent[]): Promise<void> {
     await this.#exclusive(id, async () => {
       this.#dropHandle(id);
       const handle = await this.#openFile(id, "r+");
@@ -619,7 +622,7 @@ export class JsonlBackend implements SessionBackend {
         let size = prefix.end;
         let data: Buffer | undefined;
         if (closers.length > 0) {
-          data = Buffer.from(closers.map(formatEventLine).join(""), "utf8");
+          data = Buffer.from(serializedLines(closers), "utf8");
           await this.#files.writeAt(handle, data, prefix.end);
           size += data.length;
         }

@@ -1,8 +1,8 @@
 // The PostgreSQL backend (pg): a pooled store shared by many machines, one transaction per write, advisory writer locks, LISTEN/NOTIFY.
 import { Client, type ClientConfig, Pool, type PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
-import type { SessionEvent, SessionHeader } from "../../generated.js";
-import { derivedTitle } from "../../log/session-title.js";
+import type { SessionHeader } from "../../generated.js";
+import { type SerializedEvent, serializedTitle } from "../../log/serialized-event.js";
 import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
 import * as sql from "../sql/core.js";
@@ -207,7 +207,7 @@ export class PostgresBackend implements backend.SessionBackend {
     );
   }
 
-  async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
+  async create(header: SessionHeader, events: readonly SerializedEvent[]): Promise<void> {
     await this.#write(header.id, `create session ${show(header.id)}`, async (c) => {
       await this.#insertSession(c, header);
       await this.#insertEvents(c, header.id, 0, events);
@@ -221,7 +221,7 @@ export class PostgresBackend implements backend.SessionBackend {
    * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND; StorageUnavailableError for a lost
    *   lock, a broken connection or a timeout.
    */
-  async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
+  async append(id: string, fromSeq: number, events: readonly SerializedEvent[]): Promise<void> {
     await this.#write(
       id,
       `append to session ${show(id)}`,
@@ -373,7 +373,7 @@ export class PostgresBackend implements backend.SessionBackend {
     });
   }
 
-  async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
+  async repair(id: string, keep: number, closers: readonly SerializedEvent[]): Promise<void> {
     await this.#write(id, `repair session ${show(id)}`, async (c) => {
       await this.#lockForWrite(c, id);
       await this.#assertLockHeld(c, id);
@@ -559,7 +559,7 @@ export class PostgresBackend implements backend.SessionBackend {
     c: PoolClient,
     id: string,
     fromSeq: number,
-    events: readonly SessionEvent[],
+    events: readonly SerializedEvent[],
   ): Promise<void> {
     sql.checkBatchSeqs(id, fromSeq, events);
     for (let start = 0; start < events.length; start += INSERT_CHUNK) {
@@ -588,7 +588,7 @@ export class PostgresBackend implements backend.SessionBackend {
     await this.#queries.run(c, "touchSummary", {
       sessionId: id,
       updatedAt: last.time,
-      derivedTitle: derivedTitle(events) ?? null,
+      derivedTitle: serializedTitle(events) ?? null,
     });
   }
 

@@ -1,7 +1,7 @@
 // Rows to values and back for PostgreSQL: a batch as column arrays, turn markers read from data text, sessionFrom rows split.
 import { show } from "../../errors.js";
-import type { SessionEvent } from "../../generated.js";
 import type { TurnMarker } from "../../log/invariants.js";
+import type { SerializedEvent } from "../../log/serialized-event.js";
 import { eventMembers, memberValue, turnMarkerOf } from "../sql/core.js";
 import {
   POSTGRES_QUERY_PARAMS,
@@ -19,7 +19,7 @@ const EVENT_MEMBERS = eventMembers(POSTGRES_QUERY_PARAMS.insertEvents, POSTGRES_
  */
 export function eventArrays(
   sessionId: string,
-  events: readonly SessionEvent[],
+  events: readonly SerializedEvent[],
 ): PostgresQueryParams<"insertEvents"> {
   const params: Record<string, unknown> = { sessionId };
   for (const member of EVENT_MEMBERS) {

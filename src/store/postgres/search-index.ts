@@ -2,6 +2,8 @@
 import type { ClientBase } from "pg";
 import type { SessionEvent } from "../../generated.js";
 import { foldForSearch, MAX_EXCERPTS, searchableText } from "../../log/search-text.js";
+import type { SerializedEvent } from "../../log/serialized-event.js";
+import { serializedSearchText } from "../../log/serialized-event.js";
 import type { SearchHit, SearchPage, SearchQuery } from "../backend.js";
 import { decodeCursor } from "../list-cursor.js";
 import { checkListLimit } from "../list-limit.js";
@@ -23,12 +25,13 @@ const BACKFILL_PAGE = 5000;
 
 /** The folded searchable texts of events, as insertSearchTexts binds them (none: undefined). */
 function textArrays(
-  events: readonly SessionEvent[],
+  events: readonly (SessionEvent | SerializedEvent)[],
+  textOf: (event: SessionEvent | SerializedEvent) => string,
 ): { seq: number[]; text: string[] } | undefined {
   const seq: number[] = [];
   const text: string[] = [];
   for (const event of events) {
-    const found = searchableText(event);
+    const found = textOf(event);
     if (found === "") continue;
     seq.push(event.seq);
     text.push(foldForSearch(found));
@@ -82,8 +85,11 @@ async function backfill(client: ClientBase, queries: Queries): Promise<void> {
       list.push(event);
       bySession.set(String(row.sessionId), list);
     }
-    for (const [sessionId, events] of bySession)
-      await insertSearchTexts(client, queries, sessionId, events);
+    for (const [sessionId, events] of bySession) {
+      const arrays = textArrays(events, searchableText);
+      if (arrays !== undefined)
+        await queries.run(client, "insertSearchTexts", { sessionId, ...arrays });
+    }
     const last = rows.at(-1);
     if (last === undefined || rows.length < BACKFILL_PAGE) return;
     after = { afterSessionId: String(last.sessionId), afterSeq: Number(last.seq) };
@@ -95,9 +101,9 @@ export async function insertSearchTexts(
   client: ClientBase,
   queries: Queries,
   sessionId: string,
-  events: readonly SessionEvent[],
+  events: readonly SerializedEvent[],
 ): Promise<void> {
-  const arrays = textArrays(events);
+  const arrays = textArrays(events, (event) => serializedSearchText(event as SerializedEvent));
   if (arrays !== undefined)
     await queries.run(client, "insertSearchTexts", { sessionId, ...arrays });
 }

@@ -1,5 +1,5 @@
 // Events as column values in either SQL dialect: the members a statement binds, and which are stored as JSON text.
-import type { SessionEvent } from "../../generated.js";
+import type { SerializedEvent } from "../../log/serialized-event.js";
 
 /** One event member a statement binds, and whether its column holds JSON text. */
 export interface EventMember {
@@ -28,9 +28,10 @@ export function eventMembers(params: readonly string[], table: JsonColumns): Eve
     .map((member) => ({ member, json: json.has(member) }));
 }
 
-/** What `event` binds for `member`: JSON text for a JSON column, NULL when the event has none. */
-export function memberValue(event: SessionEvent, { member, json }: EventMember): unknown {
-  const value = (event as unknown as Record<string, unknown>)[member];
-  if (value === undefined) return null;
-  return json ? JSON.stringify(value) : value;
+/**
+ * What `event` binds for `member`, NULL when the event has none: a serialized event holds every
+ * JSON member as JSON text already, under the member's own name.
+ */
+export function memberValue(event: SerializedEvent, { member }: EventMember): unknown {
+  return (event as unknown as Record<string, unknown>)[member] ?? null;
 }

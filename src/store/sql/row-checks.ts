@@ -1,6 +1,5 @@
 // Checks of what SQL statements are given or found, alike in both dialects: batch seqs, a copied prefix, a stored turn marker.
 import { StorageError } from "../../errors.js";
-import type { SessionEvent } from "../../generated.js";
 import type { TurnMarker } from "../../log/invariants.js";
 import { seqConflict } from "../storage-errors.js";
 
@@ -8,9 +7,13 @@ import { seqConflict } from "../storage-errors.js";
  * Checks that a batch for session `id` holds seqs `fromSeq`, `fromSeq + 1`… in order.
  * @throws StorageError SEQ_CONFLICT naming the first seq out of place.
  */
-export function checkBatchSeqs(id: string, fromSeq: number, events: readonly SessionEvent[]): void {
+export function checkBatchSeqs(
+  id: string,
+  fromSeq: number,
+  events: readonly { readonly seq: number }[],
+): void {
   for (let i = 0; i < events.length; i++) {
-    const seq = (events[i] as SessionEvent).seq;
+    const seq = (events[i] as { readonly seq: number }).seq;
     if (seq !== fromSeq + i) throw seqConflict(id, fromSeq + i, seq);
   }
 }

@@ -1,6 +1,7 @@
 // The SQLite search index: folded searchable text per event under an FTS5 trigram index, kept in the write transactions; derived data, made when missing.
-import type { SessionEvent } from "../../generated.js";
+
 import { foldForSearch, MAX_EXCERPTS, searchableText } from "../../log/search-text.js";
+import { type SerializedEvent, serializedSearchText } from "../../log/serialized-event.js";
 import type { SearchHit, SearchPage, SearchQuery } from "../backend.js";
 import { decodeCursor } from "../list-cursor.js";
 import { checkListLimit } from "../list-limit.js";
@@ -80,10 +81,10 @@ export class SqliteSearchIndex {
   }
 
   /** Indexes events just inserted at `fromSeq` on (inside the write's transaction). */
-  insert(sessionId: string, fromSeq: number, events: readonly SessionEvent[]): void {
+  insert(sessionId: string, fromSeq: number, events: readonly SerializedEvent[]): void {
     let any = false;
     for (const event of events) {
-      const text = searchableText(event);
+      const text = serializedSearchText(event);
       if (text === "") continue;
       this.#statements.run("insertSearchText", {
         sessionId,

@@ -1,12 +1,7 @@
 // The SQLite backend (better-sqlite3): layout 4, version policy on open, group commit, per-session lock files, change polling.
 import Database from "better-sqlite3";
-import {
-  type SessionEvent,
-  type SessionHeader,
-  SQLITE_PRAGMAS,
-  SQLITE_TABLES,
-} from "../../generated.js";
-import { derivedTitle } from "../../log/session-title.js";
+import { type SessionHeader, SQLITE_PRAGMAS, SQLITE_TABLES } from "../../generated.js";
+import { type SerializedEvent, serializedTitle } from "../../log/serialized-event.js";
 import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
@@ -173,7 +168,7 @@ export class SqliteBackend implements backend.SessionBackend {
   }
 
   /** Stores the session row at once, with no events too (a session is listed before it has any). */
-  async create(header: SessionHeader, events: readonly SessionEvent[]): Promise<void> {
+  async create(header: SessionHeader, events: readonly SerializedEvent[]): Promise<void> {
     await this.#write(() => {
       this.#insertSession(header);
       this.#insertEvents(header.id, 0, events);
@@ -181,7 +176,7 @@ export class SqliteBackend implements backend.SessionBackend {
     this.#changes.notify(header.id);
   }
 
-  async append(id: string, fromSeq: number, events: readonly SessionEvent[]): Promise<void> {
+  async append(id: string, fromSeq: number, events: readonly SerializedEvent[]): Promise<void> {
     await this.#write(() => {
       const next = this.#nextSeq(id);
       if (next !== fromSeq) throw seqConflict(id, next, fromSeq);
@@ -307,7 +302,7 @@ export class SqliteBackend implements backend.SessionBackend {
     this.#changes.notify(header.id);
   }
 
-  async repair(id: string, keep: number, closers: readonly SessionEvent[]): Promise<void> {
+  async repair(id: string, keep: number, closers: readonly SerializedEvent[]): Promise<void> {
     await this.#write(() => {
       if (this.#statements.get("sessionExists", { sessionId: id }) === undefined) {
         throw sessionNotFound(id);
@@ -497,7 +492,7 @@ export class SqliteBackend implements backend.SessionBackend {
     });
   }
 
-  #insertEvents(id: string, fromSeq: number, events: readonly SessionEvent[]): void {
+  #insertEvents(id: string, fromSeq: number, events: readonly SerializedEvent[]): void {
     sql.checkBatchSeqs(id, fromSeq, events);
     events.forEach((event, i) => {
       try {
@@ -516,7 +511,7 @@ export class SqliteBackend implements backend.SessionBackend {
     this.#statements.run("touchSummary", {
       sessionId: id,
       updatedAt: last.time,
-      derivedTitle: derivedTitle(events) ?? null,
+      derivedTitle: serializedTitle(events) ?? null,
     });
   }
 

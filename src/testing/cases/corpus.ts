@@ -1,7 +1,9 @@
 // The corpus round trip: recorded logs created through the backend read back as the same text.
+
 import assert from "node:assert/strict";
 import type { SessionEvent } from "../../generated.js";
 import { formatEventLine, formatHeaderLine, parseHeaderLine } from "../../log/jsonl-codec.js";
+import { serializeEvents } from "../../log/serialized-event.js";
 import type { SessionBackend } from "../../store/backend.js";
 import { assertSuffix } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
@@ -37,7 +39,7 @@ async function roundTrip(
   log: ContractCorpusLog,
 ): Promise<void> {
   const { header, events } = parseLog(log);
-  await writer.create(header, events);
+  await writer.create(header, serializeEvents(events));
   const stored = await reader.load(header.id);
   assert.ok(stored !== undefined, `expected load(${header.id}) to find corpus log ${log.name}`);
   assert.deepStrictEqual(stored.header, header, `expected the header of ${log.name}`);

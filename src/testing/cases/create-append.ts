@@ -1,5 +1,7 @@
 // Contract cases for create and append: header-only and seeded creates, taken ids, seq conflicts.
+
 import assert from "node:assert/strict";
+import { serializeEvents } from "../../log/serialized-event.js";
 import { balancedLog, balancedTurn, header, TURN_LENGTH } from "../events.js";
 import { assertStored, assertSuffix, rejectsWithCode } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
@@ -26,7 +28,7 @@ export function createAppendCases(cases: CaseRegistry): void {
       const writer = await storage.open();
       const h = header("seeded", { cwd: "/w", parentSession: "parent", seedLength: TURN_LENGTH });
       const events = balancedLog(2);
-      await writer.create(h, events);
+      await writer.create(h, serializeEvents(events));
       await assertStored(await storage.open(), "seeded", h, events);
     },
   );
@@ -36,9 +38,9 @@ export function createAppendCases(cases: CaseRegistry): void {
     async (storage) => {
       const backend = await storage.open();
       const h = header("taken");
-      await backend.create(h, balancedLog(1));
+      await backend.create(h, serializeEvents(balancedLog(1)));
       await rejectsWithCode(
-        backend.create({ ...h, cwd: "/other" }, balancedLog(2)),
+        backend.create({ ...h, cwd: "/other" }, serializeEvents(balancedLog(2))),
         "SESSION_ALREADY_EXISTS",
         "a create of a taken id",
       );
@@ -57,10 +59,14 @@ export function createAppendCases(cases: CaseRegistry): void {
     const h = header("grow");
     const events = balancedLog(3);
     await a.create(h, []);
-    await a.append("grow", 0, events.slice(0, 4));
-    await a.append("grow", 4, events.slice(4, TURN_LENGTH));
-    await b.append("grow", TURN_LENGTH, events.slice(TURN_LENGTH, 2 * TURN_LENGTH));
-    await a.append("grow", 2 * TURN_LENGTH, events.slice(2 * TURN_LENGTH));
+    await a.append("grow", 0, serializeEvents(events.slice(0, 4)));
+    await a.append("grow", 4, serializeEvents(events.slice(4, TURN_LENGTH)));
+    await b.append(
+      "grow",
+      TURN_LENGTH,
+      serializeEvents(events.slice(TURN_LENGTH, 2 * TURN_LENGTH)),
+    );
+    await a.append("grow", 2 * TURN_LENGTH, serializeEvents(events.slice(2 * TURN_LENGTH)));
     await assertStored(b, "grow", h, events);
     await assertStored(a, "grow", h, events);
   });
@@ -70,12 +76,12 @@ export function createAppendCases(cases: CaseRegistry): void {
     async (storage) => {
       const backend = await storage.open();
       const h = header("conflict");
-      await backend.create(h, balancedLog(1));
+      await backend.create(h, serializeEvents(balancedLog(1)));
       const next = balancedTurn(TURN_LENGTH, 2);
       for (const fromSeq of [TURN_LENGTH + 1, TURN_LENGTH - 1, 0]) {
         const batch = balancedTurn(fromSeq, 2);
         const error = await rejectsWithCode(
-          backend.append("conflict", fromSeq, batch),
+          backend.append("conflict", fromSeq, serializeEvents(batch)),
           "SEQ_CONFLICT",
           `an append from seq ${fromSeq} to a log of ${TURN_LENGTH} events`,
         );
@@ -86,7 +92,7 @@ export function createAppendCases(cases: CaseRegistry): void {
         );
       }
       await assertStored(backend, "conflict", h, balancedLog(1));
-      await backend.append("conflict", TURN_LENGTH, next);
+      await backend.append("conflict", TURN_LENGTH, serializeEvents(next));
       await assertStored(backend, "conflict", h, balancedLog(2));
     },
   );
@@ -96,7 +102,7 @@ export function createAppendCases(cases: CaseRegistry): void {
     async (storage) => {
       const backend = await storage.open();
       await rejectsWithCode(
-        backend.append("missing", 0, balancedLog(1)),
+        backend.append("missing", 0, serializeEvents(balancedLog(1))),
         "SESSION_NOT_FOUND",
         "an append to a missing session",
       );

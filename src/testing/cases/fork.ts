@@ -1,6 +1,8 @@
 // Contract cases for forkPoint and fork: markers at a boundary, prefix copies, independent children.
+
 import assert from "node:assert/strict";
 import { show } from "../../errors.js";
+import { serializeEvents } from "../../log/serialized-event.js";
 import { SessionStore } from "../../store/session-store.js";
 import { balancedLog, balancedTurn, header, openTurn, TURN_LENGTH } from "../events.js";
 import { assertStored, rejectsWithCode } from "../expect.js";
@@ -16,7 +18,7 @@ export function forkCases(cases: CaseRegistry): void {
     async (storage) => {
       const backend = await storage.open();
       const h = header("point", { cwd: "/w" });
-      await backend.create(h, OPEN_LOG);
+      await backend.create(h, serializeEvents(OPEN_LOG));
       const expected = [
         [undefined, { seq: 18, type: "turn/start", turn: 3 }, {}],
         [21, { seq: 18, type: "turn/start", turn: 3 }, {}],
@@ -48,7 +50,7 @@ export function forkCases(cases: CaseRegistry): void {
     "a store over the backend refuses a boundary inside a turn (OPEN_TURN) naming the nearest valid boundaries",
     async (storage) => {
       const backend = await storage.open();
-      await backend.create(header("source"), OPEN_LOG);
+      await backend.create(header("source"), serializeEvents(OPEN_LOG));
       // The store is not closed: the contract closes the backend after the case.
       const store = new SessionStore({ backend });
       const expected = [
@@ -75,7 +77,7 @@ export function forkCases(cases: CaseRegistry): void {
     "fork stores the new header with a copy of the source's events 0…boundary",
     async (storage) => {
       const backend = await storage.open();
-      await backend.create(header("source"), OPEN_LOG);
+      await backend.create(header("source"), serializeEvents(OPEN_LOG));
       const child = header("child", {
         parentSession: "source",
         seedLength: TURN_LENGTH,
@@ -92,7 +94,7 @@ export function forkCases(cases: CaseRegistry): void {
 
   cases.add("fork at boundary -1 stores a header-only child", async (storage) => {
     const backend = await storage.open();
-    await backend.create(header("source"), balancedLog(1));
+    await backend.create(header("source"), serializeEvents(balancedLog(1)));
     const child = header("bare", { parentSession: "source" });
     await backend.fork("source", -1, child);
     await assertStored(backend, "bare", child, []);
@@ -105,8 +107,8 @@ export function forkCases(cases: CaseRegistry): void {
     "fork refuses a taken id (SESSION_ALREADY_EXISTS) and a missing source (SESSION_NOT_FOUND), storing nothing",
     async (storage) => {
       const backend = await storage.open();
-      await backend.create(header("source"), balancedLog(2));
-      await backend.create(header("taken"), balancedLog(1));
+      await backend.create(header("source"), serializeEvents(balancedLog(2)));
+      await backend.create(header("taken"), serializeEvents(balancedLog(1)));
       await rejectsWithCode(
         backend.fork("source", 2 * TURN_LENGTH - 1, header("taken")),
         "SESSION_ALREADY_EXISTS",
@@ -130,13 +132,17 @@ export function forkCases(cases: CaseRegistry): void {
     "a forked child keeps its copy when the source grows or is deleted, and grows on its own",
     async (storage) => {
       const backend = await storage.open();
-      await backend.create(header("source"), balancedLog(1));
+      await backend.create(header("source"), serializeEvents(balancedLog(1)));
       const child = header("child", { parentSession: "source", seedLength: TURN_LENGTH });
       await backend.fork("source", TURN_LENGTH - 1, child);
-      await backend.append("source", TURN_LENGTH, balancedTurn(TURN_LENGTH, 2));
+      await backend.append("source", TURN_LENGTH, serializeEvents(balancedTurn(TURN_LENGTH, 2)));
       await assertStored(backend, "child", child, balancedLog(1));
-      await backend.append("child", TURN_LENGTH, balancedTurn(TURN_LENGTH, 2));
-      await backend.append("child", 2 * TURN_LENGTH, balancedTurn(2 * TURN_LENGTH, 3));
+      await backend.append("child", TURN_LENGTH, serializeEvents(balancedTurn(TURN_LENGTH, 2)));
+      await backend.append(
+        "child",
+        2 * TURN_LENGTH,
+        serializeEvents(balancedTurn(2 * TURN_LENGTH, 3)),
+      );
       await assertStored(backend, "source", header("source"), balancedLog(2));
       assert.equal(await backend.delete("source"), true);
       await assertStored(await storage.open(), "child", child, balancedLog(3));

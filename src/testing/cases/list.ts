@@ -1,5 +1,7 @@
 // Contract cases for list and delete: newest-first pages, cursors, filters, counts, removal.
+
 import assert from "node:assert/strict";
+import { serializeEvents } from "../../log/serialized-event.js";
 import type { ListPage, ListQuery, SessionBackend } from "../../store/backend.js";
 import { MAX_LIST_LIMIT } from "../../store/list-limit.js";
 import { BASE_TIME, balancedLog, balancedTurn, header, TURN_LENGTH } from "../events.js";
@@ -18,7 +20,7 @@ async function createSeven(backend: SessionBackend): Promise<void> {
         cwd: i % 2 === 0 ? "/even" : "/odd",
         ...(i >= 5 ? { parentSession: "l0" } : {}),
       }),
-      balancedLog(1),
+      serializeEvents(balancedLog(1)),
     );
   }
 }
@@ -107,11 +109,11 @@ export function listCases(cases: CaseRegistry): void {
         { header: h, eventCount: 0, updatedAt: h.createdAt },
       ]);
       const events = balancedLog(2);
-      await backend.append("counted", 0, events.slice(0, TURN_LENGTH));
+      await backend.append("counted", 0, serializeEvents(events.slice(0, TURN_LENGTH)));
       assert.deepStrictEqual(await listed(), [
         { header: h, eventCount: TURN_LENGTH, updatedAt: BASE_TIME + TURN_LENGTH - 1 },
       ]);
-      await backend.append("counted", TURN_LENGTH, balancedTurn(TURN_LENGTH, 2));
+      await backend.append("counted", TURN_LENGTH, serializeEvents(balancedTurn(TURN_LENGTH, 2)));
       assert.deepStrictEqual(await listed(), [
         { header: h, eventCount: 2 * TURN_LENGTH, updatedAt: BASE_TIME + 2 * TURN_LENGTH - 1 },
       ]);
@@ -139,8 +141,8 @@ export function listCases(cases: CaseRegistry): void {
     "delete removes a session and tells whether there was one; the id can be created again",
     async (storage) => {
       const backend = await storage.open();
-      await backend.create(header("gone"), balancedLog(2));
-      await backend.create(header("kept"), balancedLog(1));
+      await backend.create(header("gone"), serializeEvents(balancedLog(2)));
+      await backend.create(header("kept"), serializeEvents(balancedLog(1)));
       assert.equal(
         await backend.delete("gone"),
         true,

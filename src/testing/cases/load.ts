@@ -1,5 +1,7 @@
 // Contract cases for load, loadFrom and has: missing sessions, suffixes, a shorter log, own copies.
+
 import assert from "node:assert/strict";
+import { serializeEvents } from "../../log/serialized-event.js";
 import { balancedLog, header, TURN_LENGTH } from "../events.js";
 import { assertStored, assertSuffix } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
@@ -10,7 +12,7 @@ export function loadCases(cases: CaseRegistry): void {
     "load, loadFrom and forkPoint answer undefined for a missing session; has answers false",
     async (storage) => {
       const backend = await storage.open();
-      await backend.create(header("other"), balancedLog(1));
+      await backend.create(header("other"), serializeEvents(balancedLog(1)));
       assert.equal(await backend.load("missing"), undefined);
       assert.equal(await backend.loadFrom("missing", 0), undefined);
       assert.equal(await backend.loadFrom("missing", 3), undefined);
@@ -25,10 +27,10 @@ export function loadCases(cases: CaseRegistry): void {
       const writer = await storage.open();
       const reader = await storage.open();
       const events = balancedLog(2);
-      await writer.create(header("suffix"), events.slice(0, TURN_LENGTH));
+      await writer.create(header("suffix"), serializeEvents(events.slice(0, TURN_LENGTH)));
       await assertSuffix(reader, "suffix", 0, 0, events.slice(0, TURN_LENGTH));
       await assertSuffix(reader, "suffix", TURN_LENGTH, TURN_LENGTH, []);
-      await writer.append("suffix", TURN_LENGTH, events.slice(TURN_LENGTH));
+      await writer.append("suffix", TURN_LENGTH, serializeEvents(events.slice(TURN_LENGTH)));
       for (const fromSeq of [0, 4, TURN_LENGTH, 2 * TURN_LENGTH - 1, 2 * TURN_LENGTH]) {
         await assertSuffix(reader, "suffix", fromSeq, fromSeq, events.slice(fromSeq));
       }
@@ -41,7 +43,7 @@ export function loadCases(cases: CaseRegistry): void {
       const writer = await storage.open();
       const reader = await storage.open();
       const events = balancedLog(3);
-      await writer.create(header("pages"), events);
+      await writer.create(header("pages"), serializeEvents(events));
       for (const limit of [1, 3, TURN_LENGTH, events.length, events.length + 2]) {
         for (const start of [0, 2]) {
           const read: unknown[] = [];
@@ -70,11 +72,11 @@ export function loadCases(cases: CaseRegistry): void {
     async (storage) => {
       const backend = await storage.open();
       const h = header("short");
-      await backend.create(h, balancedLog(2));
+      await backend.create(h, serializeEvents(balancedLog(2)));
       await assertSuffix(backend, "short", 2 * TURN_LENGTH + 1, 0, balancedLog(2));
       assert.equal(await backend.delete("short"), true);
       const again = header("short", { cwd: "/again" });
-      await backend.create(again, balancedLog(1));
+      await backend.create(again, serializeEvents(balancedLog(1)));
       await assertSuffix(backend, "short", 2 * TURN_LENGTH, 0, balancedLog(1));
       const suffix = await backend.loadFrom("short", 2 * TURN_LENGTH);
       assert.deepStrictEqual(suffix?.header, again, "expected loadFrom to answer the new header");
@@ -87,7 +89,7 @@ export function loadCases(cases: CaseRegistry): void {
       const backend = await storage.open();
       const h = header("copies");
       const given = balancedLog(1);
-      await backend.create(h, given);
+      await backend.create(h, serializeEvents(given));
       (given[0] as { time: number }).time = 1;
       const first = await backend.load("copies");
       assert.ok(first !== undefined);

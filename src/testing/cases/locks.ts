@@ -1,5 +1,7 @@
 // Contract cases for the writer lock and close: one writer per session across instances, release, re-take.
+
 import assert from "node:assert/strict";
+import { serializeEvents } from "../../log/serialized-event.js";
 import { balancedLog, header } from "../events.js";
 import { assertStored, rejectsWithCode } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
@@ -68,7 +70,7 @@ export function lockCases(cases: CaseRegistry): void {
     async (storage) => {
       const a = await storage.open();
       const h = header("durable", { cwd: "/w" });
-      await a.create(h, balancedLog(2));
+      await a.create(h, serializeEvents(balancedLog(2)));
       await a.create(header("other"), []);
       assert.equal(await a.delete("other"), true);
       await storage.close(a);

@@ -1,5 +1,7 @@
 // Contract cases for repair and torn tails: closers appended, intact events cut, a torn record dropped.
+
 import assert from "node:assert/strict";
+import { serializeEvents } from "../../log/serialized-event.js";
 import { balancedLog, balancedTurn, closers, header, openTurn, TURN_LENGTH } from "../events.js";
 import { assertStored, assertSuffix, rejectsWithCode } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
@@ -18,12 +20,12 @@ export function repairCases(cases: CaseRegistry): void {
     async (storage) => {
       const backend = await storage.open();
       const h = header("open");
-      await backend.create(h, OPEN_LOG);
-      await backend.repair("open", OPEN_LOG.length, CLOSERS);
+      await backend.create(h, serializeEvents(OPEN_LOG));
+      await backend.repair("open", OPEN_LOG.length, serializeEvents(CLOSERS));
       const closed = [...OPEN_LOG, ...CLOSERS];
       await assertStored(await storage.open(), "open", h, closed);
       await assertSuffix(backend, "open", OPEN_LOG.length, OPEN_LOG.length, CLOSERS);
-      await backend.append("open", closed.length, balancedTurn(closed.length, 3));
+      await backend.append("open", closed.length, serializeEvents(balancedTurn(closed.length, 3)));
       await assertStored(backend, "open", h, [...closed, ...balancedTurn(closed.length, 3)]);
     },
   );
@@ -33,15 +35,15 @@ export function repairCases(cases: CaseRegistry): void {
     async (storage) => {
       const backend = await storage.open();
       const h = header("cut");
-      await backend.create(h, OPEN_LOG);
+      await backend.create(h, serializeEvents(OPEN_LOG));
       await backend.repair("cut", TURN_LENGTH, []);
       await assertStored(backend, "cut", h, balancedLog(1));
       await rejectsWithCode(
-        backend.append("cut", OPEN_LOG.length, balancedTurn(OPEN_LOG.length, 3)),
+        backend.append("cut", OPEN_LOG.length, serializeEvents(balancedTurn(OPEN_LOG.length, 3))),
         "SEQ_CONFLICT",
         "an append at the old end after a cut",
       );
-      await backend.append("cut", TURN_LENGTH, balancedTurn(TURN_LENGTH, 2));
+      await backend.append("cut", TURN_LENGTH, serializeEvents(balancedTurn(TURN_LENGTH, 2)));
       await assertStored(await storage.open(), "cut", h, balancedLog(2));
     },
   );
@@ -51,7 +53,7 @@ export function repairCases(cases: CaseRegistry): void {
     async (storage) => {
       const backend = await storage.open();
       const h = header("torn");
-      await backend.create(h, OPEN_LOG);
+      await backend.create(h, serializeEvents(OPEN_LOG));
       await storage.tamper().tearTail("torn");
       const reader = await storage.open();
       await assertStored(reader, "torn", h, OPEN_LOG, true);
@@ -73,7 +75,7 @@ export function repairCases(cases: CaseRegistry): void {
     async (storage) => {
       const backend = await storage.open();
       const h = header("torn");
-      await backend.create(h, OPEN_LOG);
+      await backend.create(h, serializeEvents(OPEN_LOG));
       await storage.tamper().tearTail("torn");
       const reader = await storage.open();
       const marker = { seq: TURN_LENGTH, type: "turn/start", turn: 2 };
@@ -93,13 +95,13 @@ export function repairCases(cases: CaseRegistry): void {
     async (storage) => {
       const backend = await storage.open();
       const h = header("torn");
-      await backend.create(h, OPEN_LOG);
+      await backend.create(h, serializeEvents(OPEN_LOG));
       await storage.tamper().tearTail("torn");
       const writer = await storage.open();
-      await writer.repair("torn", OPEN_LOG.length, CLOSERS);
+      await writer.repair("torn", OPEN_LOG.length, serializeEvents(CLOSERS));
       const closed = [...OPEN_LOG, ...CLOSERS];
       await assertStored(writer, "torn", h, closed);
-      await writer.append("torn", closed.length, balancedTurn(closed.length, 3));
+      await writer.append("torn", closed.length, serializeEvents(balancedTurn(closed.length, 3)));
       await assertStored(await storage.open(), "torn", h, [
         ...closed,
         ...balancedTurn(closed.length, 3),
@@ -112,7 +114,7 @@ export function repairCases(cases: CaseRegistry): void {
     "fork of a log with a torn tail copies intact events only",
     async (storage) => {
       const backend = await storage.open();
-      await backend.create(header("torn"), OPEN_LOG);
+      await backend.create(header("torn"), serializeEvents(OPEN_LOG));
       await storage.tamper().tearTail("torn");
       const reader = await storage.open();
       await reader.fork("torn", OPEN_LOG.length - 1, header("copy"));

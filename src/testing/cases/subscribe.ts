@@ -1,5 +1,7 @@
 // Contract cases for subscribe: changes by another instance are heard, an unsubscribed callback is not called.
+
 import assert from "node:assert/strict";
+import { serializeEvents } from "../../log/serialized-event.js";
 import { balancedLog, balancedTurn, header, TURN_LENGTH } from "../events.js";
 import { within } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
@@ -33,10 +35,14 @@ export function subscribeCases(cases: CaseRegistry): void {
       try {
         // A backend may call every subscriber once when its feed starts: a first append settles that.
         let next = heard.next();
-        await writer.append("watched", 0, balancedLog(1));
+        await writer.append("watched", 0, serializeEvents(balancedLog(1)));
         await within(next, "a notification of the first append");
         for (const [what, change] of [
-          ["an append", () => writer.append("watched", TURN_LENGTH, balancedTurn(TURN_LENGTH, 2))],
+          [
+            "an append",
+            () =>
+              writer.append("watched", TURN_LENGTH, serializeEvents(balancedTurn(TURN_LENGTH, 2))),
+          ],
           ["a repair", () => writer.repair("watched", TURN_LENGTH, [])],
           ["a delete", async () => void (await writer.delete("watched"))],
         ] as const) {
@@ -63,17 +69,17 @@ export function subscribeCases(cases: CaseRegistry): void {
       const stopQuiet = watcher.subscribe("quiet", quiet.onChange);
       try {
         const first = stopped.next();
-        await writer.append("stopped", 0, balancedLog(1));
+        await writer.append("stopped", 0, serializeEvents(balancedLog(1)));
         await within(first, "a notification of the append");
         stop();
         stop();
         const before = stopped.calls;
         const quietBefore = quiet.calls;
-        await writer.append("stopped", TURN_LENGTH, balancedTurn(TURN_LENGTH, 2));
+        await writer.append("stopped", TURN_LENGTH, serializeEvents(balancedTurn(TURN_LENGTH, 2)));
         // Once the quiet session hears of its own later change, the stopped one had every chance to
         // hear of the earlier one.
         const heard = quiet.next();
-        await writer.append("quiet", 0, balancedLog(1));
+        await writer.append("quiet", 0, serializeEvents(balancedLog(1)));
         await within(heard, "a notification of the quiet session's append");
         assert.equal(stopped.calls, before, "expected no call after unsubscribe");
         assert.ok(quiet.calls > quietBefore);

@@ -1,7 +1,9 @@
 // Contract cases for titles, activity order and id prefixes.
+
 import assert from "node:assert/strict";
 import type { SessionEvent } from "../../generated.js";
 import { parseHeaderLine } from "../../log/jsonl-codec.js";
+import { serializeEvents } from "../../log/serialized-event.js";
 import type { ListOrder, SessionBackend } from "../../store/backend.js";
 import { BASE_TIME, balancedLog, balancedTurn, header, TURN_LENGTH } from "../events.js";
 import { rejectsWithCode } from "../expect.js";
@@ -69,14 +71,14 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     async (storage) => {
       const backend = await storage.open();
       const events = [userMessage(0, WIDE_PROMPT), userMessage(1, "second prompt")];
-      await backend.create(header("wide"), events);
+      await backend.create(header("wide"), serializeEvents(events));
       assert.deepStrictEqual(await backend.titles("wide"), { derived: WIDE_TITLE });
       const listed = (await backend.list({ limit: 1 })).sessions[0];
       assert.equal(listed?.title, WIDE_TITLE);
       // A recorded session whose prompt is wide: the title comes from its first user message.
       const log = corpus.map((l) => retitled(l, WIDE_PROMPT)).find((l) => l !== undefined);
       if (log === undefined) return;
-      await backend.create({ ...log.header, id: "corpus-wide" }, log.events);
+      await backend.create({ ...log.header, id: "corpus-wide" }, serializeEvents(log.events));
       assert.deepStrictEqual(await backend.titles("corpus-wide"), { derived: WIDE_TITLE });
       const other = await storage.open();
       assert.deepStrictEqual(await other.titles("corpus-wide"), { derived: WIDE_TITLE });
@@ -92,14 +94,24 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
       await backend.append(
         "later",
         0,
-        balancedLog(1)
-          .filter((e) => e.type !== "user/message")
-          .map((e, seq) => ({ ...e, seq })),
+        serializeEvents(
+          balancedLog(1)
+            .filter((e) => e.type !== "user/message")
+            .map((e, seq) => ({ ...e, seq })),
+        ),
       );
       const length = TURN_LENGTH - 1;
       assert.deepStrictEqual(await backend.titles("later"), {});
-      await backend.append("later", length, [userMessage(length, "  first\nprompt ")]);
-      await backend.append("later", length + 1, [userMessage(length + 1, "second prompt")]);
+      await backend.append(
+        "later",
+        length,
+        serializeEvents([userMessage(length, "  first\nprompt ")]),
+      );
+      await backend.append(
+        "later",
+        length + 1,
+        serializeEvents([userMessage(length + 1, "second prompt")]),
+      );
       assert.deepStrictEqual(await backend.titles("later"), { derived: "first prompt" });
       assert.equal((await backend.list({ limit: 1 })).sessions[0]?.title, "first prompt");
     },
@@ -109,7 +121,7 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     "an explicit title wins, is seen by another instance, and clearing it brings back the derived one",
     async (storage) => {
       const backend = await storage.open();
-      await backend.create(header("named"), [userMessage(0, "derived one")]);
+      await backend.create(header("named"), serializeEvents([userMessage(0, "derived one")]));
       await backend.setTitle("named", "Explicit 🚀 title");
       const other = await storage.open();
       assert.deepStrictEqual(await other.titles("named"), {
@@ -145,7 +157,7 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     "a forked child is titled by the first user message of its inherited prefix",
     async (storage) => {
       const backend = await storage.open();
-      await backend.create(header("source"), balancedLog(2));
+      await backend.create(header("source"), serializeEvents(balancedLog(2)));
       await backend.setTitle("source", "only the source's");
       await backend.fork("source", TURN_LENGTH - 1, header("child", { parentSession: "source" }));
       const derived = (await backend.titles("source"))?.derived;
@@ -161,8 +173,11 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     async (storage) => {
       const backend = await storage.open();
       // a: created first, active at +100; b: created second, active at +200; c: no events (+2).
-      await backend.create(header("a"), shifted(balancedLog(1), 100));
-      await backend.create(header("b", { createdAt: BASE_TIME + 1 }), shifted(balancedLog(1), 200));
+      await backend.create(header("a"), serializeEvents(shifted(balancedLog(1), 100)));
+      await backend.create(
+        header("b", { createdAt: BASE_TIME + 1 }),
+        serializeEvents(shifted(balancedLog(1), 200)),
+      );
       await backend.create(header("c", { createdAt: BASE_TIME + 2 }), []);
       assert.deepStrictEqual(await listedIds(backend, "activity", 10), ["b", "a", "c"]);
       assert.deepStrictEqual(await listedIds(backend, "created", 10), ["c", "b", "a"]);
@@ -171,7 +186,11 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
         page.sessions.map((s) => s.updatedAt),
         [BASE_TIME + 200 + TURN_LENGTH - 1, BASE_TIME + 100 + TURN_LENGTH - 1, BASE_TIME + 2],
       );
-      await backend.append("a", TURN_LENGTH, shifted(balancedTurn(TURN_LENGTH, 2), 300));
+      await backend.append(
+        "a",
+        TURN_LENGTH,
+        serializeEvents(shifted(balancedTurn(TURN_LENGTH, 2), 300)),
+      );
       const other = await storage.open();
       assert.deepStrictEqual(await listedIds(other, "activity", 10), ["a", "b", "c"]);
       assert.deepStrictEqual(await listedIds(other, "created", 10), ["c", "b", "a"]);
@@ -187,7 +206,7 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
         const events = shifted(balancedLog(1), 1000 * Math.floor(i / 2));
         await backend.create(
           header(`p${i}`, { createdAt: BASE_TIME + 9 - i, cwd: i % 3 === 0 ? "/three" : "/w" }),
-          events,
+          serializeEvents(events),
         );
       }
       const expected = ["p8", "p7", "p6", "p5", "p4", "p3", "p2", "p1", "p0"];

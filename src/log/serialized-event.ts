@@ -1,0 +1,131 @@
+// An event serialized once, when it is taken in: the JSON text every backend writes, and what the running state reads.
+import { type EventType, SEARCHABLE_EVENT_MEMBERS, type SessionEvent } from "../generated.js";
+import { freezeParsed } from "./json-value.js";
+import { searchableText } from "./search-text.js";
+import { titleFromContent } from "./session-title.js";
+import { isSurfaceEligibleType } from "./surface.js";
+
+/**
+ * A checked event as the store hands it to a backend: serialized once, when the store took it in,
+ * so that nothing the caller does to its value afterwards changes what is written. `data` and the
+ * surface markers are serialized apart (the SQL backends keep them in columns of their own) and
+ * `json`, the whole event in the canonical member order (its JSONL line without the newline), is
+ * made of them. A backend that needs the event as a value (a search text, a title) reads
+ * {@link event}, which parses `json` back.
+ */
+export class SerializedEvent {
+  readonly seq: number;
+  readonly type: EventType;
+  readonly time: number;
+  /**
+   * The event as JSON text: `type`, `seq`, `time`, `data`, then `sourceEventSeqs` and `surfaceOp`
+   * when present, whatever order the caller gave them in (the order the SQL backends read rows
+   * back in); `data` keeps its members' order.
+   */
+  readonly json: string;
+  /** `data` as JSON text. */
+  readonly data: string;
+  /** `sourceEventSeqs` as JSON text; undefined when the event has none. */
+  readonly sourceEventSeqs: string | undefined;
+  /** `surfaceOp` as JSON text; undefined when the event has none. */
+  readonly surfaceOp: string | undefined;
+  #event: SessionEvent | undefined;
+  #view: SessionEvent | undefined;
+
+  private constructor(value: SessionEvent, owned: boolean) {
+    const { sourceEventSeqs, surfaceOp } = value as {
+      readonly sourceEventSeqs?: unknown;
+      readonly surfaceOp?: unknown;
+    };
+    // One JSON.stringify of the data (the bulk of an event); the envelope's members are joined
+    // around it, without copying it (the text is flattened once, when it is written).
+    const data = JSON.stringify(value.data) as string;
+    const seqs = sourceEventSeqs === undefined ? undefined : JSON.stringify(sourceEventSeqs);
+    const op = surfaceOp === undefined ? undefined : JSON.stringify(surfaceOp);
+    let json = `{"type":${JSON.stringify(value.type)},"seq":${value.seq},"time":${value.time},"data":${data}`;
+    if (seqs !== undefined) json += `,"sourceEventSeqs":${seqs}`;
+    if (op !== undefined) json += `,"surfaceOp":${op}`;
+    this.json = `${json}}`;
+    this.data = data;
+    this.sourceEventSeqs = seqs;
+    this.surfaceOp = op;
+    this.seq = value.seq;
+    this.type = value.type;
+    this.time = value.time;
+    if (owned) this.#event = value;
+  }
+
+  /**
+   * Serializes a valid event that is the store's own (frozen: read from storage, or made by the
+   * store, like a repair's closers); {@link event} is then that value.
+   */
+  static of(event: SessionEvent): SerializedEvent {
+    return new SerializedEvent(event, Object.isFrozen(event));
+  }
+
+  /**
+   * Serializes a caller's value, checked already (valid and lossless JSON), at once: the result
+   * shares nothing with it. Its view for the running state is taken now too: the event read back
+   * for a surface-eligible type (the surface keeps it), else the envelope and the members of
+   * `data` the invariants read of such an event (turn, step, callId).
+   * @internal
+   */
+  static take(value: SessionEvent): SerializedEvent {
+    const serialized = new SerializedEvent(value, false);
+    if (!isSurfaceEligibleType(value.type)) {
+      const data = value.data as { turn?: unknown; step?: unknown; callId?: unknown };
+      serialized.#view = {
+        type: value.type,
+        seq: value.seq,
+        time: value.time,
+        data: { turn: data.turn, step: data.step, callId: data.callId },
+      } as unknown as SessionEvent;
+    }
+    return serialized;
+  }
+
+  /** The event read back from {@link json}, frozen: parsed when first asked for, then kept. */
+  get event(): SessionEvent {
+    this.#event ??= freezeParsed(JSON.parse(this.json) as SessionEvent);
+    return this.#event;
+  }
+
+  /**
+   * What the running state checks and applies: the event itself, or (for an event the surface
+   * does not keep, taken from a caller) its envelope and the members of `data` the invariants read.
+   * @internal
+   */
+  get view(): SessionEvent {
+    return this.#view ?? this.event;
+  }
+}
+
+/** Serializes events that are the store's own (see {@link SerializedEvent.of}), e.g. to call a backend directly. */
+export function serializeEvents(events: readonly SessionEvent[]): SerializedEvent[] {
+  return events.map((event) => SerializedEvent.of(event));
+}
+
+/** The JSONL lines of `events`: each one's JSON text and a newline. */
+export function serializedLines(events: readonly SerializedEvent[]): string {
+  let text = "";
+  for (let i = 0; i < events.length; i++) text += `${(events[i] as SerializedEvent).json}\n`;
+  return text;
+}
+
+/** The searchable text of a serialized event (see `searchableText`), reading it back only when its type has any. */
+export function serializedSearchText(event: SerializedEvent): string {
+  return hasSearchableText(event.type) ? searchableText(event.event) : "";
+}
+
+/** The title the first `user/message` among `events` gives a session (see `derivedTitle`). */
+export function serializedTitle(events: readonly SerializedEvent[]): string | undefined {
+  for (const event of events) {
+    if (event.type !== "user/message") continue;
+    return titleFromContent((event.event.data as { content?: unknown }).content);
+  }
+  return undefined;
+}
+
+function hasSearchableText(type: string): boolean {
+  return Object.hasOwn(SEARCHABLE_EVENT_MEMBERS, type);
+}
