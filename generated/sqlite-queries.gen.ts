@@ -181,39 +181,65 @@ export const SQLITE_QUERIES = {
   createSearchTexts: "CREATE TABLE IF NOT EXISTS search_texts (\n  id INTEGER PRIMARY KEY,\n  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq INTEGER NOT NULL,\n  text TEXT NOT NULL,\n  UNIQUE (session_id, seq)\n) STRICT;",
   createSearchFts: "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(\n  text, content = 'search_texts', content_rowid = 'id', tokenize = 'trigram'\n);",
   /**
-   * Sessions whose rows up to `through` are in search_texts but not yet in the trigram index: a
-   * fork's inherited rows, indexed by the next search instead of inside the fork (search-index.ts).
+   * Per session, the rows seq from_seq..through that are in search_texts but not yet in the trigram
+   * index: appended or a fork's inherited rows, indexed by the next search instead of inside the
+   * write (search-index.ts). Rows outside the range are indexed.
    */
-  createSearchUnindexed: "CREATE TABLE IF NOT EXISTS search_unindexed (\n  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,\n  through INTEGER NOT NULL\n) STRICT;",
+  createSearchPending: "CREATE TABLE IF NOT EXISTS search_pending (\n  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,\n  from_seq INTEGER NOT NULL,\n  through INTEGER NOT NULL\n) STRICT;",
   /** One row when the index was made. */
   searchIndexExists: "SELECT 1 AS found FROM sqlite_master WHERE name = 'search_texts';",
-  /**
-   * One row when the table of unindexed fork prefixes was made (an index made before it has none).
-   */
+  /** One row when the table of unindexed ranges was made (an index made before it has none). */
+  searchPendingExists: "SELECT 1 AS found FROM sqlite_master WHERE name = 'search_pending';",
+  /** One row when an earlier build's table of unindexed fork prefixes (seq 0..through) is there. */
   searchUnindexedExists: "SELECT 1 AS found FROM sqlite_master WHERE name = 'search_unindexed';",
-  markUnindexed: "INSERT INTO search_unindexed (session_id, through) VALUES (@sessionId, @through);",
-  unindexedSessions: "SELECT session_id AS sessionId, through FROM search_unindexed ORDER BY session_id;",
-  anyUnindexed: "SELECT 1 AS found FROM search_unindexed LIMIT 1;",
-  /** Adds the rows of a session up to `@through` to the trigram index (a fork's inherited rows). */
-  indexSearchPrefix: "INSERT INTO search_fts (rowid, text)\nSELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq <= @through;",
-  forgetUnindexed: "DELETE FROM search_unindexed WHERE session_id = @sessionId;",
-  /** After the rows from `@fromSeq` on were deleted: the unindexed prefix ends before them. */
-  cutUnindexed: "UPDATE search_unindexed SET through = @fromSeq - 1\nWHERE session_id = @sessionId AND through >= @fromSeq;",
+  /**
+   * An earlier build's table of unindexed fork prefixes (seq 0..through), made empty when missing
+   * so that the open's move below runs the same on every store, then dropped.
+   */
+  createSearchUnindexed: "CREATE TABLE IF NOT EXISTS search_unindexed (\n  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,\n  through INTEGER NOT NULL\n) STRICT;",
+  /** An earlier build's unindexed fork prefixes, moved into search_pending on open. */
+  unindexedPrefixes: "SELECT session_id AS sessionId, through FROM search_unindexed ORDER BY session_id;",
+  dropSearchUnindexed: "DROP TABLE search_unindexed;",
+  /** Before a backfill, which indexes every row. */
+  clearPending: "DELETE FROM search_pending;",
+  pendingOf: "SELECT from_seq AS fromSeq, through FROM search_pending WHERE session_id = @sessionId;",
+  /**
+   * Rows `@fromSeq`..`@through` just written: a new range, or the session's range extended when it
+   * ends right before them (no change when it ends elsewhere: the caller indexes that range first).
+   */
+  markPending: "INSERT INTO search_pending (session_id, from_seq, through) VALUES (@sessionId, @fromSeq, @through)\nON CONFLICT (session_id) DO UPDATE SET through = excluded.through\nWHERE through = excluded.from_seq - 1;",
+  /**
+   * Rows `@fromSeq`..`@through` written without text: the session's range, when it ends right
+   * before them, takes them in (so that the next rows with text still continue it).
+   */
+  extendPending: "UPDATE search_pending SET through = @through\nWHERE session_id = @sessionId AND through = @fromSeq - 1;",
+  replacePending: "UPDATE search_pending SET from_seq = @fromSeq, through = @through WHERE session_id = @sessionId;",
+  pendingSessions: "SELECT session_id AS sessionId, from_seq AS fromSeq, through FROM search_pending\nORDER BY session_id;",
+  anyPending: "SELECT 1 AS found FROM search_pending LIMIT 1;",
+  /** Adds the rows of a session from `@fromSeq` through `@through` to the trigram index. */
+  indexSearchRange: "INSERT INTO search_fts (rowid, text)\nSELECT id, text FROM search_texts\nWHERE session_id = @sessionId AND seq >= @fromSeq AND seq <= @through;",
+  forgetPending: "DELETE FROM search_pending WHERE session_id = @sessionId;",
+  /** After the rows from `@fromSeq` on were deleted: the unindexed range ends before them. */
+  cutPending: "UPDATE search_pending SET through = @fromSeq - 1\nWHERE session_id = @sessionId AND through >= @fromSeq;",
+  /** A range a cut left empty. */
+  dropEmptyPending: "DELETE FROM search_pending WHERE session_id = @sessionId AND through < from_seq;",
   insertSearchText: "INSERT INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);",
   /**
-   * Adds the rows of a session from `@fromSeq` on to the trigram index (after they were inserted).
+   * Adds the rows of a session from `@fromSeq` on to the trigram index (the backfill of a new
+   * index).
    */
   indexSearchTexts: "INSERT INTO search_fts (rowid, text)\nSELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;",
   /**
-   * A fork's inherited rows, copied inside the database (markUnindexed leaves them to the next
+   * A fork's inherited rows, copied inside the database (markPending leaves them to the next
    * search).
    */
   copySearchPrefix: "INSERT INTO search_texts (session_id, seq, text)\nSELECT @childId, seq, text FROM search_texts\nWHERE session_id = @sourceId AND seq <= @boundary\nORDER BY seq;",
   /**
    * Takes the rows of a session from `@fromSeq` on out of the trigram index (before they are
-   * deleted), passing over an unindexed prefix (the index holds none of its rows).
+   * deleted), passing over its unindexed range (the index holds none of those rows; FTS5 asked to
+   * forget a row it never held corrupts itself).
    */
-  unindexSearchTexts: "INSERT INTO search_fts (search_fts, rowid, text)\nSELECT 'delete', id, text FROM search_texts\nWHERE session_id = @sessionId AND seq >= @fromSeq\n  AND seq > coalesce((SELECT through FROM search_unindexed WHERE session_id = @sessionId), -1);",
+  unindexSearchTexts: "INSERT INTO search_fts (search_fts, rowid, text)\nSELECT 'delete', t.id, t.text FROM search_texts AS t\nWHERE t.session_id = @sessionId AND t.seq >= @fromSeq\n  AND NOT EXISTS (\n    SELECT 1 FROM search_pending AS p\n    WHERE p.session_id = @sessionId AND t.seq BETWEEN p.from_seq AND p.through\n  );",
   deleteSearchTexts: "DELETE FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;",
   /**
    * The stored event rows after (`@afterSessionId`, `@afterSeq`), `@limit` of them, to fill a new
@@ -298,15 +324,24 @@ export const SQLITE_QUERY_PARAMS = {
   rollbackToSavepoint: [],
   createSearchTexts: [],
   createSearchFts: [],
-  createSearchUnindexed: [],
+  createSearchPending: [],
   searchIndexExists: [],
+  searchPendingExists: [],
   searchUnindexedExists: [],
-  markUnindexed: ["sessionId", "through"],
-  unindexedSessions: [],
-  anyUnindexed: [],
-  indexSearchPrefix: ["sessionId", "through"],
-  forgetUnindexed: ["sessionId"],
-  cutUnindexed: ["fromSeq", "sessionId"],
+  createSearchUnindexed: [],
+  unindexedPrefixes: [],
+  dropSearchUnindexed: [],
+  clearPending: [],
+  pendingOf: ["sessionId"],
+  markPending: ["sessionId", "fromSeq", "through"],
+  extendPending: ["through", "sessionId", "fromSeq"],
+  replacePending: ["fromSeq", "through", "sessionId"],
+  pendingSessions: [],
+  anyPending: [],
+  indexSearchRange: ["sessionId", "fromSeq", "through"],
+  forgetPending: ["sessionId"],
+  cutPending: ["fromSeq", "sessionId"],
+  dropEmptyPending: ["sessionId"],
   insertSearchText: ["sessionId", "seq", "text"],
   indexSearchTexts: ["sessionId", "fromSeq"],
   copySearchPrefix: ["childId", "sourceId", "boundary"],
@@ -464,9 +499,16 @@ export interface SqliteQueryRows {
   readonly dataVersion: { readonly dataVersion: SqliteScalar };
   readonly watchedHeads: { readonly id: string; readonly lastEvent: SqliteScalar };
   readonly searchIndexExists: { readonly found: SqliteScalar };
+  readonly searchPendingExists: { readonly found: SqliteScalar };
   readonly searchUnindexedExists: { readonly found: SqliteScalar };
-  readonly unindexedSessions: { readonly sessionId: SqliteScalar; readonly through: SqliteScalar };
-  readonly anyUnindexed: { readonly found: SqliteScalar };
+  readonly unindexedPrefixes: { readonly sessionId: SqliteScalar; readonly through: SqliteScalar };
+  readonly pendingOf: { readonly fromSeq: SqliteScalar; readonly through: SqliteScalar };
+  readonly pendingSessions: {
+    readonly sessionId: SqliteScalar;
+    readonly fromSeq: SqliteScalar;
+    readonly through: SqliteScalar;
+  };
+  readonly anyPending: { readonly found: SqliteScalar };
   readonly searchEventRows: {
     readonly sessionId: string;
     readonly seq: number;

@@ -56,7 +56,7 @@ describe("SQLite search index backfill", () => {
     await first.close();
     const raw = new Database(path);
     const rows = (raw.prepare("SELECT count(*) AS n FROM events").get() as { n: number }).n;
-    raw.exec("DROP TABLE search_fts; DROP TABLE search_texts; DROP TABLE search_unindexed;");
+    raw.exec("DROP TABLE search_fts; DROP TABLE search_texts; DROP TABLE search_pending;");
     raw.close();
     expect(rows).toBeGreaterThan(4096);
     const store = new SessionStore({ backend: await SqliteBackend.open(path) });
@@ -69,49 +69,143 @@ describe("SQLite search index backfill", () => {
   });
 });
 
-describe("SQLite search index of fork children", () => {
-  /** Rows of the trigram index (one per indexed text) and fork prefixes waiting for it. */
-  function indexed(path: string): { rows: number; waiting: number } {
-    const raw = new Database(path, { readonly: true });
-    try {
-      const rows = raw.prepare("SELECT count(*) AS n FROM search_fts_docsize").get() as {
-        n: number;
-      };
-      const waiting = raw.prepare("SELECT count(*) AS n FROM search_unindexed").get() as {
-        n: number;
-      };
-      return { rows: rows.n, waiting: waiting.n };
-    } finally {
-      raw.close();
-    }
+/** Rows of the trigram index (one per indexed text), and the unindexed ranges waiting for it. */
+function indexed(path: string): { rows: number; waiting: number } {
+  const raw = new Database(path, { readonly: true });
+  try {
+    const rows = raw.prepare("SELECT count(*) AS n FROM search_fts_docsize").get() as {
+      n: number;
+    };
+    const waiting = raw.prepare("SELECT count(*) AS n FROM search_pending").get() as {
+      n: number;
+    };
+    return { rows: rows.n, waiting: waiting.n };
+  } finally {
+    raw.close();
   }
+}
 
+/** The unindexed range of a session, or undefined. */
+function pending(path: string, sessionId: string): { from: number; through: number } | undefined {
+  const raw = new Database(path, { readonly: true });
+  try {
+    return raw
+      .prepare('SELECT from_seq AS "from", through FROM search_pending WHERE session_id = ?')
+      .get(sessionId) as { from: number; through: number } | undefined;
+  } finally {
+    raw.close();
+  }
+}
+
+/**
+ * FTS5's check of the trigram index against the texts, rows included (rank 1: without it, rows
+ * left in the index after their texts were deleted pass); throws "database disk image is
+ * malformed" when they differ. Only after a search, when no row waits to be indexed.
+ */
+function checkIntegrity(path: string): void {
+  const raw = new Database(path);
+  try {
+    raw.prepare("INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)").run();
+  } finally {
+    raw.close();
+  }
+}
+
+/** Sessions found by a search, sorted. */
+async function found(store: SessionStore, query: string): Promise<string[]> {
+  return (await store.search({ query })).results.map((r) => r.sessionId).sort();
+}
+
+describe("SQLite search index of appended rows", () => {
+  // Before appends left their texts to the next search, each append put them through the trigram
+  // tokenizer in its own transaction (B1 SQLite ~1.4x its floor): this test failed at the first
+  // `indexed` after the append (the rows already indexed, nothing waiting).
+  it("leaves appended texts out of the trigram index until a search, which finds them at once", async () => {
+    const path = join(temp, "appends.db");
+    const backend = await SqliteBackend.open(path);
+    await fill(backend);
+    const store = new SessionStore({ backend });
+    expect(indexed(path).waiting).toBe(2);
+    expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
+    const before = indexed(path);
+    expect(before.waiting).toBe(0);
+
+    await store.append("b", balancedLog(3).slice(balancedLog(2).length));
+    expect(indexed(path)).toEqual({ rows: before.rows, waiting: 1 });
+    expect(pending(path, "b")).toEqual({ from: 18, through: 26 });
+    // A second append continues the same range.
+    await store.append("b", balancedLog(4).slice(balancedLog(3).length));
+    expect(pending(path, "b")).toEqual({ from: 18, through: 35 });
+
+    expect(await found(store, "prompt 3")).toEqual(["b"]);
+    expect(await found(store, "prompt 4")).toEqual(["b"]);
+    const after = indexed(path);
+    expect(after.waiting).toBe(0);
+    expect(after.rows).toBeGreaterThan(before.rows);
+    checkIntegrity(path);
+    await store.close();
+  });
+
+  // The cut must take out of the trigram index exactly the rows outside the unindexed range
+  // (FTS5 asked to forget a row it never held corrupts itself): with unindexSearchTexts passing
+  // over every seq up to the range's end (the fork prefix rule), the cut of "a" below its range
+  // left rows 5..8 in the index and the integrity check failed ("database disk image is
+  // malformed").
+  it("cuts the tail of an unindexed range, and below it, leaving the trigram index whole", async () => {
+    const path = join(temp, "appends-cut.db");
+    const backend = await SqliteBackend.open(path);
+    await fill(backend);
+    const store = new SessionStore({ backend });
+    expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
+    await store.append("b", balancedLog(4).slice(balancedLog(2).length));
+    await store.append("a", balancedLog(3).slice(balancedLog(1).length));
+    expect(pending(path, "b")).toEqual({ from: 18, through: 35 });
+    expect(pending(path, "a")).toEqual({ from: 9, through: 26 });
+
+    // Inside b's range: the range ends before the cut, and appends go on extending it.
+    await backend.repair("b", 27, []);
+    expect(pending(path, "b")).toEqual({ from: 18, through: 26 });
+    await backend.append("b", 27, serializeEvents(balancedLog(4).slice(balancedLog(3).length)));
+    expect(pending(path, "b")).toEqual({ from: 18, through: 35 });
+    // Below a's range: indexed rows leave the index, the range is gone.
+    await backend.repair("a", 5, []);
+    expect(pending(path, "a")).toBeUndefined();
+
+    expect(await found(store, "prompt 3")).toEqual(["b"]);
+    expect(await found(store, "prompt 4")).toEqual(["b"]);
+    expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
+    checkIntegrity(path);
+    await store.delete("b");
+    checkIntegrity(path);
+    expect(await found(store, "prompt 1")).toEqual(["a"]);
+    await store.close();
+  });
+});
+
+describe("SQLite search index of fork children", () => {
   // Before the fork left its prefix to the next search, the fork put every inherited text through
   // the trigram tokenizer in its own transaction (B4 SQLite went from 0.99x to 2.5x its copy):
-  // this test failed at the first `indexed` (no search_unindexed table; the child's rows indexed).
+  // this test failed at the first `indexed` (nothing waiting; the child's rows indexed).
   it("leaves a fork's inherited texts out of the trigram index until the next search, which finds them", async () => {
     const path = join(temp, "forks.db");
     const backend = await SqliteBackend.open(path);
     await fill(backend);
-    const before = indexed(path).rows;
     const store = new SessionStore({ backend });
+    expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
+    const before = indexed(path).rows;
     await store.fork("b", { childSessionId: "child" });
     await store.fork("child", { childSessionId: "grandchild", boundary: 8 });
     expect(indexed(path)).toEqual({ rows: before, waiting: 2 });
-    // An append to the child is indexed at once; its inherited texts still wait.
+    // An append to the child extends its inherited range.
     await store.append("child", balancedLog(3).slice(balancedLog(2).length));
-    expect(indexed(path).waiting).toBe(2);
+    expect(indexed(path)).toEqual({ rows: before, waiting: 2 });
+    expect(pending(path, "child")).toEqual({ from: 0, through: 26 });
 
-    // "prompt 2" (seq 10 of b) is rare: found through the trigram index once the prefixes are in.
-    const found = await store.search({ query: "prompt 2" });
-    expect(found.results.map((r) => r.sessionId).sort()).toEqual(["b", "child"]);
+    // "prompt 2" (seq 10 of b) is rare: found through the trigram index once the ranges are in.
+    expect(await found(store, "prompt 2")).toEqual(["b", "child"]);
     expect(indexed(path).waiting).toBe(0);
-    expect((await store.search({ query: "prompt 3" })).results.map((r) => r.sessionId)).toEqual([
-      "child",
-    ]);
-    expect(
-      (await store.search({ query: "prompt 1" })).results.map((r) => r.sessionId).sort(),
-    ).toEqual(["a", "b", "child", "grandchild"]);
+    expect(await found(store, "prompt 3")).toEqual(["child"]);
+    expect(await found(store, "prompt 1")).toEqual(["a", "b", "child", "grandchild"]);
     await store.close();
   });
 
@@ -120,6 +214,7 @@ describe("SQLite search index of fork children", () => {
     const backend = await SqliteBackend.open(path);
     await fill(backend);
     const store = new SessionStore({ backend });
+    expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
     await store.fork("b", { childSessionId: "gone" });
     await store.fork("b", { childSessionId: "kept" });
     // Deleting a child whose rows the index never held must not ask the index to forget them
@@ -127,33 +222,74 @@ describe("SQLite search index of fork children", () => {
     await store.delete("gone");
     await backend.repair("kept", 3, []);
     expect(indexed(path).waiting).toBe(1);
-    expect(
-      (await store.search({ query: "prompt 1" })).results.map((r) => r.sessionId).sort(),
-    ).toEqual(["a", "b", "kept"]);
-    expect((await store.search({ query: "prompt 2" })).results.map((r) => r.sessionId)).toEqual([
-      "b",
-    ]);
+    expect(await found(store, "prompt 1")).toEqual(["a", "b", "kept"]);
+    expect(await found(store, "prompt 2")).toEqual(["b"]);
+    checkIntegrity(path);
+    await store.close();
+  });
+});
+
+describe("SQLite search index made by an earlier build", () => {
+  /**
+   * A store as the build before unindexed ranges left it: a fork child "child" of "b" whose
+   * prefix seq 0..17 waits in `search_unindexed` and whose later rows (one appended turn) were
+   * indexed at once; no `search_pending`.
+   */
+  async function earlierStore(path: string): Promise<void> {
+    const backend = await SqliteBackend.open(path);
+    await fill(backend);
+    const store = new SessionStore({ backend });
+    await store.search({ query: "prompt 1" });
+    await store.fork("b", { childSessionId: "child" });
+    await store.append("child", balancedLog(3).slice(balancedLog(2).length));
+    await store.close();
     const raw = new Database(path);
-    expect(
-      raw.prepare("INSERT INTO search_fts (search_fts) VALUES ('integrity-check')").run(),
-    ).toBeDefined();
+    raw.exec(`
+      BEGIN;
+      INSERT INTO search_fts (rowid, text)
+        SELECT id, text FROM search_texts WHERE session_id = 'child' AND seq >= 18;
+      DROP TABLE search_pending;
+      CREATE TABLE search_unindexed (
+        session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+        through INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO search_unindexed (session_id, through) VALUES ('child', 17);
+      COMMIT;
+    `);
     raw.close();
+  }
+
+  // With the move left out of the open (the old table dropped, its rows lost), both tests failed
+  // at their first `pending` (no range for the child).
+  it("moves the waiting fork prefixes into the unindexed ranges on open and drops the old table", async () => {
+    const path = join(temp, "earlier.db");
+    await earlierStore(path);
+    const backend = await SqliteBackend.open(path);
+    const raw = new Database(path, { readonly: true });
+    const old = raw.prepare("SELECT 1 FROM sqlite_master WHERE name = 'search_unindexed'").get();
+    raw.close();
+    expect(old).toBeUndefined();
+    expect(pending(path, "child")).toEqual({ from: 0, through: 17 });
+    await backend.repair("child", 15, []);
+    const store = new SessionStore({ backend });
+    expect(await found(store, "prompt 2")).toEqual(["b", "child"]);
+    expect(await found(store, "prompt 3")).toEqual([]);
+    checkIntegrity(path);
     await store.close();
   });
 
-  it("gets the table of waiting prefixes on open when an earlier build made the index without it", async () => {
-    const path = join(temp, "older-index.db");
-    const first = await SqliteBackend.open(path);
-    await fill(first);
-    await first.close();
-    const raw = new Database(path);
-    raw.exec("DROP TABLE search_unindexed;");
-    raw.close();
+  it("indexes a moved prefix that an append does not continue, then leaves the append waiting", async () => {
+    const path = join(temp, "earlier-appended.db");
+    await earlierStore(path);
     const store = new SessionStore({ backend: await SqliteBackend.open(path) });
-    await store.fork("a", { childSessionId: "child" });
-    expect(
-      (await store.search({ query: "prompt 1" })).results.map((r) => r.sessionId).sort(),
-    ).toEqual(["a", "b", "child"]);
+    expect(pending(path, "child")).toEqual({ from: 0, through: 17 });
+    await store.append("child", balancedLog(4).slice(balancedLog(3).length));
+    expect(pending(path, "child")).toEqual({ from: 27, through: 35 });
+    expect(await found(store, "prompt 2")).toEqual(["b", "child"]);
+    expect(await found(store, "prompt 4")).toEqual(["child"]);
+    checkIntegrity(path);
+    await store.delete("child");
+    checkIntegrity(path);
     await store.close();
   });
 });

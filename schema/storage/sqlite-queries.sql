@@ -427,11 +427,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
   text, content = 'search_texts', content_rowid = 'id', tokenize = 'trigram'
 );
 
--- name: createSearchUnindexed
--- Sessions whose rows up to `through` are in search_texts but not yet in the trigram index: a
--- fork's inherited rows, indexed by the next search instead of inside the fork (search-index.ts).
-CREATE TABLE IF NOT EXISTS search_unindexed (
+-- name: createSearchPending
+-- Per session, the rows seq from_seq..through that are in search_texts but not yet in the trigram
+-- index: appended or a fork's inherited rows, indexed by the next search instead of inside the
+-- write (search-index.ts). Rows outside the range are indexed.
+CREATE TABLE IF NOT EXISTS search_pending (
   session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+  from_seq INTEGER NOT NULL,
   through INTEGER NOT NULL
 ) STRICT;
 
@@ -439,42 +441,87 @@ CREATE TABLE IF NOT EXISTS search_unindexed (
 -- One row when the index was made.
 SELECT 1 AS found FROM sqlite_master WHERE name = 'search_texts';
 
+-- name: searchPendingExists
+-- One row when the table of unindexed ranges was made (an index made before it has none).
+SELECT 1 AS found FROM sqlite_master WHERE name = 'search_pending';
+
 -- name: searchUnindexedExists
--- One row when the table of unindexed fork prefixes was made (an index made before it has none).
+-- One row when an earlier build's table of unindexed fork prefixes (seq 0..through) is there.
 SELECT 1 AS found FROM sqlite_master WHERE name = 'search_unindexed';
 
--- name: markUnindexed
-INSERT INTO search_unindexed (session_id, through) VALUES (@sessionId, @through);
+-- name: createSearchUnindexed
+-- An earlier build's table of unindexed fork prefixes (seq 0..through), made empty when missing
+-- so that the open's move below runs the same on every store, then dropped.
+CREATE TABLE IF NOT EXISTS search_unindexed (
+  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+  through INTEGER NOT NULL
+) STRICT;
 
--- name: unindexedSessions
+-- name: unindexedPrefixes
+-- An earlier build's unindexed fork prefixes, moved into search_pending on open.
 SELECT session_id AS sessionId, through FROM search_unindexed ORDER BY session_id;
 
--- name: anyUnindexed
-SELECT 1 AS found FROM search_unindexed LIMIT 1;
+-- name: dropSearchUnindexed
+DROP TABLE search_unindexed;
 
--- name: indexSearchPrefix
--- Adds the rows of a session up to @through to the trigram index (a fork's inherited rows).
+-- name: clearPending
+-- Before a backfill, which indexes every row.
+DELETE FROM search_pending;
+
+-- name: pendingOf
+SELECT from_seq AS fromSeq, through FROM search_pending WHERE session_id = @sessionId;
+
+-- name: markPending
+-- Rows @fromSeq..@through just written: a new range, or the session's range extended when it ends
+-- right before them (no change when it ends elsewhere: the caller indexes that range first).
+INSERT INTO search_pending (session_id, from_seq, through) VALUES (@sessionId, @fromSeq, @through)
+ON CONFLICT (session_id) DO UPDATE SET through = excluded.through
+WHERE through = excluded.from_seq - 1;
+
+-- name: extendPending
+-- Rows @fromSeq..@through written without text: the session's range, when it ends right before
+-- them, takes them in (so that the next rows with text still continue it).
+UPDATE search_pending SET through = @through
+WHERE session_id = @sessionId AND through = @fromSeq - 1;
+
+-- name: replacePending
+UPDATE search_pending SET from_seq = @fromSeq, through = @through WHERE session_id = @sessionId;
+
+-- name: pendingSessions
+SELECT session_id AS sessionId, from_seq AS fromSeq, through FROM search_pending
+ORDER BY session_id;
+
+-- name: anyPending
+SELECT 1 AS found FROM search_pending LIMIT 1;
+
+-- name: indexSearchRange
+-- Adds the rows of a session from @fromSeq through @through to the trigram index.
 INSERT INTO search_fts (rowid, text)
-SELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq <= @through;
+SELECT id, text FROM search_texts
+WHERE session_id = @sessionId AND seq >= @fromSeq AND seq <= @through;
 
--- name: forgetUnindexed
-DELETE FROM search_unindexed WHERE session_id = @sessionId;
+-- name: forgetPending
+DELETE FROM search_pending WHERE session_id = @sessionId;
 
--- name: cutUnindexed
--- After the rows from @fromSeq on were deleted: the unindexed prefix ends before them.
-UPDATE search_unindexed SET through = @fromSeq - 1
+-- name: cutPending
+-- After the rows from @fromSeq on were deleted: the unindexed range ends before them.
+UPDATE search_pending SET through = @fromSeq - 1
 WHERE session_id = @sessionId AND through >= @fromSeq;
+
+-- name: dropEmptyPending
+-- A range a cut left empty.
+DELETE FROM search_pending WHERE session_id = @sessionId AND through < from_seq;
 
 -- name: insertSearchText
 INSERT INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);
 
 -- name: indexSearchTexts
--- Adds the rows of a session from @fromSeq on to the trigram index (after they were inserted).
+-- Adds the rows of a session from @fromSeq on to the trigram index (the backfill of a new index).
 INSERT INTO search_fts (rowid, text)
 SELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;
 
 -- name: copySearchPrefix
--- A fork's inherited rows, copied inside the database (markUnindexed leaves them to the next search).
+-- A fork's inherited rows, copied inside the database (markPending leaves them to the next search).
 INSERT INTO search_texts (session_id, seq, text)
 SELECT @childId, seq, text FROM search_texts
 WHERE session_id = @sourceId AND seq <= @boundary
@@ -482,11 +529,15 @@ ORDER BY seq;
 
 -- name: unindexSearchTexts
 -- Takes the rows of a session from @fromSeq on out of the trigram index (before they are deleted),
--- passing over an unindexed prefix (the index holds none of its rows).
+-- passing over its unindexed range (the index holds none of those rows; FTS5 asked to forget a
+-- row it never held corrupts itself).
 INSERT INTO search_fts (search_fts, rowid, text)
-SELECT 'delete', id, text FROM search_texts
-WHERE session_id = @sessionId AND seq >= @fromSeq
-  AND seq > coalesce((SELECT through FROM search_unindexed WHERE session_id = @sessionId), -1);
+SELECT 'delete', t.id, t.text FROM search_texts AS t
+WHERE t.session_id = @sessionId AND t.seq >= @fromSeq
+  AND NOT EXISTS (
+    SELECT 1 FROM search_pending AS p
+    WHERE p.session_id = @sessionId AND t.seq BETWEEN p.from_seq AND p.through
+  );
 
 -- name: deleteSearchTexts
 DELETE FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;

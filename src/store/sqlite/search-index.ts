@@ -1,4 +1,4 @@
-// The SQLite search index: folded searchable text per event under an FTS5 trigram index, kept in the write transactions; derived data, made when missing.
+// The SQLite search index: folded searchable text per event, written with the events, under an FTS5 trigram index the next search brings up to date; derived data, made when missing.
 
 import { foldForSearch, MAX_EXCERPTS, searchableText } from "../../log/search-text.js";
 import { type SerializedEvent, serializedSearchText } from "../../log/serialized-event.js";
@@ -16,6 +16,7 @@ import type { Statements } from "./statements.js";
 export function isSearchObject(tableName: string): boolean {
   return (
     tableName === "search_texts" ||
+    tableName === "search_pending" ||
     tableName === "search_unindexed" ||
     tableName.startsWith("search_fts")
   );
@@ -43,8 +44,11 @@ function ftsMatch(terms: readonly string[]): string | undefined {
 
 /**
  * The search index of one SQLite connection (statements in schema/storage/sqlite-queries.sql).
- * Its writes run inside the caller's write transaction, so the index never differs from the
- * events it was made from.
+ * Its writes run inside the caller's write transaction, so the texts never differ from the events
+ * they were made from. Written texts (appended, or a fork's inherited ones) stay out of the
+ * trigram index until the next search: each session has at most one unindexed range of seqs,
+ * `search_pending (from_seq, through)`, every row outside it indexed; putting every appended text
+ * through the trigram tokenizer inside the append cost it most of its time.
  */
 export class SqliteSearchIndex {
   readonly #statements: Statements;
@@ -55,23 +59,31 @@ export class SqliteSearchIndex {
 
   /**
    * Makes the index when the database has none, filling it from the stored events, in one write
-   * transaction (another process doing the same at once waits, then finds it made); an index made
-   * by an earlier build gets the table of unindexed fork prefixes it lacks.
+   * transaction (another process doing the same at once waits, then finds it made). An index
+   * made by an earlier build gets the table of unindexed ranges, and the unindexed fork prefixes
+   * (seq 0..through) of the earlier build's `search_unindexed` move into it.
    */
   static open(statements: Statements, inTransaction: () => boolean): SqliteSearchIndex {
     const index = new SqliteSearchIndex(statements);
     const made = () =>
       statements.get("searchIndexExists", {}) !== undefined &&
-      statements.get("searchUnindexedExists", {}) !== undefined;
+      statements.get("searchPendingExists", {}) !== undefined &&
+      statements.get("searchUnindexedExists", {}) === undefined;
     if (made()) return index;
     statements.run("beginWrite", {});
     try {
+      statements.run("createSearchPending", {});
+      statements.run("createSearchUnindexed", {});
       if (statements.get("searchIndexExists", {}) === undefined) {
+        // The backfill indexes every row: nothing is left unindexed.
         statements.run("createSearchTexts", {});
         statements.run("createSearchFts", {});
+        statements.run("clearPending", {});
         index.#backfill();
+      } else {
+        index.#movePrefixes();
       }
-      statements.run("createSearchUnindexed", {});
+      statements.run("dropSearchUnindexed", {});
       statements.run("commit", {});
     } catch (error) {
       if (inTransaction()) statements.run("rollback", {});
@@ -80,8 +92,13 @@ export class SqliteSearchIndex {
     return index;
   }
 
-  /** Indexes events just inserted at `fromSeq` on (inside the write's transaction). */
+  /**
+   * Writes the texts of events just inserted at `fromSeq` on (inside the write's transaction) and
+   * leaves them to the next search: the session's unindexed range takes them in.
+   */
   insert(sessionId: string, fromSeq: number, events: readonly SerializedEvent[]): void {
+    const last = events.at(-1);
+    if (last === undefined) return;
     let any = false;
     for (const event of events) {
       const text = serializedSearchText(event);
@@ -93,38 +110,52 @@ export class SqliteSearchIndex {
       });
       any = true;
     }
-    if (any) this.#statements.run("indexSearchTexts", { sessionId, fromSeq });
+    const range = { sessionId, fromSeq, through: last.seq };
+    if (!any) {
+      this.#statements.run("extendPending", range);
+      return;
+    }
+    if (this.#statements.run("markPending", range) > 0) return;
+    // The session's range ends before rows that are indexed (an earlier build indexed appends at
+    // once): that range goes into the index now, and these rows start a new one.
+    const pending = this.#statements.get("pendingOf", { sessionId });
+    if (pending !== undefined) this.#statements.run("indexSearchRange", { sessionId, ...pending });
+    this.#statements.run("replacePending", range);
   }
 
   /**
    * Copies the source's rows of a fork's inherited prefix (inside the fork's transaction) and
-   * leaves them out of the trigram index until the next search: putting tens of thousands of
-   * texts through the trigram tokenizer would cost a fork several times its copy of the events.
+   * leaves them out of the trigram index until the next search, like appended rows.
    */
   copyPrefix(sourceId: string, childId: string, boundary: number): void {
     if (this.#statements.run("copySearchPrefix", { sourceId, childId, boundary }) > 0) {
-      this.#statements.run("markUnindexed", { sessionId: childId, through: boundary });
+      this.#statements.run("markPending", { sessionId: childId, fromSeq: 0, through: boundary });
     }
   }
 
   /** Forgets the rows of a session from `fromSeq` on: a cut tail, or (from 0) a deleted session. */
   deleteFrom(sessionId: string, fromSeq: number): void {
+    // Before the range is cut: the rows inside it are the ones the trigram index never held.
     this.#statements.run("unindexSearchTexts", { sessionId, fromSeq });
     this.#statements.run("deleteSearchTexts", { sessionId, fromSeq });
-    if (fromSeq === 0) this.#statements.run("forgetUnindexed", { sessionId });
-    else this.#statements.run("cutUnindexed", { sessionId, fromSeq });
+    if (fromSeq === 0) {
+      this.#statements.run("forgetPending", { sessionId });
+    } else {
+      this.#statements.run("cutPending", { sessionId, fromSeq });
+      this.#statements.run("dropEmptyPending", { sessionId });
+    }
   }
 
-  /** Whether some fork's inherited rows wait for the trigram index (read before a search). */
+  /** Whether some session's rows wait for the trigram index (read before a search). */
   hasUnindexed(): boolean {
-    return this.#statements.get("anyUnindexed", {}) !== undefined;
+    return this.#statements.get("anyPending", {}) !== undefined;
   }
 
-  /** Puts every fork prefix left out of the trigram index into it (inside a write transaction). */
+  /** Puts every unindexed range into the trigram index (inside a write transaction). */
   indexUnindexed(): void {
-    for (const { sessionId, through } of this.#statements.all("unindexedSessions", {})) {
-      this.#statements.run("indexSearchPrefix", { sessionId, through });
-      this.#statements.run("forgetUnindexed", { sessionId });
+    for (const { sessionId, fromSeq, through } of this.#statements.all("pendingSessions", {})) {
+      this.#statements.run("indexSearchRange", { sessionId, fromSeq, through });
+      this.#statements.run("forgetPending", { sessionId });
     }
   }
 
@@ -145,7 +176,7 @@ export class SqliteSearchIndex {
       terms,
       limit: query.limit + 1,
     };
-    // Rows left out of the trigram index (a fork made since the caller indexed them) are found by
+    // Rows left out of the trigram index (written since the caller indexed them) are found by
     // walking the sessions, which reads the texts themselves.
     const rare =
       match !== undefined &&
@@ -172,6 +203,22 @@ export class SqliteSearchIndex {
       }));
       return { ...listed, events };
     });
+  }
+
+  /**
+   * Moves an earlier build's unindexed fork prefixes into `search_pending` (inside the open's
+   * transaction). A session that has a range there too (an earlier build wrote to the store after
+   * this one) gets its prefix indexed instead: the prefix ends before that range.
+   */
+  #movePrefixes(): void {
+    for (const { sessionId, through } of this.#statements.all("unindexedPrefixes", {})) {
+      const range = { sessionId, fromSeq: 0, through };
+      if (this.#statements.get("pendingOf", { sessionId }) === undefined) {
+        this.#statements.run("markPending", range);
+      } else {
+        this.#statements.run("indexSearchRange", range);
+      }
+    }
   }
 
   /**

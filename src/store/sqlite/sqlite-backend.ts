@@ -358,8 +358,9 @@ export class SqliteBackend implements backend.SessionBackend {
   }
 
   /**
-   * Searches through the index (search-index.ts), in one read transaction, after putting the fork
-   * prefixes left out of the trigram index into it (one write, only when there are some).
+   * Searches through the index (search-index.ts), in one read transaction, after putting the rows
+   * written since the last search (appends, fork prefixes) into the trigram index (one write,
+   * only when there are some).
    */
   async search(query: backend.SearchQuery): Promise<backend.SearchPage> {
     if (await this.#read(() => this.#search.hasUnindexed())) {
