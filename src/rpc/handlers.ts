@@ -16,6 +16,7 @@ import type { AcpUpdateOptions } from "../log/acp-updates.js";
 import { TurnRecorder } from "../recorder/turn-recorder.js";
 import { ReplayModel } from "../replay/replay-model.js";
 import { storedSessionScript, storedSessionScripts } from "../replay/store-scripts.js";
+import { listEntryOf } from "../store/list-entry.js";
 import type { Session, SessionStore } from "../store/session-store.js";
 import { sendAcpHistory } from "./acp-load.js";
 import type { ImportUploads } from "./import-uploads.js";
@@ -126,14 +127,7 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
         pick(params, ["cwd", "parentSession", "cursor", "limit", "order"]),
       );
       return {
-        sessions: page.sessions.map(({ header, eventCount, updatedAt, title }) => ({
-          sessionId: header.id,
-          ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
-          ...(title === undefined ? {} : { title }),
-          ...(updatedAt === undefined ? {} : { updatedAt }),
-          eventCount,
-          header,
-        })),
+        sessions: page.sessions.map(listEntryOf),
         ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
       };
     },

@@ -1,10 +1,11 @@
 // `seedline export --format html`: one session as a single self-contained HTML file, the viewer's app inlined and the session's data embedded as escaped JSON.
 import { errorCode } from "../../errors.js";
 import { storedSessionScript } from "../../replay/store-scripts.js";
+import { listEntryOf } from "../../store/list-entry.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { type ViewItem, ViewItemBuilder } from "../../view/view-items.js";
 import type { ViewerAssets } from "./assets.js";
-import { lineageOf, storedListed, viewSession } from "./session-views.js";
+import { lineageOf, storedListed } from "./session-views.js";
 
 /** The export's Content-Security-Policy: its own inline script and style, nothing from the network. */
 export const EXPORT_CSP =
@@ -19,7 +20,7 @@ const EXPORT_PAGE = 2000;
  * script, or why it has none (`replayError`).
  */
 export async function exportData(store: SessionStore, id: string): Promise<unknown> {
-  const session = viewSession(await storedListed(store, id));
+  const session = listEntryOf(await storedListed(store, id));
   const builder = new ViewItemBuilder(session.header);
   const items: ViewItem[] = [];
   for await (const page of store.pages(id, { limit: EXPORT_PAGE })) {

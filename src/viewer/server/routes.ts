@@ -1,6 +1,7 @@
 // The viewer's JSON API: each GET route over the store, and the one write (fork) allowed only with --allow-write.
 import type { IncomingMessage } from "node:http";
 import { storedSessionScript } from "../../replay/store-scripts.js";
+import { listEntryOf } from "../../store/list-entry.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { HttpError, intParam, textParam } from "./http-errors.js";
 import {
@@ -12,7 +13,6 @@ import {
   storedListed,
   timelinePage,
   turnIndex,
-  viewSession,
 } from "./session-views.js";
 
 /** What a route needs: the store, and what the server tells of itself. */
@@ -54,7 +54,7 @@ export async function apiGet(
   if (parts.length === 1) return listSessions(store, url);
   const id = await store.resolveId(parts[1] as string);
   if (parts.length === 2) {
-    const session = viewSession(await storedListed(store, id));
+    const session = listEntryOf(await storedListed(store, id));
     return { session, header: session.header, lineage: await lineageOf(store, id) };
   }
   if (parts.length !== 3) throw notFound(url);
@@ -98,7 +98,7 @@ async function listSessions(store: SessionStore, url: URL): Promise<unknown> {
     });
     const sessions = page.sessions
       .filter((s) => prefix === undefined || s.header.id.startsWith(prefix))
-      .map(viewSession);
+      .map(listEntryOf);
     if (sessions.length > 0 || page.nextCursor === undefined || prefix === undefined) {
       return {
         sessions,

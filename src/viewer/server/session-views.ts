@@ -1,10 +1,5 @@
 // What the viewer's API answers about stored sessions: listed entries, lineage, pages of view items, the turn index, a fork beside its parent.
-import type {
-  SessionEvent,
-  SessionHeader,
-  SessionListEntry,
-  TurnEndReason,
-} from "../../generated.js";
+import type { SessionEvent, SessionHeader, TurnEndReason } from "../../generated.js";
 import type { SessionStore, StoreListedSession } from "../../store/session-store.js";
 import { sessionNotFound } from "../../store/storage-errors.js";
 import {
@@ -22,19 +17,6 @@ export const MAX_PAGE_EVENTS = 2000;
 
 /** How many events the server reads at a time when it must go through a whole log (the turn index). */
 const SCAN_PAGE = 2000;
-
-/** A listed session as `session/list` answers it (the viewer's `ViewSession`). */
-export function viewSession(listed: StoreListedSession): SessionListEntry {
-  const { header, eventCount, updatedAt, title } = listed;
-  return {
-    sessionId: header.id,
-    ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
-    ...(title === undefined ? {} : { title }),
-    ...(updatedAt === undefined ? {} : { updatedAt }),
-    eventCount,
-    header,
-  };
-}
 
 /**
  * One stored session as the list would give it, read without listing: its header and length, its
