@@ -58,7 +58,7 @@ function ftsMatch(terms: readonly string[]): string | undefined {
  * copies its source's, an earlier build wrote them at append), and the search's index step
  * ({@link indexUnindexed}) writes the missing ones from the events, then puts the range into the
  * trigram index. Putting every appended text through the trigram tokenizer inside the append cost
- * it most of its time, and reading each appended event back for its text a sixth of what was left.
+ * it most of its time, and reading each appended event back for its text about 15% of the rest.
  */
 export class SqliteSearchIndex {
   readonly #statements: Statements;
