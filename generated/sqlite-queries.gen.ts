@@ -181,9 +181,11 @@ export const SQLITE_QUERIES = {
   createSearchTexts: "CREATE TABLE IF NOT EXISTS search_texts (\n  id INTEGER PRIMARY KEY,\n  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq INTEGER NOT NULL,\n  text TEXT NOT NULL,\n  UNIQUE (session_id, seq)\n) STRICT;",
   createSearchFts: "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(\n  text, content = 'search_texts', content_rowid = 'id', tokenize = 'trigram'\n);",
   /**
-   * Per session, the rows seq from_seq..through that are in search_texts but not yet in the trigram
-   * index: appended or a fork's inherited rows, indexed by the next search instead of inside the
-   * write (search-index.ts). Rows outside the range are indexed.
+   * Per session, the rows seq from_seq..through not yet in the trigram index: appended rows
+   * (created, repaired), or a fork's inherited ones. A row in the range may lack its text in
+   * search_texts (a write makes none; a fork copies its source's, an earlier build wrote them at
+   * append): the next search writes the missing texts from the events and indexes the range instead
+   * of the write (search-index.ts). Rows outside the range have their texts and are indexed.
    */
   createSearchPending: "CREATE TABLE IF NOT EXISTS search_pending (\n  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,\n  from_seq INTEGER NOT NULL,\n  through INTEGER NOT NULL\n) STRICT;",
   /** One row when the index was made. */
@@ -209,8 +211,8 @@ export const SQLITE_QUERIES = {
    */
   markPending: "INSERT INTO search_pending (session_id, from_seq, through) VALUES (@sessionId, @fromSeq, @through)\nON CONFLICT (session_id) DO UPDATE SET through = excluded.through\nWHERE through = excluded.from_seq - 1;",
   /**
-   * Rows `@fromSeq`..`@through` written without text: the session's range, when it ends right
-   * before them, takes them in (so that the next rows with text still continue it).
+   * Rows `@fromSeq`..`@through` written with no searchable type: the session's range, when it ends
+   * right before them, takes them in (so that the next searchable rows still continue it).
    */
   extendPending: "UPDATE search_pending SET through = @through\nWHERE session_id = @sessionId AND through = @fromSeq - 1;",
   replacePending: "UPDATE search_pending SET from_seq = @fromSeq, through = @through WHERE session_id = @sessionId;",
@@ -223,15 +225,18 @@ export const SQLITE_QUERIES = {
   cutPending: "UPDATE search_pending SET through = @fromSeq - 1\nWHERE session_id = @sessionId AND through >= @fromSeq;",
   /** A range a cut left empty. */
   dropEmptyPending: "DELETE FROM search_pending WHERE session_id = @sessionId AND through < from_seq;",
-  insertSearchText: "INSERT INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);",
+  /**
+   * A row that has its text already (copied by a fork, or written by an earlier build) keeps it.
+   */
+  insertSearchText: "INSERT OR IGNORE INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);",
   /**
    * Adds the rows of a session from `@fromSeq` on to the trigram index (the backfill of a new
    * index).
    */
   indexSearchTexts: "INSERT INTO search_fts (rowid, text)\nSELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;",
   /**
-   * A fork's inherited rows, copied inside the database (markPending leaves them to the next
-   * search).
+   * A fork's inherited texts, copied inside the database (markPending leaves them to the next
+   * search, which makes the texts of the source's rows that had none yet).
    */
   copySearchPrefix: "INSERT INTO search_texts (session_id, seq, text)\nSELECT @childId, seq, text FROM search_texts\nWHERE session_id = @sourceId AND seq <= @boundary\nORDER BY seq;",
   /**
@@ -246,6 +251,12 @@ export const SQLITE_QUERIES = {
    * index a page at a time.
    */
   searchEventRows: "SELECT session_id AS sessionId, seq, type, data\nFROM events\nWHERE (session_id, seq) > (@afterSessionId, @afterSeq)\nORDER BY session_id, seq\nLIMIT @limit;",
+  /**
+   * The event rows of a session's unindexed range after `@afterSeq` through `@through` whose type
+   * carries searchable text (`@types`, a JSON array) and that have no text yet, `@limit` of them in
+   * seq order: the rows the next search makes texts of, a page at a time.
+   */
+  unindexedEventRows: "SELECT e.seq, e.type, e.data\nFROM events AS e\nWHERE e.session_id = @sessionId AND e.seq > @afterSeq AND e.seq <= @through\n  AND e.type IN (SELECT value FROM json_each(@types))\n  AND NOT EXISTS (\n    SELECT 1 FROM search_texts AS t WHERE t.session_id = e.session_id AND t.seq = e.seq\n  )\nORDER BY e.seq\nLIMIT @limit;",
   /**
    * One page of the sessions (in list order, after the cursor, in `@cwd` when not NULL) with a row
    * whose folded text holds every term of `@terms` (a JSON array), among the rows the trigram index
@@ -348,6 +359,7 @@ export const SQLITE_QUERY_PARAMS = {
   unindexSearchTexts: ["sessionId", "fromSeq"],
   deleteSearchTexts: ["sessionId", "fromSeq"],
   searchEventRows: ["afterSessionId", "afterSeq", "limit"],
+  unindexedEventRows: ["sessionId", "afterSeq", "through", "types", "limit"],
   searchSessions: ["afterCreatedAt", "afterId", "cwd", "match", "terms", "limit"],
   searchSessionsWalked: ["afterCreatedAt", "afterId", "cwd", "terms", "limit"],
   searchCandidates: ["match", "cap"],
@@ -511,6 +523,11 @@ export interface SqliteQueryRows {
   readonly anyPending: { readonly found: SqliteScalar };
   readonly searchEventRows: {
     readonly sessionId: string;
+    readonly seq: number;
+    readonly type: string;
+    readonly data: string;
+  };
+  readonly unindexedEventRows: {
     readonly seq: number;
     readonly type: string;
     readonly data: string;

@@ -1,16 +1,21 @@
 // The search indexes are derived data: a store opened without them (an older store, or dropped tables) builds them from its events.
 
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import {
+  foldForSearch,
   type PostgresBackend,
   SessionStore,
   SqliteBackend,
+  searchableText,
   serializeEvents,
 } from "../src/index.js";
+import { SqliteSearchIndex } from "../src/store/sqlite/search-index.js";
 import { balancedLog, header } from "../src/testing/events.js";
 import { describePostgres, makePostgresHarness } from "./postgres-harness.js";
 
@@ -239,15 +244,16 @@ describe("SQLite search index made by an earlier build", () => {
     const backend = await SqliteBackend.open(path);
     await fill(backend);
     const store = new SessionStore({ backend });
-    await store.search({ query: "prompt 1" });
     await store.fork("b", { childSessionId: "child" });
     await store.append("child", balancedLog(3).slice(balancedLog(2).length));
+    // Every text made and indexed; then the child's prefix taken out of the trigram index.
+    await store.search({ query: "prompt 1" });
     await store.close();
     const raw = new Database(path);
     raw.exec(`
       BEGIN;
-      INSERT INTO search_fts (rowid, text)
-        SELECT id, text FROM search_texts WHERE session_id = 'child' AND seq >= 18;
+      INSERT INTO search_fts (search_fts, rowid, text)
+        SELECT 'delete', id, text FROM search_texts WHERE session_id = 'child' AND seq <= 17;
       DROP TABLE search_pending;
       CREATE TABLE search_unindexed (
         session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
@@ -286,10 +292,257 @@ describe("SQLite search index made by an earlier build", () => {
     await store.append("child", balancedLog(4).slice(balancedLog(3).length));
     expect(pending(path, "child")).toEqual({ from: 27, through: 35 });
     expect(await found(store, "prompt 2")).toEqual(["b", "child"]);
+    expect(await found(store, "prompt 3")).toEqual(["child"]);
     expect(await found(store, "prompt 4")).toEqual(["child"]);
     checkIntegrity(path);
     await store.delete("child");
     checkIntegrity(path);
+    await store.close();
+  });
+});
+
+/** The seqs of a session's rows that have a search text. */
+function textSeqs(path: string, sessionId: string): number[] {
+  const raw = new Database(path, { readonly: true });
+  try {
+    return (
+      raw
+        .prepare("SELECT seq FROM search_texts WHERE session_id = ? ORDER BY seq")
+        .all(sessionId) as { seq: number }[]
+    ).map((row) => row.seq);
+  } finally {
+    raw.close();
+  }
+}
+
+/** SQLite's own check of the whole file, then FTS5's of the trigram index (rows included). */
+function checkWhole(path: string): void {
+  const raw = new Database(path, { readonly: true });
+  try {
+    expect(raw.pragma("integrity_check")).toEqual([{ integrity_check: "ok" }]);
+    const texts = raw.prepare("SELECT count(*) AS n FROM search_texts").get() as { n: number };
+    const rows = raw.prepare("SELECT count(*) AS n FROM search_fts_docsize").get() as {
+      n: number;
+    };
+    // Once nothing waits, every text is in the trigram index once.
+    expect(rows.n).toBe(texts.n);
+  } finally {
+    raw.close();
+  }
+  checkIntegrity(path);
+}
+
+/** The events turn `to` of a balanced log adds after turn `from`. */
+function turns(from: number, to: number) {
+  return balancedLog(to).slice(balancedLog(from).length);
+}
+
+/** The seqs of `events` that carry searchable text. */
+function searchable(events: ReturnType<typeof balancedLog>): number[] {
+  return events.filter((event) => searchableText(event) !== "").map((event) => event.seq);
+}
+
+const APPENDER = join(temp, "append-elsewhere.mts");
+writeFileSync(
+  APPENDER,
+  `import { SqliteBackend, serializeEvents } from ${JSON.stringify(fileURLToPath(new URL("../src/index.ts", import.meta.url)))};
+import { balancedLog } from ${JSON.stringify(fileURLToPath(new URL("../src/testing/events.ts", import.meta.url)))};
+const [path, id, from, to] = process.argv.slice(2);
+const before = balancedLog(Number(from)).length;
+const backend = await SqliteBackend.open(path);
+await backend.append(id, before, serializeEvents(balancedLog(Number(to)).slice(before)));
+await backend.close();
+`,
+);
+
+/** Appends turns `from + 1..to` to a session from another process (its own connection), and waits for it. */
+function appendElsewhere(path: string, id: string, from: number, to: number): void {
+  const run = spawnSync(
+    process.execPath,
+    ["--import", "tsx", APPENDER, path, id, String(from), String(to)],
+    { encoding: "utf8" },
+  );
+  if (run.status !== 0) throw new Error(`the other process failed: ${run.stderr}`);
+}
+
+/**
+ * Runs `work` with the search index's steps watched: after each index step, the first read of the
+ * next search transaction (whether it asks what waits, or searches) is preceded by one turn
+ * appended to `id` from another process, `injections` times (turns 3, 4, ...: `id` has 2). Says
+ * how many index steps ran.
+ */
+async function withAppendsAfterIndexSteps(
+  path: string,
+  id: string,
+  injections: number,
+  work: () => Promise<void>,
+): Promise<{ indexSteps: number; appended: number }> {
+  const proto = SqliteSearchIndex.prototype;
+  const original = {
+    indexUnindexed: proto.indexUnindexed,
+    hasUnindexed: proto.hasUnindexed,
+    search: proto.search,
+  };
+  let armed = false;
+  let indexSteps = 0;
+  let appended = 0;
+  const inject = () => {
+    if (!armed || appended >= injections) return;
+    armed = false;
+    appendElsewhere(path, id, 2 + appended, 3 + appended);
+    appended++;
+  };
+  proto.indexUnindexed = function (this: SqliteSearchIndex) {
+    original.indexUnindexed.call(this);
+    indexSteps++;
+    armed = true;
+  };
+  proto.hasUnindexed = function (this: SqliteSearchIndex) {
+    inject();
+    return original.hasUnindexed.call(this);
+  };
+  proto.search = function (this: SqliteSearchIndex, query) {
+    inject();
+    return original.search.call(this, query);
+  };
+  try {
+    await work();
+  } finally {
+    Object.assign(proto, original);
+  }
+  return { indexSteps, appended };
+}
+
+describe("SQLite search texts made by the search", () => {
+  // Before, every append (and create, and repair) read each event of a searchable type back
+  // (JSON.parse + freeze) and wrote its folded text, a sixth of the append's time: this test
+  // failed at the first `textSeqs` (the created sessions' texts were there).
+  it("writes no texts when events are written; the next search writes them and finds the events", async () => {
+    const path = join(temp, "texts.db");
+    const backend = await SqliteBackend.open(path);
+    await fill(backend);
+    expect(textSeqs(path, "a")).toEqual([]);
+    expect(textSeqs(path, "b")).toEqual([]);
+    const store = new SessionStore({ backend });
+    expect(await found(store, "prompt 2")).toEqual(["b"]);
+    expect(textSeqs(path, "b")).toEqual(searchable(balancedLog(2)));
+    expect(textSeqs(path, "a")).toEqual(searchable(balancedLog(1)));
+
+    await store.append("b", turns(2, 3));
+    await store.append("b", turns(3, 4));
+    expect(textSeqs(path, "b")).toEqual(searchable(balancedLog(2)));
+    expect(pending(path, "b")).toEqual({ from: 18, through: 35 });
+    expect(await found(store, "prompt 4")).toEqual(["b"]);
+    expect(textSeqs(path, "b")).toEqual(searchable(balancedLog(4)));
+    expect(indexed(path).waiting).toBe(0);
+    // A term too short for the trigram index walks the sessions over the same texts.
+    expect(await found(store, "3")).toEqual(["b"]);
+    checkWhole(path);
+    await store.close();
+  });
+
+  it("finds what another connection appended since this one's last search", async () => {
+    const path = join(temp, "texts-two.db");
+    const first = await SqliteBackend.open(path);
+    await fill(first);
+    const store = new SessionStore({ backend: first });
+    expect(await found(store, "prompt 2")).toEqual(["b"]);
+    const second = await SqliteBackend.open(path);
+    await second.append("b", 18, serializeEvents(turns(2, 3)));
+    expect(await found(store, "prompt 3")).toEqual(["b"]);
+    await second.close();
+    checkWhole(path);
+    await store.close();
+  });
+
+  // With the search as it was (ask what waits, index it, then search in a fresh read), the turn
+  // the other process appended between the index step and the read had no text yet and was not
+  // found: `found` gave [] instead of ["b"].
+  it("finds what another process appends between the index step and the read, reading again", async () => {
+    const path = join(temp, "texts-between.db");
+    const backend = await SqliteBackend.open(path);
+    await fill(backend);
+    const store = new SessionStore({ backend });
+    let result: string[] = [];
+    const seen = await withAppendsAfterIndexSteps(path, "b", 1, async () => {
+      result = await found(store, "prompt 3");
+    });
+    expect(result).toEqual(["b"]);
+    expect(seen).toEqual({ indexSteps: 2, appended: 1 });
+    checkWhole(path);
+    await store.close();
+  }, 60_000);
+
+  it("indexes and searches in one write transaction when every read found rows appended since", async () => {
+    const path = join(temp, "texts-busy.db");
+    const backend = await SqliteBackend.open(path);
+    await fill(backend);
+    const store = new SessionStore({ backend });
+    let result: string[] = [];
+    const seen = await withAppendsAfterIndexSteps(path, "b", 2, async () => {
+      result = await found(store, "prompt 4");
+    });
+    // Three reads each found rows waiting (the created sessions, then each appended turn); the
+    // fourth index step ran with the search.
+    expect(seen).toEqual({ indexSteps: 4, appended: 2 });
+    expect(result).toEqual(["b"]);
+    checkWhole(path);
+    await store.close();
+  }, 90_000);
+
+  // With the index step's texts written by a plain INSERT of every searchable row in the range,
+  // this test failed at the search: "UNIQUE constraint failed: search_texts.session_id,
+  // search_texts.seq".
+  it("indexes a range whose texts an earlier build wrote at append, without duplicates", async () => {
+    const path = join(temp, "texts-earlier.db");
+    const first = await SqliteBackend.open(path);
+    await fill(first);
+    const store = new SessionStore({ backend: first });
+    expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
+    await store.append("b", turns(2, 3));
+    await store.close();
+    // As the build that wrote texts at append left turn 3: its texts written, its range waiting.
+    const raw = new Database(path);
+    const insert = raw.prepare(
+      "INSERT INTO search_texts (session_id, seq, text) VALUES ('b', ?, ?)",
+    );
+    for (const event of turns(2, 3)) {
+      const text = searchableText(event);
+      if (text !== "") insert.run(event.seq, foldForSearch(text));
+    }
+    raw.close();
+    expect(pending(path, "b")).toEqual({ from: 18, through: 26 });
+
+    const again = new SessionStore({ backend: await SqliteBackend.open(path) });
+    await again.append("b", turns(3, 4));
+    expect(pending(path, "b")).toEqual({ from: 18, through: 35 });
+    expect(await found(again, "prompt 3")).toEqual(["b"]);
+    expect(await found(again, "prompt 4")).toEqual(["b"]);
+    expect(textSeqs(path, "b")).toEqual(searchable(balancedLog(4)));
+    checkWhole(path);
+    await again.close();
+  });
+
+  // A fork copies the texts its source has; with the child's range marked only when some were
+  // copied (as when every row had its text), the child of a source never searched had no range
+  // and was not found: `found` gave ["b"].
+  it("finds a fork child's inherited rows whose source had not made their texts yet", async () => {
+    const path = join(temp, "texts-fork.db");
+    const backend = await SqliteBackend.open(path);
+    await fill(backend);
+    const store = new SessionStore({ backend });
+    await store.fork("b", { childSessionId: "child" });
+    expect(textSeqs(path, "child")).toEqual([]);
+    expect(await found(store, "prompt 2")).toEqual(["b", "child"]);
+    expect(textSeqs(path, "child")).toEqual(searchable(balancedLog(2)));
+
+    // A source with texts for its first turns and an unindexed appended one.
+    await store.append("b", turns(2, 3));
+    await store.fork("b", { childSessionId: "later" });
+    expect(textSeqs(path, "later")).toEqual(searchable(balancedLog(2)));
+    expect(await found(store, "prompt 3")).toEqual(["b", "later"]);
+    expect(textSeqs(path, "later")).toEqual(searchable(balancedLog(3)));
+    checkWhole(path);
     await store.close();
   });
 });

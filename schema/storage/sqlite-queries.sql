@@ -412,6 +412,8 @@ ROLLBACK TO batch;
 -- filled from the stored events once. `text` is an event's searchable text folded (lower case, no
 -- accents); the FTS5 trigram index over it finds candidate rows for terms of three characters or
 -- more, and instr() on the folded text decides, so matching is the substring rule of every backend.
+-- Writes leave both to the next search: the rows they write wait in search_pending, and that
+-- search makes their texts from the events and indexes them.
 
 -- name: createSearchTexts
 CREATE TABLE IF NOT EXISTS search_texts (
@@ -428,9 +430,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
 );
 
 -- name: createSearchPending
--- Per session, the rows seq from_seq..through that are in search_texts but not yet in the trigram
--- index: appended or a fork's inherited rows, indexed by the next search instead of inside the
--- write (search-index.ts). Rows outside the range are indexed.
+-- Per session, the rows seq from_seq..through not yet in the trigram index: appended rows (created,
+-- repaired), or a fork's inherited ones. A row in the range may lack its text in search_texts (a
+-- write makes none; a fork copies its source's, an earlier build wrote them at append): the next
+-- search writes the missing texts from the events and indexes the range instead of the write
+-- (search-index.ts). Rows outside the range have their texts and are indexed.
 CREATE TABLE IF NOT EXISTS search_pending (
   session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
   from_seq INTEGER NOT NULL,
@@ -479,8 +483,8 @@ ON CONFLICT (session_id) DO UPDATE SET through = excluded.through
 WHERE through = excluded.from_seq - 1;
 
 -- name: extendPending
--- Rows @fromSeq..@through written without text: the session's range, when it ends right before
--- them, takes them in (so that the next rows with text still continue it).
+-- Rows @fromSeq..@through written with no searchable type: the session's range, when it ends right
+-- before them, takes them in (so that the next searchable rows still continue it).
 UPDATE search_pending SET through = @through
 WHERE session_id = @sessionId AND through = @fromSeq - 1;
 
@@ -513,7 +517,8 @@ WHERE session_id = @sessionId AND through >= @fromSeq;
 DELETE FROM search_pending WHERE session_id = @sessionId AND through < from_seq;
 
 -- name: insertSearchText
-INSERT INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);
+-- A row that has its text already (copied by a fork, or written by an earlier build) keeps it.
+INSERT OR IGNORE INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);
 
 -- name: indexSearchTexts
 -- Adds the rows of a session from @fromSeq on to the trigram index (the backfill of a new index).
@@ -521,7 +526,8 @@ INSERT INTO search_fts (rowid, text)
 SELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;
 
 -- name: copySearchPrefix
--- A fork's inherited rows, copied inside the database (markPending leaves them to the next search).
+-- A fork's inherited texts, copied inside the database (markPending leaves them to the next search,
+-- which makes the texts of the source's rows that had none yet).
 INSERT INTO search_texts (session_id, seq, text)
 SELECT @childId, seq, text FROM search_texts
 WHERE session_id = @sourceId AND seq <= @boundary
@@ -549,6 +555,20 @@ SELECT session_id AS sessionId, seq, type, data
 FROM events
 WHERE (session_id, seq) > (@afterSessionId, @afterSeq)
 ORDER BY session_id, seq
+LIMIT @limit;
+
+-- name: unindexedEventRows
+-- The event rows of a session's unindexed range after @afterSeq through @through whose type carries
+-- searchable text (@types, a JSON array) and that have no text yet, @limit of them in seq order: the
+-- rows the next search makes texts of, a page at a time.
+SELECT e.seq, e.type, e.data
+FROM events AS e
+WHERE e.session_id = @sessionId AND e.seq > @afterSeq AND e.seq <= @through
+  AND e.type IN (SELECT value FROM json_each(@types))
+  AND NOT EXISTS (
+    SELECT 1 FROM search_texts AS t WHERE t.session_id = e.session_id AND t.seq = e.seq
+  )
+ORDER BY e.seq
 LIMIT @limit;
 
 -- name: searchSessions

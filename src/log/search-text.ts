@@ -29,6 +29,14 @@ function blockTexts(value: unknown, out: string[]): void {
   }
 }
 
+/** Whether events of `type` carry searchable text at all (their schema marks some member `"searchable"`). */
+export function hasSearchableText(type: string): boolean {
+  return Object.hasOwn(SEARCHABLE_EVENT_MEMBERS, type);
+}
+
+/** The types of event that carry searchable text, as a JSON array (for the SQL backends' filters). */
+export const SEARCHABLE_TYPES_JSON = JSON.stringify(Object.keys(SEARCHABLE_EVENT_MEMBERS));
+
 /**
  * The human-readable text of an event that search reads — the members the event schemas mark
  * `"searchable": true`, content blocks through their own searchable members — joined by new

@@ -1,7 +1,7 @@
 // An event serialized once, when it is taken in: the JSON text every backend writes, and what the running state reads.
-import { type EventType, SEARCHABLE_EVENT_MEMBERS, type SessionEvent } from "../generated.js";
+import type { EventType, SessionEvent } from "../generated.js";
 import { freezeParsed } from "./json-value.js";
-import { searchableText } from "./search-text.js";
+import { hasSearchableText, searchableText } from "./search-text.js";
 import { titleFromContent } from "./session-title.js";
 import { isSurfaceEligibleType } from "./surface.js";
 
@@ -124,8 +124,4 @@ export function serializedTitle(events: readonly SerializedEvent[]): string | un
     return titleFromContent((event.event.data as { content?: unknown }).content);
   }
   return undefined;
-}
-
-function hasSearchableText(type: string): boolean {
-  return Object.hasOwn(SEARCHABLE_EVENT_MEMBERS, type);
 }

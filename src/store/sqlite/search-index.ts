@@ -1,7 +1,13 @@
-// The SQLite search index: folded searchable text per event, written with the events, under an FTS5 trigram index the next search brings up to date; derived data, made when missing.
+// The SQLite search index: folded searchable text per event under an FTS5 trigram index, both made by the next search for the rows written since (writes only mark them); derived data, made when missing.
 
-import { foldForSearch, MAX_EXCERPTS, searchableText } from "../../log/search-text.js";
-import { type SerializedEvent, serializedSearchText } from "../../log/serialized-event.js";
+import {
+  foldForSearch,
+  hasSearchableText,
+  MAX_EXCERPTS,
+  SEARCHABLE_TYPES_JSON,
+  searchableText,
+} from "../../log/search-text.js";
+import type { SerializedEvent } from "../../log/serialized-event.js";
 import type { SearchHit, SearchPage, SearchQuery } from "../backend.js";
 import { decodeCursor } from "../list-cursor.js";
 import { checkListLimit } from "../list-limit.js";
@@ -32,7 +38,7 @@ const FIRST_PAGE = { at: Number.MAX_SAFE_INTEGER + 1, id: "" };
  */
 const INDEX_CAP = 2000;
 
-/** How many event rows the backfill of a new index reads at a time. */
+/** How many event rows the backfill of a new index, or the indexing of a range, reads at a time. */
 const BACKFILL_PAGE = 4096;
 
 /** The FTS5 query of the terms the trigram index can find (three characters or more), or undefined. */
@@ -45,10 +51,14 @@ function ftsMatch(terms: readonly string[]): string | undefined {
 /**
  * The search index of one SQLite connection (statements in schema/storage/sqlite-queries.sql).
  * Its writes run inside the caller's write transaction, so the texts never differ from the events
- * they were made from. Written texts (appended, or a fork's inherited ones) stay out of the
- * trigram index until the next search: each session has at most one unindexed range of seqs,
- * `search_pending (from_seq, through)`, every row outside it indexed; putting every appended text
- * through the trigram tokenizer inside the append cost it most of its time.
+ * they were made from. Written rows (appended, a repair's closers, a create's seed, a fork's
+ * inherited rows) stay out of the index until the next search: each session has at most one
+ * unindexed range of seqs, `search_pending (from_seq, through)`, every row outside it with its
+ * text and indexed. A write only marks the range: the rows in it may have no text yet (a fork
+ * copies its source's, an earlier build wrote them at append), and the search's index step
+ * ({@link indexUnindexed}) writes the missing ones from the events, then puts the range into the
+ * trigram index. Putting every appended text through the trigram tokenizer inside the append cost
+ * it most of its time, and reading each appended event back for its text about 15% of the rest.
  */
 export class SqliteSearchIndex {
   readonly #statements: Statements;
@@ -93,25 +103,15 @@ export class SqliteSearchIndex {
   }
 
   /**
-   * Writes the texts of events just inserted at `fromSeq` on (inside the write's transaction) and
-   * leaves them to the next search: the session's unindexed range takes them in.
+   * Leaves events just inserted at `fromSeq` on (inside the write's transaction) to the next
+   * search, which writes their texts: the session's unindexed range takes them in. Nothing is read
+   * of the events but their types.
    */
-  insert(sessionId: string, fromSeq: number, events: readonly SerializedEvent[]): void {
+  written(sessionId: string, fromSeq: number, events: readonly SerializedEvent[]): void {
     const last = events.at(-1);
     if (last === undefined) return;
-    let any = false;
-    for (const event of events) {
-      const text = serializedSearchText(event);
-      if (text === "") continue;
-      this.#statements.run("insertSearchText", {
-        sessionId,
-        seq: event.seq,
-        text: foldForSearch(text),
-      });
-      any = true;
-    }
     const range = { sessionId, fromSeq, through: last.seq };
-    if (!any) {
+    if (!events.some((event) => hasSearchableText(event.type))) {
       this.#statements.run("extendPending", range);
       return;
     }
@@ -119,18 +119,21 @@ export class SqliteSearchIndex {
     // The session's range ends before rows that are indexed (an earlier build indexed appends at
     // once): that range goes into the index now, and these rows start a new one.
     const pending = this.#statements.get("pendingOf", { sessionId });
-    if (pending !== undefined) this.#statements.run("indexSearchRange", { sessionId, ...pending });
+    if (pending !== undefined) {
+      const through = Math.min(Number(pending.through), fromSeq - 1);
+      this.#indexRange(sessionId, Number(pending.fromSeq), through);
+    }
     this.#statements.run("replacePending", range);
   }
 
   /**
-   * Copies the source's rows of a fork's inherited prefix (inside the fork's transaction) and
-   * leaves them out of the trigram index until the next search, like appended rows.
+   * Copies the source's texts of a fork's inherited prefix (inside the fork's transaction) and
+   * leaves the prefix out of the trigram index until the next search, like appended rows: that
+   * search writes the texts the source had not made yet (its own unindexed rows).
    */
   copyPrefix(sourceId: string, childId: string, boundary: number): void {
-    if (this.#statements.run("copySearchPrefix", { sourceId, childId, boundary }) > 0) {
-      this.#statements.run("markPending", { sessionId: childId, fromSeq: 0, through: boundary });
-    }
+    this.#statements.run("copySearchPrefix", { sourceId, childId, boundary });
+    this.#statements.run("markPending", { sessionId: childId, fromSeq: 0, through: boundary });
   }
 
   /** Forgets the rows of a session from `fromSeq` on: a cut tail, or (from 0) a deleted session. */
@@ -151,17 +154,22 @@ export class SqliteSearchIndex {
     return this.#statements.get("anyPending", {}) !== undefined;
   }
 
-  /** Puts every unindexed range into the trigram index (inside a write transaction). */
+  /**
+   * Writes the missing texts of every unindexed range and puts the range into the trigram index
+   * (inside a write transaction).
+   */
   indexUnindexed(): void {
     for (const { sessionId, fromSeq, through } of this.#statements.all("pendingSessions", {})) {
-      this.#statements.run("indexSearchRange", { sessionId, fromSeq, through });
-      this.#statements.run("forgetPending", { sessionId });
+      const id = String(sessionId);
+      this.#indexRange(id, Number(fromSeq), Number(through));
+      this.#statements.run("forgetPending", { sessionId: id });
     }
   }
 
   /**
-   * One page of matching sessions in list order, each with its first matching events; the caller
-   * runs it inside a read transaction.
+   * One page of matching sessions in list order, each with its first matching events. The caller
+   * runs it inside a transaction that found nothing unindexed ({@link hasUnindexed}): the rows of
+   * an unindexed range may have no text yet, so a search would not find them.
    * @throws StorageError INVALID_PARAMS for a limit out of range or a cursor list did not issue.
    */
   search(query: SearchQuery): SearchPage {
@@ -176,11 +184,8 @@ export class SqliteSearchIndex {
       terms,
       limit: query.limit + 1,
     };
-    // Rows left out of the trigram index (written since the caller indexed them) are found by
-    // walking the sessions, which reads the texts themselves.
     const rare =
       match !== undefined &&
-      !this.hasUnindexed() &&
       Number(this.#statements.get("searchCandidates", { match, cap: INDEX_CAP })?.candidates) <
         INDEX_CAP;
     const rows =
@@ -216,7 +221,7 @@ export class SqliteSearchIndex {
       if (this.#statements.get("pendingOf", { sessionId }) === undefined) {
         this.#statements.run("markPending", range);
       } else {
-        this.#statements.run("indexSearchRange", range);
+        this.#indexRange(String(sessionId), 0, Number(through));
       }
     }
   }
@@ -236,19 +241,7 @@ export class SqliteSearchIndex {
             this.#statements.run("indexSearchTexts", { sessionId: session, fromSeq: 0 });
           session = row.sessionId;
         }
-        let data: unknown;
-        try {
-          data = JSON.parse(row.data);
-        } catch {
-          continue;
-        }
-        const text = searchableText({ type: row.type, data });
-        if (text === "") continue;
-        this.#statements.run("insertSearchText", {
-          sessionId: row.sessionId,
-          seq: row.seq,
-          text: foldForSearch(text),
-        });
+        this.#writeText(row.sessionId, row);
       }
       const last = rows.at(-1);
       if (last === undefined || rows.length < BACKFILL_PAGE) break;
@@ -256,5 +249,49 @@ export class SqliteSearchIndex {
     }
     if (session !== undefined)
       this.#statements.run("indexSearchTexts", { sessionId: session, fromSeq: 0 });
+  }
+
+  /**
+   * Writes the missing texts of a session's rows `fromSeq..through` from the events, a page of
+   * rows at a time (only rows of a type that carries text, and without one), then puts the texts
+   * of the range into the trigram index (inside a write transaction; the caller forgets or
+   * replaces the range).
+   */
+  #indexRange(sessionId: string, fromSeq: number, through: number): void {
+    let afterSeq = fromSeq - 1;
+    for (;;) {
+      const rows = this.#statements.all("unindexedEventRows", {
+        sessionId,
+        afterSeq,
+        through,
+        types: SEARCHABLE_TYPES_JSON,
+        limit: BACKFILL_PAGE,
+      });
+      for (const row of rows) this.#writeText(sessionId, row);
+      const last = rows.at(-1);
+      if (last === undefined || rows.length < BACKFILL_PAGE) break;
+      afterSeq = last.seq;
+    }
+    this.#statements.run("indexSearchRange", { sessionId, fromSeq, through });
+  }
+
+  /** Writes the folded text of one event row, if it has any (a row whose data is not JSON has none). */
+  #writeText(
+    sessionId: string,
+    row: { readonly seq: number; readonly type: string; readonly data: string },
+  ): void {
+    let data: unknown;
+    try {
+      data = JSON.parse(row.data);
+    } catch {
+      return;
+    }
+    const text = searchableText({ type: row.type, data });
+    if (text === "") return;
+    this.#statements.run("insertSearchText", {
+      sessionId,
+      seq: row.seq,
+      text: foldForSearch(text),
+    });
   }
 }

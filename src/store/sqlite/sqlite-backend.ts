@@ -36,6 +36,13 @@ export interface SqliteBackendOptions {
 
 const DEFAULT_POLL_INTERVAL_MS = 25;
 
+/**
+ * How many read transactions a search tries before it searches inside a write transaction: each
+ * one that finds rows waiting for the index (written by another connection since the index step)
+ * is followed by another index step.
+ */
+const SEARCH_ATTEMPTS = 3;
+
 /** The event members the layout stores as JSON text. */
 const JSON_MEMBERS = sql.jsonMembers(SQLITE_TABLES.events);
 
@@ -358,15 +365,25 @@ export class SqliteBackend implements backend.SessionBackend {
   }
 
   /**
-   * Searches through the index (search-index.ts), in one read transaction, after putting the rows
-   * written since the last search (appends, fork prefixes) into the trigram index (one write,
-   * only when there are some).
+   * Searches through the index (search-index.ts) in one read transaction that finds no row
+   * waiting for it. Rows written since the last search (appends, fork prefixes, by any
+   * connection) are first given their texts and put into the trigram index (one write, only when
+   * there are some); rows another connection writes between that write and the read make the
+   * read find some waiting again, and it is retried. After {@link SEARCH_ATTEMPTS} reads that
+   * found some, the index step and the search run in one write transaction.
    */
   async search(query: backend.SearchQuery): Promise<backend.SearchPage> {
-    if (await this.#read(() => this.#search.hasUnindexed())) {
+    for (let attempt = 0; attempt < SEARCH_ATTEMPTS; attempt++) {
+      const page = await this.#read(() =>
+        this.#search.hasUnindexed() ? undefined : this.#search.search(query),
+      );
+      if (page !== undefined) return page;
       await this.#write(() => this.#search.indexUnindexed());
     }
-    return this.#read(() => this.#search.search(query));
+    return this.#write(() => {
+      this.#search.indexUnindexed();
+      return this.#search.search(query);
+    });
   }
 
   /**
@@ -505,7 +522,7 @@ export class SqliteBackend implements backend.SessionBackend {
         throw error;
       }
     });
-    this.#search.insert(id, fromSeq, events);
+    this.#search.written(id, fromSeq, events);
     const last = events.at(-1);
     if (last === undefined) return;
     // The summary moves in the same transaction as the events it summarises.
