@@ -1,5 +1,5 @@
 // Derived messages kept deflated in blocks, so that a live surface holds its older messages at a fraction of their size.
-import { deflateRaw, deflateRawSync, inflateRawSync } from "node:zlib";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { DerivedMessage } from "../generated.js";
 
 /**
@@ -12,28 +12,12 @@ export class PackedBlock {
   /** The expanded messages while anyone holds them: expanded again only once they are collected. */
   #expanded: WeakRef<readonly DerivedMessage[]> | undefined;
 
-  /** Deflates `messages` here and now. */
-  constructor(messages: readonly DerivedMessage[]);
-  /** @internal A block of messages deflated already (see {@link deflate}). */
-  constructor(messages: undefined, bytes: Uint8Array);
-  constructor(messages: readonly DerivedMessage[] | undefined, bytes?: Uint8Array) {
+  constructor(messages: readonly DerivedMessage[]) {
     // Level 1: the text is read back rarely; the deflate runs on the append path.
-    this.#bytes =
-      bytes ?? exactCopy(deflateRawSync(jsonBytes(messages as readonly DerivedMessage[]), DEFLATE));
-  }
-
-  /**
-   * Deflates `messages` on the thread pool: only their JSON text is made on this thread. The
-   * messages are read now; the block is the same as the constructor's.
-   */
-  static deflate(messages: readonly DerivedMessage[]): Promise<PackedBlock> {
-    const input = jsonBytes(messages);
-    return new Promise((resolve, reject) => {
-      deflateRaw(input, DEFLATE, (error, out) => {
-        if (error !== null) reject(error);
-        else resolve(new PackedBlock(undefined, exactCopy(out)));
-      });
-    });
+    // From bytes: zlib converts a string argument on a slower path (about twice the time).
+    const out = deflateRawSync(Buffer.from(JSON.stringify(messages)), { level: 1 });
+    // A copy of exactly its size: the result may be a view of zlib's larger output chunk.
+    this.#bytes = new Uint8Array(out);
   }
 
   /** The block's messages, in order, frozen throughout. */
@@ -46,18 +30,6 @@ export class PackedBlock {
     }
     return expanded;
   }
-}
-
-const DEFLATE = { level: 1 } as const;
-
-/** From bytes: zlib converts a string argument on a slower path (about twice the time). */
-function jsonBytes(messages: readonly DerivedMessage[]): Buffer {
-  return Buffer.from(JSON.stringify(messages));
-}
-
-/** A copy of exactly its size: zlib's result may be a view of a larger output chunk. */
-function exactCopy(out: Buffer): Uint8Array {
-  return new Uint8Array(out);
 }
 
 /** One message of a {@link PackedBlock}: where it stands in the block. */

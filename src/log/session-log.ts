@@ -16,7 +16,7 @@ import {
   takeEvent,
 } from "./invariants.js";
 import { SerializedEvent } from "./serialized-event.js";
-import { isSurfaceEvent, packOlderMessages, packOlderMessagesOffThread } from "./surface.js";
+import { isSurfaceEvent, packOlderMessages } from "./surface.js";
 
 /** A batch that passed every check against a given log state, ready to commit. */
 export interface PreparedBatch {
@@ -279,15 +279,6 @@ export class SessionLog {
    */
   packOlderMessages(): void {
     packOlderMessages(this.#state.surface);
-  }
-
-  /**
-   * {@link packOlderMessages} with the deflating done on the thread pool, for a writer that goes
-   * on appending meanwhile; one round at a time. Resolves with whether older messages still wait
-   * (call it again for them).
-   */
-  packOlderMessagesOffThread(): Promise<boolean> {
-    return packOlderMessagesOffThread(this.#state.surface);
   }
 
   /** Checks and commits a batch that starts at the end; returns the next seq. Same errors as `prepare`. */

@@ -42,8 +42,6 @@ const BLOCKS_PER_CALL = 16;
 
 /** Packs a surface's older messages; module-private access to {@link Surface} (set below). */
 let packOlder: (surface: Surface) => void;
-/** The same, deflating off this thread; module-private access to {@link Surface} (set below). */
-let packOlderOffThread: (surface: Surface) => Promise<boolean>;
 
 /**
  * The surface, maintained incrementally: appending costs the new node; a replace (compaction)
@@ -59,12 +57,9 @@ export class Surface {
   #snapshot: WeakRef<readonly DerivedMessage[]> | undefined;
   /** Every node before this position is packed or has no message. */
   #packedTo = 0;
-  /** Whether a round of {@link #packOffThread} is under way. */
-  #packing = false;
 
   static {
     packOlder = (surface) => surface.#pack();
-    packOlderOffThread = (surface) => surface.#packOffThread();
   }
 
   /** The seqs on the surface, in surface order. */
@@ -182,81 +177,31 @@ export class Surface {
    * is tried (its undo steps restore nodes by position).
    */
   #pack(): void {
-    for (const { at, positions } of this.#waitingBlocks()) {
-      const block = new PackedBlock(
-        positions.map((p) => (this.#nodes[p] as SurfaceNode).message as DerivedMessage),
-      );
-      this.#putPacked(block, positions);
-      this.#packedTo = at;
-    }
-  }
-
-  /**
-   * {@link #pack} with the deflating done off this thread: the blocks are chosen now and put in
-   * when their bytes are ready, each only if its nodes are still the ones it was made of (a
-   * compaction or a cut meanwhile replaced or removed them: that block is dropped). One round at a
-   * time; resolves when it is done, with whether blocks still wait (another round would pack them).
-   */
-  async #packOffThread(): Promise<boolean> {
-    if (this.#packing) return false;
-    const start = this.#packedTo;
-    const blocks = this.#waitingBlocks().map(({ at, positions }) => ({
-      at,
-      positions,
-      nodes: positions.map((p) => this.#nodes[p] as SurfaceNode),
-    }));
-    if (blocks.length === 0) return false;
-    this.#packing = true;
-    try {
-      const made = await Promise.all(
-        blocks.map(({ nodes }) =>
-          PackedBlock.deflate(nodes.map((node) => node.message as DerivedMessage)),
-        ),
-      );
-      // Called back on this thread, between tasks: never while a batch is tried.
-      let intact = this.#packedTo === start;
-      blocks.forEach(({ at, positions, nodes }, i) => {
-        const same = positions.every((p, k) => this.#nodes[p] === nodes[k]);
-        if (same) this.#putPacked(made[i] as PackedBlock, positions);
-        intact &&= same;
-        if (intact) this.#packedTo = at;
-      });
-      return intact && this.#waitingBlocks().length > 0;
-    } finally {
-      this.#packing = false;
-    }
-  }
-
-  /** The next blocks {@link #pack} would make: their positions, and where the scan stopped. */
-  #waitingBlocks(): { at: number; positions: number[] }[] {
     const end = this.#nodes.length - KEEP_RECENT;
-    const blocks: { at: number; positions: number[] }[] = [];
-    let at = this.#packedTo;
-    while (blocks.length < BLOCKS_PER_CALL) {
+    for (let blocks = 0; blocks < BLOCKS_PER_CALL; blocks++) {
       const positions: number[] = [];
+      let at = this.#packedTo;
       for (; at < end && positions.length < BLOCK_MESSAGES; at++) {
         const message = (this.#nodes[at] as SurfaceNode).message;
         if (message !== undefined && !(message instanceof PackedMessage)) positions.push(at);
       }
-      if (positions.length < BLOCK_MESSAGES) break;
-      blocks.push({ at, positions });
+      if (positions.length < BLOCK_MESSAGES) return;
+      const block = new PackedBlock(
+        positions.map((p) => (this.#nodes[p] as SurfaceNode).message as DerivedMessage),
+      );
+      const messages = this.#messages;
+      positions.forEach((p, index) => {
+        const node = this.#nodes[p] as SurfaceNode;
+        const packed = new PackedMessage(block, index);
+        // The messages list holds the same message near its end: it must let go of it too.
+        const listed = this.#messagesStale ? -1 : messages.lastIndexOf(node.message as KeptMessage);
+        if (listed >= 0) messages[listed] = packed;
+        else this.#stale();
+        // A new node, not a changed one: a clone shares the old one.
+        this.#nodes[p] = { seq: node.seq, message: packed };
+      });
+      this.#packedTo = at;
     }
-    return blocks;
-  }
-
-  /** Puts `block` in place of the messages of the nodes at `positions`. */
-  #putPacked(block: PackedBlock, positions: readonly number[]): void {
-    const messages = this.#messages;
-    positions.forEach((p, index) => {
-      const node = this.#nodes[p] as SurfaceNode;
-      const packed = new PackedMessage(block, index);
-      // The messages list holds the same message near its end: it must let go of it too.
-      const listed = this.#messagesStale ? -1 : messages.lastIndexOf(node.message as KeptMessage);
-      if (listed >= 0) messages[listed] = packed;
-      else this.#stale();
-      // A new node, not a changed one: a clone shares the old one.
-      this.#nodes[p] = { seq: node.seq, message: packed };
-    });
   }
 
   /** A copy that evolves independently. */
@@ -277,17 +222,6 @@ export class Surface {
  */
 export function packOlderMessages(surface: Surface): void {
   packOlder(surface);
-}
-
-/**
- * {@link packOlderMessages} with the deflating done on the thread pool (see
- * {@link PackedBlock.deflate}), for a writer that appends continually: its appends do not wait on
- * the compression. One round at a time per surface (a call while one is under way does nothing);
- * resolves with whether blocks still wait. A message packed meanwhile by another path, or a node
- * replaced meanwhile, is left as it is.
- */
-export function packOlderMessagesOffThread(surface: Surface): Promise<boolean> {
-  return packOlderOffThread(surface);
 }
 
 /**

@@ -223,6 +223,8 @@ export class SessionStore {
   /** The ids whose writer lock this store holds, least recently written first. */
   readonly #locked = new Map<string, true>();
   readonly #maxWriterLocks: number;
+  /** Logs appended to whose older messages are to be deflated (see {@link #packLater}). */
+  readonly #toPack = new Set<SessionLog>();
 
   constructor(options: SessionStoreOptions = {}) {
     this.backend = options.backend ?? new MemoryBackend();
@@ -1003,18 +1005,19 @@ export class SessionStore {
   }
 
   /**
-   * Deflates the older messages of a log just appended to, on the thread pool: only their JSON
-   * text is made on this thread, and the next appends do not wait on the compression (a writer
-   * appends batch after batch). Rounds follow one another until nothing waits. A failure leaves
-   * the messages as they are (kept whole), which is never wrong.
+   * Deflates the older messages of a log just appended to on a later turn of the event loop: not
+   * on the append's path, but while the next batch waits on storage (a writer appends batch after
+   * batch; each waits on a write and its flush, when this process has nothing else to do).
    */
   #packLater(log: SessionLog): void {
-    log.packOlderMessagesOffThread().then(
-      (more) => {
-        if (more) this.#packLater(log);
-      },
-      () => {},
-    );
+    const first = this.#toPack.size === 0;
+    this.#toPack.add(log);
+    if (!first) return;
+    setImmediate(() => {
+      const logs = [...this.#toPack];
+      this.#toPack.clear();
+      for (const pending of logs) pending.packOlderMessages();
+    });
   }
 
   /** Runs `task` after every earlier task of the same id. */
