@@ -67,18 +67,18 @@ describe("seekEventLine", () => {
     try {
       for (const probe of [16, 97, 4096]) {
         for (let seq = 0; seq < starts.length; seq++) {
-          const found = await seekEventLine(handle, headerEnd, at, seq, probe);
+          const found = seekEventLine(handle, headerEnd, at, seq, probe);
           expect(found, `seq ${seq}, probe ${probe}`).toEqual({
             start: starts[seq],
             end: starts[seq + 1] ?? at,
             text: lines[seq + 1],
           });
         }
-        expect(await seekEventLine(handle, headerEnd, at, starts.length, probe)).toBeUndefined();
+        expect(seekEventLine(handle, headerEnd, at, starts.length, probe)).toBeUndefined();
       }
       // A line cut off before its newline (a torn tail) holds no event.
       const last = starts.length - 1;
-      expect(await seekEventLine(handle, headerEnd, at - 1, last)).toBeUndefined();
+      expect(seekEventLine(handle, headerEnd, at - 1, last)).toBeUndefined();
     } finally {
       await handle.close();
     }
@@ -104,7 +104,7 @@ describe("seekEventLine", () => {
       const handle = await openFile(path, "r");
       try {
         const size = (await handle.stat()).size;
-        expect(await seekEventLine(handle, 0, size, seq, 16), path).toBeUndefined();
+        expect(seekEventLine(handle, 0, size, seq, 16), path).toBeUndefined();
       } finally {
         await handle.close();
       }

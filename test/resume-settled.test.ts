@@ -177,6 +177,27 @@ describe.each(kinds)("resuming from the settled part (%s)", (_kind, make) => {
     await reader.close();
   });
 
+  it("stops a resume at a damaged message-producing row before the last turn/end, and goes on serving", async () => {
+    // PostgreSQL builds these events as the rows arrive: the damage is found inside the row
+    // handler, and the statement must still end cleanly (its connection goes back to the pool).
+    const kind = await fresh();
+    const events = interruptedLog();
+    const store = new SessionStore({ backend: await kind.open() });
+    await store.create({ id: "garbled-message", seed: events });
+    await store.create({ id: "intact", seed: events });
+    await store.close();
+    const message = events.findIndex((e) => e.type === "user/message");
+    await kind.garble("garbled-message", message);
+    const again = new SessionStore({ backend: await kind.open() });
+    await expect(again.openForWriting("garbled-message")).rejects.toMatchObject({
+      code: "CORRUPT_LOG",
+      details: { location: expect.stringContaining("garbled-message"), seq: message },
+    });
+    const intact = await again.openForWriting("intact");
+    expect(intact.deriveMessages().length).toBeGreaterThan(0);
+    await again.close();
+  });
+
   it("reports a damaged or a missing chunk row before the last turn/end as CORRUPT_LOG when read, and a missing one on resume where the backend counts rows", async () => {
     // Seen failing with the settled read as first written (settled rows not counted): the missing
     // row resumed without a word on SQLite, giving a log one event short of its seqs.

@@ -1,6 +1,8 @@
 // B1 (PostgreSQL): durable appends of turn-sized batches through the store (validation on) against raw prepared inserts.
+
+import { checkFacts, checksOnly, withChecks } from "./checks-only.js";
 import { SEED, type Sizes, storeOver } from "./fixtures.js";
-import { alternate, type Benchmark, fmt, row, timed } from "./harness.js";
+import { type Benchmark, row, timed } from "./harness.js";
 import {
   benchSchema,
   postgresUnavailable,
@@ -55,8 +57,13 @@ export function b1PostgresAppend(sizes: Sizes): Benchmark {
           });
         };
 
-        const figures = await alternate(ctx.rounds, subject, floor, (r, s, f) =>
-          ctx.progress(`B1 postgres round ${r + 1}: store ${fmt(s)} ms, raw ${fmt(f)} ms`),
+        const figures = await withChecks(
+          ctx.rounds,
+          "B1 postgres",
+          subject,
+          floor,
+          checksOnly(header, batches),
+          (message) => ctx.progress(message),
         );
         return [
           row({
@@ -65,9 +72,11 @@ export function b1PostgresAppend(sizes: Sizes): Benchmark {
             floor:
               "raw prepared multi-row inserts (the same unnest statement), same rows/transactions/settings",
             unit: "ms",
-            ...figures,
+            subject: figures.subject,
+            baseline: figures.baseline,
             target: { op: "<=", value: 1.15 },
             facts: {
+              ...checkFacts(figures),
               backend: "postgres",
               events: events.length,
               batches: batches.length,

@@ -2,8 +2,9 @@
 import { join } from "node:path";
 import { SQLITE_QUERIES } from "../../src/generated.js";
 import { SqliteBackend } from "../../src/index.js";
+import { checkFacts, checksOnly, withChecks } from "./checks-only.js";
 import { rawEventRow, rawSessionRow, rawSqlite, SEED, type Sizes, storeOver } from "./fixtures.js";
-import { alternate, type Benchmark, fmt, row, tempDir, timed } from "./harness.js";
+import { type Benchmark, row, tempDir, timed } from "./harness.js";
 import { syntheticLog } from "./synthetic-log.js";
 
 export function b1SqliteAppend(sizes: Sizes): Benchmark {
@@ -59,8 +60,13 @@ export function b1SqliteAppend(sizes: Sizes): Benchmark {
         }
       };
 
-      const figures = await alternate(ctx.rounds, subject, floor, (r, s, f) =>
-        ctx.progress(`B1 round ${r + 1}: store ${fmt(s)} ms, raw ${fmt(f)} ms`),
+      const figures = await withChecks(
+        ctx.rounds,
+        "B1",
+        subject,
+        floor,
+        checksOnly(header, batches),
+        (message) => ctx.progress(message),
       );
       return [
         row({
@@ -68,9 +74,11 @@ export function b1SqliteAppend(sizes: Sizes): Benchmark {
           what: `SQLite append ${events.length} events, ${batches.length} turn batches, fsync, validated`,
           floor: "raw prepared inserts, same rows/transactions/pragmas",
           unit: "ms",
-          ...figures,
+          subject: figures.subject,
+          baseline: figures.baseline,
           target: { op: "<=", value: 1.15 },
           facts: {
+            ...checkFacts(figures),
             events: events.length,
             batches: batches.length,
             eventBytes: log.eventBytes,

@@ -3,8 +3,9 @@ import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlBackend } from "../../src/index.js";
 import { formatHeaderLine } from "../../src/log/jsonl-codec.js";
+import { checkFacts, checksOnly, withChecks } from "./checks-only.js";
 import { SEED, type Sizes, storeOver } from "./fixtures.js";
-import { alternate, type Benchmark, fmt, row, tempDir, timed } from "./harness.js";
+import { type Benchmark, row, tempDir, timed } from "./harness.js";
 import { syntheticLog } from "./synthetic-log.js";
 
 export function b2JsonlAppend(sizes: Sizes): Benchmark {
@@ -57,8 +58,13 @@ export function b2JsonlAppend(sizes: Sizes): Benchmark {
         }
       };
 
-      const figures = await alternate(ctx.rounds, subject, floor, (r, s, f) =>
-        ctx.progress(`B2 round ${r + 1}: store ${fmt(s)} ms, raw ${fmt(f)} ms`),
+      const figures = await withChecks(
+        ctx.rounds,
+        "B2",
+        subject,
+        floor,
+        checksOnly(header, batches),
+        (message) => ctx.progress(message),
       );
       return [
         row({
@@ -66,9 +72,15 @@ export function b2JsonlAppend(sizes: Sizes): Benchmark {
           what: `JSONL append ${events.length} events, ${batches.length} turn batches, fsync, validated`,
           floor: "raw writeSync of the same lines + fsync per batch",
           unit: "ms",
-          ...figures,
+          subject: figures.subject,
+          baseline: figures.baseline,
           target: { op: "<=", value: 1.25 },
-          facts: { events: events.length, batches: batches.length, eventBytes: log.eventBytes },
+          facts: {
+            ...checkFacts(figures),
+            events: events.length,
+            batches: batches.length,
+            eventBytes: log.eventBytes,
+          },
         }),
       ];
     },

@@ -234,6 +234,13 @@ async function main(): Promise<void> {
   };
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(`${table(rows)}\n`);
+  for (const r of rows) {
+    const { checksMs, floorPlusChecks } = r.facts;
+    if (checksMs === undefined) continue;
+    process.stdout.write(
+      `${r.id} ${r.facts.backend ?? r.what.split(" ")[0]}: the checks alone (no storage) ${checksMs} ms; floor + checks ${floorPlusChecks}×\n`,
+    );
+  }
   for (const skip of skipped)
     process.stdout.write(`${skip.id} ${skip.what} skipped: ${skip.reason}\n`);
   for (const failure of failures)

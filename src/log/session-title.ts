@@ -1,5 +1,5 @@
 // Session titles: the one derived from the first user prompt, and the checks an explicit title passes.
-import { cutToWidth, oneLine } from "../util/text-width.js";
+import { cutToWidth, displayWidth, oneLine } from "../util/text-width.js";
 
 /** How many display columns a derived title takes at most. */
 export const DERIVED_TITLE_WIDTH = 80;
@@ -30,9 +30,21 @@ export function titleFromContent(content: unknown): string | undefined {
       (b): b is { type: "text"; text: string } => b?.type === "text" && typeof b.text === "string",
     )
     .map((b) => b.text);
-  const text = oneLine(texts.join(" "));
+  const joined = texts.join(" ");
+  // A long prompt: its title is the title of its start, once that start is wide enough that
+  // every grapheme the cut keeps ends well inside it (a grapheme takes at most two columns, and
+  // its bounds depend only on the text before it). Spares a prompt of pages the whole-text passes.
+  if (joined.length > TITLE_PREFIX) {
+    const start = oneLine(joined.slice(0, TITLE_PREFIX));
+    if (displayWidth(start) > 2 * DERIVED_TITLE_WIDTH)
+      return cutToWidth(start, DERIVED_TITLE_WIDTH);
+  }
+  const text = oneLine(joined);
   return text === "" ? undefined : cutToWidth(text, DERIVED_TITLE_WIDTH);
 }
+
+/** How much of a long prompt's text {@link titleFromContent} looks at first. */
+const TITLE_PREFIX = 1024;
 
 /** Why `title` is not an acceptable explicit title, or undefined when it is. */
 export function titleProblem(title: unknown): string | undefined {

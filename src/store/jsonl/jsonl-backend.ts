@@ -499,7 +499,7 @@ export class JsonlBackend implements SessionBackend {
       if (first === undefined) return undefined;
       const header = parseHeaderLine(first.text, this.#path(id));
       if (header.id !== id) return undefined;
-      const line = await seekEventLine(handle, first.end, file.size, boundary);
+      const line = seekEventLine(handle, first.end, file.size, boundary);
       if (line === undefined) return undefined;
       const event = parseEventLine(line.text);
       const turn = (event?.data as { turn?: unknown } | undefined)?.turn;

@@ -312,12 +312,19 @@ export class PostgresBackend implements backend.SessionBackend {
       const header = sql.readHeader(row, id, this.location);
       const last = await this.#queries.first(c, "lastTurnEnd", { sessionId: id });
       const settled = last === undefined ? 0 : Number(last.seq) + 1;
-      const { rows, columns } = await this.#queries.valueRows(c, "settledLines", {
-        sessionId: id,
-        settled,
-      });
       const location = sql.eventsOf(id, this.location);
-      return { header, settled, events: sql.settledEvents(rows, JSON_MEMBERS, location, columns) };
+      // Each row is parsed as it arrives, while the server sends the next ones.
+      let rows: sql.SettledRows | undefined;
+      await this.#queries.eachValueRow(
+        c,
+        "settledLines",
+        { sessionId: id, settled },
+        (row, columns) => {
+          rows ??= new sql.SettledRows(JSON_MEMBERS, location, columns);
+          rows.add(row);
+        },
+      );
+      return { header, settled, events: rows?.events ?? [] };
     });
   }
 
