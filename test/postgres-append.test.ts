@@ -140,9 +140,9 @@ describePostgres("PostgreSQL append", () => {
   });
 
   it("refuses a batch whose append point a repair moved back while it waited for the session row", async () => {
-    // Without the lock on the row before the batch (`previous` in appendEvents; seen by binding
-    // its check true): the batch was stored at seq TURN over a log cut to TURN - 2, leaving a gap
-    // ("expected [0…TURN-3] got [0…TURN-3, TURN…]").
+    // Seen failing with the check of the locked row before the batch (`previous` in appendEvents)
+    // taken out of `appendable`: the batch was stored at seq TURN over a log cut to TURN - 2,
+    // leaving a gap ("expected undefined to match object { code: 'SEQ_CONFLICT', … }").
     const { h, backend } = await setup();
     await backend.create(header("x"), serializeEvents(simpleTurn(0, 1)));
     const { side, blocked } = await holdSessionRow(h, "x");
@@ -166,7 +166,7 @@ describePostgres("PostgreSQL append", () => {
   it("stores a batch whose start another writer reached while it waited for the session row", async () => {
     // The statement's snapshot predates the lock: its check fails, the append point read after
     // the lock matches, and the statement runs again. Seen failing with the second run taken out
-    // of #appendChunk: SEQ_CONFLICT "expected the batch to start at seq 2·TURN …, got 2·TURN".
+    // of #appendChunk: SEQ_CONFLICT "expected the batch to start at seq 14 of session "x", got 14".
     const { h, backend } = await setup();
     await backend.create(header("x"), serializeEvents(simpleTurn(0, 1)));
     const { side, blocked } = await holdSessionRow(h, "x");
@@ -196,7 +196,8 @@ describePostgres("PostgreSQL append", () => {
 
   it("stores nothing when its writer lock went while it waited for the session row", async () => {
     // The check runs in the statement, after the row lock: seen failing with @pid bound NULL (no
-    // check): the batch was stored ("expected STORAGE_UNAVAILABLE, got undefined").
+    // check): the batch was stored ("expected undefined to match object { code:
+    // 'STORAGE_UNAVAILABLE', … }").
     const { h, backend } = await setup();
     await backend.create(header("w"), serializeEvents(simpleTurn(0, 1)));
     const release = await backend.lock("w");
