@@ -131,7 +131,12 @@ describePostgres("PostgreSQL append", () => {
     );
     const mid = await stored(h, "x");
     await side.query("COMMIT");
-    expect(await appending).toMatchObject({ code: "SEQ_CONFLICT" });
+    // Where the log ends now: seen failing without the read of the append point after the
+    // rollback ("expectedSeq": 7, the batch's own start, instead of 14).
+    expect(await appending).toMatchObject({
+      code: "SEQ_CONFLICT",
+      details: { expectedSeq: 2 * TURN },
+    });
     const after = await stored(h, "x");
     expect(after.seqs).toEqual(Array.from({ length: 2 * TURN }, (_, i) => i));
     expect(after.texts).toEqual(mid.texts);
@@ -265,9 +270,10 @@ describePostgres("PostgreSQL append", () => {
       return rows.length > 0 ? true : undefined;
     });
     await side.query("COMMIT");
+    // The conflict says where the log ends now: after the other program's row.
     expect(await appending).toMatchObject({
       code: "SEQ_CONFLICT",
-      details: { expectedSeq: next + 1000 },
+      details: { expectedSeq: next + 1501 },
     });
     const last = await stored(h, "big");
     expect(last.seqs).toEqual([...after.seqs, next + 1500]);

@@ -92,9 +92,10 @@ const JSON_MEMBERS = sql.jsonMembers(POSTGRES_TABLES.events);
  * an `events` row per event. Open it with {@link PostgresBackend.open}.
  *
  * Many processes on many machines may use one store. Every write is one transaction on a pooled
- * connection; an append locks its session's row (so writers of one session take turns and writers
- * of different sessions never wait for each other), checks that the batch starts at the stored
- * next seq, and inserts the batch in one statement; the primary key (session id, seq) refuses a
+ * connection; an append is one statement per INSERT_CHUNK events (appendEvents) that locks its
+ * session's row (so writers of one session take turns and writers of different sessions never
+ * wait for each other), checks that the batch starts at the stored next seq, and inserts the
+ * events with their search texts and summary; the primary key (session id, seq) refuses a
  * duplicate seq whatever else happens. Serialization failures and deadlocks are retried. One
  * writer per session is kept by advisory locks (see {@link WriterLocks}).
  *
@@ -235,9 +236,39 @@ export class PostgresBackend implements backend.SessionBackend {
    *   lock, a broken connection or a timeout.
    */
   async append(id: string, fromSeq: number, events: readonly SerializedEvent[]): Promise<void> {
+    const what = `append to session ${show(id)}`;
+    try {
+      await this.#appendBatch(id, what, fromSeq, events);
+    } catch (error) {
+      // Another writer stored seqs of the batch while this one waited for the session row (its
+      // snapshot predates them, so the primary key found them): nothing was stored; the conflict
+      // says where the log ends now, as one found by the check of the append point does.
+      if (
+        error instanceof StorageError &&
+        error.code === "SEQ_CONFLICT" &&
+        serverError(error.cause)?.code === UNIQUE_VIOLATION
+      ) {
+        const last = await this.#withClient(what, (c) =>
+          this.#queries.first(c, "appendPoint", { sessionId: id }),
+        );
+        const conflict = seqConflict(id, sql.lengthAfter(last?.lastSeq), fromSeq);
+        throw new StorageError(conflict.code, conflict.message, conflict.details, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+  }
+
+  async #appendBatch(
+    id: string,
+    what: string,
+    fromSeq: number,
+    events: readonly SerializedEvent[],
+  ): Promise<void> {
     await this.#write(
       id,
-      `append to session ${show(id)}`,
+      what,
       async (c) => {
         // Checked before any statement: a lock known lost stores nothing, not even a row lock wait.
         const holder = this.#holderOrThrow(id);
