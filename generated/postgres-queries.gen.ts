@@ -32,22 +32,39 @@ export const POSTGRES_QUERIES = {
   sessionHeader: "SELECT\n  version,\n  id,\n  created_at AS \"createdAt\",\n  cwd,\n  parent_session AS \"parentSession\",\n  seed_length AS \"seedLength\"\nFROM sessions\nWHERE id = $1;",
   /**
    * The seq of the last event row of a session (NULL when it has none): a probe of the primary key,
-   * never a scan of the log. Run after lockSessionRow, in a statement of its own, so that under
-   * READ COMMITTED it sees every append committed before the lock was granted.
+   * never a scan of the log. Run after the session row is locked (lockSessionRow, appendEvents), in
+   * a statement of its own, so that under READ COMMITTED it sees every append committed before the
+   * lock was granted.
    */
   appendPoint: "SELECT max(seq)::bigint AS \"lastSeq\" FROM events WHERE session_id = $1;",
   /**
-   * appendPoint, and notifyChange in the same round trip: the write that locked the row tells the
-   * change channel (`@channel`) that session `@sessionId` changed, delivered at commit only if it
-   * commits.
+   * An append of one chunk of a batch (events from `@fromSeq`, one array per member as insertEvents
+   * binds them), in one statement: it locks the session row against the other writers of the
+   * session (as lockSessionRow), checks after that lock that the writer lock is still held (`@pid`,
+   * `@key` as writerLockHeld; `@pid` NULL: the backend holds none) and that the batch starts at the
+   * append point, then inserts the events, their folded search texts (`@textSeq`, `@text`, as
+   * insertSearchTexts binds them) and moves the summary (`@updatedAt`, `@derivedTitle` as
+   * touchSummary), and tells the change channel (`@channel`) that session `@sessionId` changed,
+   * delivered at commit only if it commits. Nothing is written unless the session row was locked,
+   * the lock is held and the append point was proven (`appendable`); a data-modifying WITH query
+   * runs to its end even when nothing reads it. Why a stale snapshot cannot let a wrong batch land:
+   * under READ COMMITTED the statement's snapshot is taken before the row lock wait ends, so
+   * `lastSeq` (max(seq) in that snapshot) may miss what another writer of the session committed
+   * while this one waited. The proof does not rest on it. Every writer of a session's events holds
+   * its row lock (appends, repairs; a delete removes the row itself) and keeps the seqs a prefix
+   * 0…n-1. Once the lock is granted nothing else changes the session's events until this
+   * transaction ends, and then: the row at `@fromSeq` - 1 exists, since `previous` locked it (a row
+   * lock reads the newest version: a row deleted by a committed transaction, say a repair that cut
+   * the tail, is not returned), so n >= `@fromSeq`; and the primary key (session_id, seq) refuses
+   * the insert at `@fromSeq` when n > `@fromSeq`, whatever the snapshot shows (a unique violation:
+   * SEQ_CONFLICT, and nothing of the statement stays). An insert that succeeds therefore starts
+   * exactly at the stored end. A stale snapshot can only make `appendable` false; the backend then
+   * reads the append point again in a statement of its own, after the lock (appendPoint), and runs
+   * this statement once more when it matches. The writer lock check and the lock on the events row
+   * come after the session row lock (they read the locked row), so a new holder of the writer lock
+   * waits for this write (see awaitSessionWriters).
    */
-  appendPointNotify: "SELECT\n  max(seq)::bigint AS \"lastSeq\",\n  pg_notify($1::text, $2::text)::text AS notified\nFROM events\nWHERE session_id = $2;",
-  /**
-   * appendPointNotify, and writerLockHeld in the same round trip: the append of a writer that holds
-   * the session's writer lock stores nothing unless the lock is still held (`@pid`, `@key`: see
-   * writerLockHeld), checked after lockSessionRow was granted.
-   */
-  appendPointNotifyHeld: "SELECT\n  max(seq)::bigint AS \"lastSeq\",\n  pg_notify($1::text, $2::text)::text AS notified,\n  EXISTS (\n    SELECT 1\n    FROM pg_catalog.pg_locks AS l\n    WHERE l.locktype = 'advisory'\n      AND l.granted\n      AND l.pid = $3::integer\n      AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())\n      AND l.classid = (($4::bigint >> 32) & 4294967295)::oid\n      AND l.objid = ($4::bigint & 4294967295)::oid\n      AND l.objsubid = 1\n  )::boolean AS held\nFROM events\nWHERE session_id = $2;",
+  appendEvents: "WITH locked AS MATERIALIZED (\n  SELECT s.id FROM sessions AS s WHERE s.id = $1 FOR NO KEY UPDATE\n),\nprevious AS MATERIALIZED (\n  SELECT e.seq\n  FROM locked\n  JOIN events AS e ON e.session_id = locked.id AND e.seq = $2::bigint - 1\n  FOR KEY SHARE OF e\n),\npoint AS MATERIALIZED (\n  SELECT\n    (SELECT max(e.seq) FROM events AS e WHERE e.session_id = locked.id) AS last_seq,\n    (\n      $3::integer IS NULL\n      OR EXISTS (\n        SELECT 1\n        FROM pg_catalog.pg_locks AS l\n        WHERE locked.id IS NOT NULL\n          AND l.locktype = 'advisory'\n          AND l.granted\n          AND l.pid = $3::integer\n          AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())\n          AND l.classid = (($4::bigint >> 32) & 4294967295)::oid\n          AND l.objid = ($4::bigint & 4294967295)::oid\n          AND l.objsubid = 1\n      )\n    ) AS held,\n    ($2::bigint = 0 OR EXISTS (SELECT 1 FROM previous)) AS has_previous\n  FROM locked\n),\nchecked AS MATERIALIZED (\n  SELECT\n    last_seq,\n    held,\n    held AND has_previous AND coalesce(last_seq, -1) = $2::bigint - 1 AS appendable\n  FROM point\n),\nins AS (\n  INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)\n  SELECT $1::text, e.seq, e.type, e.time, e.data, e.source_event_seqs, e.surface_op\n  FROM checked, unnest(\n    $5::bigint[], $6::text[], $7::bigint[], $8::text[],\n    $9::text[], $10::text[]\n  ) AS e (seq, type, time, data, source_event_seqs, surface_op)\n  WHERE checked.appendable\n  ORDER BY e.seq\n  RETURNING seq\n),\ntexts AS (\n  INSERT INTO search_texts (session_id, seq, text)\n  SELECT $1::text, t.seq, t.text\n  FROM unnest($11::bigint[], $12::text[]) AS t (seq, text)\n  WHERE EXISTS (SELECT 1 FROM ins)\n),\nsummary AS (\n  UPDATE session_summaries\n  SET updated_at = $13, derived_title = coalesce(derived_title, $14::text)\n  WHERE session_id = $1 AND EXISTS (SELECT 1 FROM ins)\n)\nSELECT\n  EXISTS (SELECT 1 FROM checked)::boolean AS found,\n  (SELECT held FROM checked)::boolean AS held,\n  (SELECT appendable FROM checked)::boolean AS appendable,\n  (SELECT last_seq FROM checked)::bigint AS \"lastSeq\",\n  (\n    SELECT pg_notify($15::text, $1::text) FROM checked WHERE appendable\n  )::text AS notified;",
   /**
    * The last turn/start or turn/end at or before `@boundary`, walking the primary key backwards
    * from it. The backend reads `turn` from the data (data is text: a damaged row must not fail the
@@ -214,9 +231,10 @@ export const POSTGRES_QUERIES = {
   /**
    * Run on the writer locks' connection right after tryWriterLock took a session's lock: waits for
    * every write transaction that holds the session's row (FOR SHARE conflicts with the FOR NO KEY
-   * UPDATE of lockSessionRow) to end, so that a write of a holder whose lock connection just died,
-   * checked by writerLockHeld before its lock went, is committed (or rolled back) before the new
-   * holder reads the log. No row (the session is not stored yet): nothing to wait for.
+   * UPDATE of lockSessionRow and appendEvents) to end, so that a write of a holder whose lock
+   * connection just died, checked by writerLockHeld before its lock went, is committed (or rolled
+   * back) before the new holder reads the log. No row (the session is not stored yet): nothing to
+   * wait for.
    */
   awaitSessionWriters: "SELECT 1 AS found FROM sessions WHERE id = $1 FOR SHARE;",
   /**
@@ -275,8 +293,7 @@ export const POSTGRES_QUERY_PARAMS = {
   shareSessionRow: ["sessionId"],
   sessionHeader: ["sessionId"],
   appendPoint: ["sessionId"],
-  appendPointNotify: ["channel", "sessionId"],
-  appendPointNotifyHeld: ["channel", "sessionId", "pid", "key"],
+  appendEvents: ["sessionId", "fromSeq", "pid", "key", "seq", "type", "time", "data", "sourceEventSeqs", "surfaceOp", "textSeq", "text", "updatedAt", "derivedTitle", "channel"],
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId", "fromSeq", "limit"],
   eventRows: ["sessionId", "fromSeq", "limit"],
@@ -377,14 +394,12 @@ export const POSTGRES_QUERY_COLUMNS = {
   appendPoint: [
     { name: "lastSeq", type: "number | null" },
   ],
-  appendPointNotify: [
-    { name: "lastSeq", type: "number | null" },
-    { name: "notified", type: "string | null" },
-  ],
-  appendPointNotifyHeld: [
-    { name: "lastSeq", type: "number | null" },
-    { name: "notified", type: "string | null" },
+  appendEvents: [
+    { name: "found", type: "boolean | null" },
     { name: "held", type: "boolean | null" },
+    { name: "appendable", type: "boolean | null" },
+    { name: "lastSeq", type: "number | null" },
+    { name: "notified", type: "string | null" },
   ],
   lastTurnMarker: [
     { name: "seq", type: "number" },
@@ -618,11 +633,12 @@ export interface PostgresQueryRows {
     readonly seedLength: number | null;
   };
   readonly appendPoint: { readonly lastSeq: number | null };
-  readonly appendPointNotify: { readonly lastSeq: number | null; readonly notified: string | null };
-  readonly appendPointNotifyHeld: {
+  readonly appendEvents: {
+    readonly found: boolean | null;
+    readonly held: boolean | null;
+    readonly appendable: boolean | null;
     readonly lastSeq: number | null;
     readonly notified: string | null;
-    readonly held: boolean | null;
   };
   readonly lastTurnMarker: { readonly seq: number; readonly type: string; readonly data: string };
   readonly eventLines: {

@@ -92,7 +92,8 @@ export function checkPostgresQuery(
     fail("one statement", "text after its ';'");
   }
   if (tokens.length === 0 || (tokens.length === 1 && semicolon === 0)) fail("a statement", "none");
-  checkTables(layout, tokens, fail, created);
+  const ctes = commonTableExpressions(tokens, fail);
+  checkTables(layout, tokens, fail, new Set([...created, ...ctes.names]));
 
   const params: string[] = [];
   let text = "";
@@ -105,12 +106,14 @@ export function checkPostgresQuery(
   }
   text += query.sql.slice(last);
 
-  const first = tokens[0] as Token;
-  if (first.kind === "word" && first.value === "with") {
-    fail("a statement without WITH (the generator types plain SELECT lists)", "WITH");
-  }
-  const reader = first.kind === "word" && first.value === "select";
-  if (!reader && tokens.some((t) => t.kind === "word" && t.value === "returning")) {
+  const main = tokens[ctes.main] as Token | undefined;
+  const reader = main?.kind === "word" && main.value === "select";
+  // RETURNING feeds the statement's own SELECT from inside a WITH query; at the top it would
+  // return rows the generator does not type.
+  if (
+    !reader &&
+    tokens.some((t, k) => t.kind === "word" && t.value === "returning" && k >= ctes.main)
+  ) {
     fail("RETURNING only in a SELECT (the generator types SELECT lists only)", "RETURNING");
   }
   return {
@@ -119,8 +122,54 @@ export function checkPostgresQuery(
     text,
     usesSchema: tokens.some((t) => t.kind === "placeholder" && t.value === SCHEMA_PLACEHOLDER),
     usesChannel: tokens.some((t) => t.kind === "placeholder" && t.value === CHANNEL_PLACEHOLDER),
-    columns: reader ? resultColumns(layout, query, tokens, fail) : undefined,
+    columns: reader ? resultColumns(layout, query, tokens.slice(ctes.main), fail) : undefined,
   };
+}
+
+/** Words that may open the statement a WITH list leads to. */
+const MAIN_STATEMENTS = new Set(["select", "insert", "update", "delete"]);
+
+/**
+ * The WITH list that may open a statement: the names of its queries (`name AS [NOT]
+ * [MATERIALIZED] ( … )`, which the statement may read like tables) and the index of the token that
+ * opens the statement they lead to (0 without WITH). Its result columns are those of that
+ * statement.
+ */
+function commonTableExpressions(
+  tokens: readonly Token[],
+  fail: (expected: string, found: string) => never,
+): { names: Set<string>; main: number } {
+  const names = new Set<string>();
+  const first = tokens[0];
+  if (first?.kind !== "word" || first.value !== "with") return { names, main: 0 };
+  let i = 1;
+  for (;;) {
+    const name = tokens[i];
+    if (name?.kind !== "word" || tokens[i + 1]?.value !== "as") {
+      fail("a WITH query: name AS ( … )", show(name?.value ?? "none"));
+    }
+    names.add((name as Token).value);
+    i += 2;
+    while (tokens[i]?.kind === "word" && ["not", "materialized"].includes(tokens[i]?.value ?? "")) {
+      i++;
+    }
+    if (tokens[i]?.value !== "(")
+      fail("( after AS in a WITH query", show(tokens[i]?.value ?? "none"));
+    let depth = 0;
+    for (; i < tokens.length; i++) {
+      const token = tokens[i] as Token;
+      if (token.kind === "punct" && token.value === "(") depth++;
+      if (token.kind === "punct" && token.value === ")" && --depth === 0) break;
+    }
+    i++;
+    const next = tokens[i];
+    if (next?.kind === "punct" && next.value === ",") {
+      i++;
+      continue;
+    }
+    if (next?.kind === "word" && MAIN_STATEMENTS.has(next.value)) return { names, main: i };
+    fail("SELECT, INSERT, UPDATE or DELETE after the WITH list", show(next?.value ?? "none"));
+  }
 }
 
 /**
@@ -149,7 +198,9 @@ function checkTables(
   tokens.forEach((token, i) => {
     if (token.kind === "punct" && token.value === "(") {
       const next = tokens[i + 1];
-      parens.push(next?.kind === "word" && (next.value === "select" || next.value === "with"));
+      parens.push(
+        next?.kind === "word" && (next.value === "with" || MAIN_STATEMENTS.has(next.value)),
+      );
       return;
     }
     if (token.kind === "punct" && token.value === ")") {

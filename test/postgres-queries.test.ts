@@ -181,6 +181,42 @@ describe("render-postgres queries", () => {
     expect(rejection("-- name: empty\n-- just a comment\n").query).toBe("empty");
   });
 
+  it("types a WITH statement by its own SELECT, lets it read its WITH queries and checks the tables they write", () => {
+    // A check of the WITH support appendEvents needs (the generator refused every WITH before).
+    const rendered = renderPostgresQueries(
+      layout,
+      `-- name: withQueries
+WITH locked AS MATERIALIZED (SELECT s.id FROM sessions AS s WHERE s.id = @id FOR NO KEY UPDATE),
+ins AS (
+  INSERT INTO events (session_id, seq, type, time, data)
+  SELECT locked.id, 0, 't', 0, '{}' FROM locked
+  RETURNING seq
+)
+SELECT (SELECT count(*) FROM ins)::bigint AS inserted, EXISTS (SELECT 1 FROM locked)::boolean AS found;
+`,
+    );
+    expect(rendered).toContain(
+      "readonly withQueries: { readonly inserted: number | null; readonly found: boolean | null }",
+    );
+    expect(POSTGRES_QUERY_COLUMNS.appendEvents.map((c) => c.name)).toEqual([
+      "found",
+      "held",
+      "appendable",
+      "lastSeq",
+      "notified",
+    ]);
+    const stray = rejection(
+      "-- name: stray\nWITH w AS (INSERT INTO sesions (id) VALUES (@id) RETURNING id)\nSELECT id FROM w;\n",
+    );
+    expect(stray.message).toContain('"sesions"');
+    expect(
+      rejection(
+        "-- name: returns\nWITH w AS (SELECT 1 AS x)\nINSERT INTO sessions (id) SELECT 'a' FROM w RETURNING id;\n",
+      ).message,
+    ).toContain("RETURNING");
+    expect(rejection("-- name: noMain\nWITH w AS (SELECT 1 AS x);\n").query).toBe("noMain");
+  });
+
   it("fails generation naming the bad query", () => {
     const files = new Map(set.files);
     files.set(POSTGRES_QUERIES_PATH, "-- name: bad\nSELECT nope FROM nowhere;\n");
@@ -266,7 +302,13 @@ describePostgres("the PostgreSQL layout and queries on a server", () => {
   it("prepares every named query, with as many parameters as it names and the result columns it declares", async () => {
     const { schema, client } = await layoutSchema();
     try {
-      const names = Object.keys(POSTGRES_QUERIES) as PostgresQueryName[];
+      // The derived tables first (the search index), as a store makes them on open: the
+      // statements that write them prepare wherever they stand in the file.
+      const creates = (name: PostgresQueryName) =>
+        /^\s*CREATE TABLE IF NOT EXISTS\b/i.test(POSTGRES_QUERIES[name]);
+      const names = (Object.keys(POSTGRES_QUERIES) as PostgresQueryName[]).sort(
+        (a, b) => Number(creates(b)) - Number(creates(a)),
+      );
       expect(names.length).toBeGreaterThan(20);
       let prepared = 0;
       for (const name of names) {

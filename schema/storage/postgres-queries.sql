@@ -40,39 +40,105 @@ WHERE id = @sessionId;
 
 -- name: appendPoint
 -- The seq of the last event row of a session (NULL when it has none): a probe of the primary key,
--- never a scan of the log. Run after lockSessionRow, in a statement of its own, so that under READ
--- COMMITTED it sees every append committed before the lock was granted.
+-- never a scan of the log. Run after the session row is locked (lockSessionRow, appendEvents), in a
+-- statement of its own, so that under READ COMMITTED it sees every append committed before the
+-- lock was granted.
 SELECT max(seq)::bigint AS "lastSeq" FROM events WHERE session_id = @sessionId;
 
--- name: appendPointNotify
--- appendPoint, and notifyChange in the same round trip: the write that locked the row tells the
--- change channel (@channel) that session @sessionId changed, delivered at commit only if it commits.
+-- name: appendEvents
+-- An append of one chunk of a batch (events from @fromSeq, one array per member as insertEvents
+-- binds them), in one statement: it locks the session row against the other writers of the
+-- session (as lockSessionRow), checks after that lock that the writer lock is still held (@pid,
+-- @key as writerLockHeld; @pid NULL: the backend holds none) and that the batch starts at the
+-- append point, then inserts the events, their folded search texts (@textSeq, @text, as
+-- insertSearchTexts binds them) and moves the summary (@updatedAt, @derivedTitle as touchSummary),
+-- and tells the change channel (@channel) that session @sessionId changed, delivered at commit
+-- only if it commits. Nothing is written unless the session row was locked, the lock is held and
+-- the append point was proven (`appendable`); a data-modifying WITH query runs to its end even when
+-- nothing reads it.
+--
+-- Why a stale snapshot cannot let a wrong batch land: under READ COMMITTED the statement's snapshot
+-- is taken before the row lock wait ends, so `lastSeq` (max(seq) in that snapshot) may miss what
+-- another writer of the session committed while this one waited. The proof does not rest on it.
+-- Every writer of a session's events holds its row lock (appends, repairs; a delete removes the
+-- row itself) and keeps the seqs a prefix 0…n-1. Once the lock is granted nothing else changes the
+-- session's events until this transaction ends, and then: the row at @fromSeq - 1 exists, since
+-- `previous` locked it (a row lock reads the newest version: a row deleted by a committed
+-- transaction, say a repair that cut the tail, is not returned), so n >= @fromSeq; and the primary
+-- key (session_id, seq) refuses the insert at @fromSeq when n > @fromSeq, whatever the snapshot
+-- shows (a unique violation: SEQ_CONFLICT, and nothing of the statement stays). An insert that
+-- succeeds therefore starts exactly at the stored end. A stale snapshot can only make `appendable`
+-- false; the backend then reads the append point again in a statement of its own, after the lock
+-- (appendPoint), and runs this statement once more when it matches. The writer lock check and the
+-- lock on the events row come after the session row lock (they read the locked row), so a new
+-- holder of the writer lock waits for this write (see awaitSessionWriters).
+WITH locked AS MATERIALIZED (
+  SELECT s.id FROM sessions AS s WHERE s.id = @sessionId FOR NO KEY UPDATE
+),
+previous AS MATERIALIZED (
+  SELECT e.seq
+  FROM locked
+  JOIN events AS e ON e.session_id = locked.id AND e.seq = @fromSeq::bigint - 1
+  FOR KEY SHARE OF e
+),
+point AS MATERIALIZED (
+  SELECT
+    (SELECT max(e.seq) FROM events AS e WHERE e.session_id = locked.id) AS last_seq,
+    (
+      @pid::integer IS NULL
+      OR EXISTS (
+        SELECT 1
+        FROM pg_catalog.pg_locks AS l
+        WHERE locked.id IS NOT NULL
+          AND l.locktype = 'advisory'
+          AND l.granted
+          AND l.pid = @pid::integer
+          AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())
+          AND l.classid = ((@key::bigint >> 32) & 4294967295)::oid
+          AND l.objid = (@key::bigint & 4294967295)::oid
+          AND l.objsubid = 1
+      )
+    ) AS held,
+    (@fromSeq::bigint = 0 OR EXISTS (SELECT 1 FROM previous)) AS has_previous
+  FROM locked
+),
+checked AS MATERIALIZED (
+  SELECT
+    last_seq,
+    held,
+    held AND has_previous AND coalesce(last_seq, -1) = @fromSeq::bigint - 1 AS appendable
+  FROM point
+),
+ins AS (
+  INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)
+  SELECT @sessionId::text, e.seq, e.type, e.time, e.data, e.source_event_seqs, e.surface_op
+  FROM checked, unnest(
+    @seq::bigint[], @type::text[], @time::bigint[], @data::text[],
+    @sourceEventSeqs::text[], @surfaceOp::text[]
+  ) AS e (seq, type, time, data, source_event_seqs, surface_op)
+  WHERE checked.appendable
+  ORDER BY e.seq
+  RETURNING seq
+),
+texts AS (
+  INSERT INTO search_texts (session_id, seq, text)
+  SELECT @sessionId::text, t.seq, t.text
+  FROM unnest(@textSeq::bigint[], @text::text[]) AS t (seq, text)
+  WHERE EXISTS (SELECT 1 FROM ins)
+),
+summary AS (
+  UPDATE session_summaries
+  SET updated_at = @updatedAt, derived_title = coalesce(derived_title, @derivedTitle::text)
+  WHERE session_id = @sessionId AND EXISTS (SELECT 1 FROM ins)
+)
 SELECT
-  max(seq)::bigint AS "lastSeq",
-  pg_notify(@channel::text, @sessionId::text)::text AS notified
-FROM events
-WHERE session_id = @sessionId;
-
--- name: appendPointNotifyHeld
--- appendPointNotify, and writerLockHeld in the same round trip: the append of a writer that holds
--- the session's writer lock stores nothing unless the lock is still held (@pid, @key: see
--- writerLockHeld), checked after lockSessionRow was granted.
-SELECT
-  max(seq)::bigint AS "lastSeq",
-  pg_notify(@channel::text, @sessionId::text)::text AS notified,
-  EXISTS (
-    SELECT 1
-    FROM pg_catalog.pg_locks AS l
-    WHERE l.locktype = 'advisory'
-      AND l.granted
-      AND l.pid = @pid::integer
-      AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())
-      AND l.classid = ((@key::bigint >> 32) & 4294967295)::oid
-      AND l.objid = (@key::bigint & 4294967295)::oid
-      AND l.objsubid = 1
-  )::boolean AS held
-FROM events
-WHERE session_id = @sessionId;
+  EXISTS (SELECT 1 FROM checked)::boolean AS found,
+  (SELECT held FROM checked)::boolean AS held,
+  (SELECT appendable FROM checked)::boolean AS appendable,
+  (SELECT last_seq FROM checked)::bigint AS "lastSeq",
+  (
+    SELECT pg_notify(@channel::text, @sessionId::text) FROM checked WHERE appendable
+  )::text AS notified;
 
 -- name: lastTurnMarker
 -- The last turn/start or turn/end at or before @boundary, walking the primary key backwards from
@@ -507,7 +573,7 @@ SELECT pg_try_advisory_lock(@key::bigint)::boolean AS locked;
 -- name: awaitSessionWriters
 -- Run on the writer locks' connection right after tryWriterLock took a session's lock: waits for
 -- every write transaction that holds the session's row (FOR SHARE conflicts with the FOR NO KEY
--- UPDATE of lockSessionRow) to end, so that a write of a holder whose lock connection just died,
+-- UPDATE of lockSessionRow and appendEvents) to end, so that a write of a holder whose lock connection just died,
 -- checked by writerLockHeld before its lock went, is committed (or rolled back) before the new
 -- holder reads the log. No row (the session is not stored yet): nothing to wait for.
 SELECT 1 AS found FROM sessions WHERE id = @sessionId FOR SHARE;

@@ -23,8 +23,19 @@ import {
   unreachable,
 } from "./pg-errors.js";
 import { eventArrays, markerOfRow, splitSessionFrom } from "./rows.js";
-import { ensureSearchIndex, insertSearchTexts, searchPage } from "./search-index.js";
-import { POSTGRES_TABLES, type PostgresQueryRows, paramsFrom, Queries } from "./statements.js";
+import {
+  ensureSearchIndex,
+  insertSearchTexts,
+  searchPage,
+  serializedTextArrays,
+} from "./search-index.js";
+import {
+  POSTGRES_TABLES,
+  type PostgresQueryParams,
+  type PostgresQueryRows,
+  paramsFrom,
+  Queries,
+} from "./statements.js";
 import type { PostgresTimeouts } from "./timeouts.js";
 import { lockLost, WriterLocks } from "./writer-locks.js";
 
@@ -81,9 +92,10 @@ const JSON_MEMBERS = sql.jsonMembers(POSTGRES_TABLES.events);
  * an `events` row per event. Open it with {@link PostgresBackend.open}.
  *
  * Many processes on many machines may use one store. Every write is one transaction on a pooled
- * connection; an append locks its session's row (so writers of one session take turns and writers
- * of different sessions never wait for each other), checks that the batch starts at the stored
- * next seq, and inserts the batch in one statement; the primary key (session id, seq) refuses a
+ * connection; an append is one statement per INSERT_CHUNK events (appendEvents) that locks its
+ * session's row (so writers of one session take turns and writers of different sessions never
+ * wait for each other), checks that the batch starts at the stored next seq, and inserts the
+ * events with their search texts and summary; the primary key (session id, seq) refuses a
  * duplicate seq whatever else happens. Serialization failures and deadlocks are retried. One
  * writer per session is kept by advisory locks (see {@link WriterLocks}).
  *
@@ -215,25 +227,106 @@ export class PostgresBackend implements backend.SessionBackend {
   }
 
   /**
-   * Appends a batch in one transaction. When this instance holds the session's writer lock, the
-   * transaction also checks, after locking the session row, that the lock connection still holds
-   * it: a writer whose lock went with its connection stores nothing.
+   * Appends a batch in one transaction of one statement per INSERT_CHUNK events (appendEvents):
+   * the statement locks the session row, checks that this instance's writer lock (when it holds
+   * one) is still held on the lock connection and that the batch starts at the append point, then
+   * inserts the events and their search texts, moves the summary and notifies the change channel.
+   * A writer whose lock went with its connection stores nothing.
    * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND; StorageUnavailableError for a lost
    *   lock, a broken connection or a timeout.
    */
   async append(id: string, fromSeq: number, events: readonly SerializedEvent[]): Promise<void> {
+    const what = `append to session ${show(id)}`;
+    try {
+      await this.#appendBatch(id, what, fromSeq, events);
+    } catch (error) {
+      // Another writer stored seqs of the batch while this one waited for the session row (its
+      // snapshot predates them, so the primary key found them): nothing was stored; the conflict
+      // says where the log ends now, as one found by the check of the append point does.
+      if (
+        error instanceof StorageError &&
+        error.code === "SEQ_CONFLICT" &&
+        serverError(error.cause)?.code === UNIQUE_VIOLATION
+      ) {
+        const last = await this.#withClient(what, (c) =>
+          this.#queries.first(c, "appendPoint", { sessionId: id }),
+        );
+        const conflict = seqConflict(id, sql.lengthAfter(last?.lastSeq), fromSeq);
+        throw new StorageError(conflict.code, conflict.message, conflict.details, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+  }
+
+  async #appendBatch(
+    id: string,
+    what: string,
+    fromSeq: number,
+    events: readonly SerializedEvent[],
+  ): Promise<void> {
     await this.#write(
       id,
-      `append to session ${show(id)}`,
+      what,
       async (c) => {
-        // The hottest write: its notification and the lock check ride on the append point's
-        // round trip.
-        const next = await this.#lockForWrite(c, id, "notify");
-        if (next !== fromSeq) throw seqConflict(id, next, fromSeq);
-        await this.#insertEvents(c, id, fromSeq, events);
+        // Checked before any statement: a lock known lost stores nothing, not even a row lock wait.
+        const holder = this.#holderOrThrow(id);
+        sql.checkBatchSeqs(id, fromSeq, events);
+        const shared = {
+          pid: holder?.pid ?? null,
+          key: holder?.key ?? null,
+          channel: this.#queries.channel,
+          // Every chunk moves the summary to the batch's end; the first title stored stays.
+          updatedAt: events.at(-1)?.time ?? null,
+          derivedTitle: serializedTitle(events) ?? null,
+        };
+        // An empty batch runs one statement too: it checks the append point and notifies.
+        for (let start = 0; start === 0 || start < events.length; start += INSERT_CHUNK) {
+          const chunk = events.slice(start, start + INSERT_CHUNK);
+          await this.#appendChunk(c, id, fromSeq + start, chunk.length, {
+            ...eventArrays(id, chunk),
+            ...serializedTextArrays(chunk),
+            ...shared,
+            fromSeq: fromSeq + start,
+          });
+        }
       },
       "notified",
     );
+  }
+
+  /**
+   * Runs appendEvents for the chunk starting at `from`. When its check of the append point fails,
+   * the point is read again after the session row lock (the statement's snapshot may predate the
+   * lock, see appendEvents): a conflict when it differs, else the statement runs once more (its
+   * snapshot now counts every append committed before the lock).
+   */
+  async #appendChunk(
+    c: PoolClient,
+    id: string,
+    from: number,
+    count: number,
+    params: PostgresQueryParams<"appendEvents">,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      let row: PostgresQueryRows["appendEvents"] | undefined;
+      try {
+        row = await this.#queries.first(c, "appendEvents", params);
+      } catch (error) {
+        throw this.#insertFailure(error, id, from, count);
+      }
+      if (row?.found !== true) throw sessionNotFound(id);
+      if (row.held !== true) this.#lockGone(id);
+      if (row.appendable === true) return;
+      const next =
+        attempt === 1
+          ? sql.lengthAfter(
+              (await this.#queries.first(c, "appendPoint", { sessionId: id }))?.lastSeq,
+            )
+          : sql.lengthAfter(row.lastSeq);
+      if (attempt > 1 || next !== from) throw seqConflict(id, next, from);
+    }
   }
 
   async load(id: string): Promise<backend.StoredLog | undefined> {
@@ -494,30 +587,11 @@ export class PostgresBackend implements backend.SessionBackend {
    * every append committed before.
    * @throws StorageError SESSION_NOT_FOUND.
    */
-  async #lockForWrite(c: PoolClient, id: string, notify?: "notify"): Promise<number> {
-    // Checked before any statement: a lock known lost stores nothing, not even a row lock wait.
-    const holder = notify === undefined ? undefined : this.#holderOrThrow(id);
+  async #lockForWrite(c: PoolClient, id: string): Promise<number> {
     if ((await this.#queries.first(c, "lockSessionRow", { sessionId: id })) === undefined) {
       throw sessionNotFound(id);
     }
-    let last: { lastSeq: number | null } | undefined;
-    if (notify === undefined) {
-      last = await this.#queries.first(c, "appendPoint", { sessionId: id });
-    } else if (holder === undefined) {
-      last = await this.#queries.first(c, "appendPointNotify", {
-        channel: this.#queries.channel,
-        sessionId: id,
-      });
-    } else {
-      const row = await this.#queries.first(c, "appendPointNotifyHeld", {
-        channel: this.#queries.channel,
-        sessionId: id,
-        pid: holder.pid,
-        key: holder.key,
-      });
-      if (row?.held !== true) this.#lockGone(id);
-      last = row;
-    }
+    const last = await this.#queries.first(c, "appendPoint", { sessionId: id });
     return sql.lengthAfter(last?.lastSeq);
   }
 
@@ -562,6 +636,24 @@ export class PostgresBackend implements backend.SessionBackend {
     });
   }
 
+  /**
+   * What an insert of the events from seq `from` failed with: SESSION_NOT_FOUND for a session
+   * row gone, SEQ_CONFLICT when another writer stored one of the seqs first, else the error.
+   */
+  #insertFailure(error: unknown, id: string, from: number, count: number): unknown {
+    const failure = serverError(error);
+    if (failure?.code === FOREIGN_KEY_VIOLATION) return sessionNotFound(id);
+    if (failure?.code === UNIQUE_VIOLATION && failure.table === POSTGRES_TABLES.events.name) {
+      return new StorageError(
+        "SEQ_CONFLICT",
+        `expected seqs ${from}…${from + count - 1} of session ${show(id)} to be free, got one another writer stored first`,
+        { expectedSeq: from },
+        { cause: error },
+      );
+    }
+    return error;
+  }
+
   async #insertEvents(
     c: PoolClient,
     id: string,
@@ -574,17 +666,7 @@ export class PostgresBackend implements backend.SessionBackend {
       try {
         await this.#queries.run(c, "insertEvents", eventArrays(id, chunk));
       } catch (error) {
-        const failure = serverError(error);
-        if (failure?.code === FOREIGN_KEY_VIOLATION) throw sessionNotFound(id);
-        if (failure?.code === UNIQUE_VIOLATION && failure.table === POSTGRES_TABLES.events.name) {
-          throw new StorageError(
-            "SEQ_CONFLICT",
-            `expected seqs ${fromSeq + start}…${fromSeq + start + chunk.length - 1} of session ${show(id)} to be free, got one another writer stored first`,
-            { expectedSeq: fromSeq + start },
-            { cause: error },
-          );
-        }
-        throw error;
+        throw this.#insertFailure(error, id, fromSeq + start, chunk.length);
       }
       // After the events: a conflict above is reported as the events' own.
       await insertSearchTexts(c, this.#queries, id, chunk);
@@ -616,7 +698,7 @@ export class PostgresBackend implements backend.SessionBackend {
   ): Promise<T> {
     const value = await this.#transaction("beginWrite", what, async (c) => {
       const value = await work(c);
-      // `notified`: `work` sent the notification itself (appendPointNotify).
+      // `notified`: `work` sent the notification itself (appendEvents).
       if (notified === undefined) {
         await this.#queries.first(c, "notifyChange", {
           channel: this.#queries.channel,

@@ -96,6 +96,18 @@ async function backfill(client: ClientBase, queries: Queries): Promise<void> {
   }
 }
 
+/**
+ * The folded searchable texts of serialized events, as appendEvents binds them (`textSeq`, `text`;
+ * empty arrays when none has text).
+ */
+export function serializedTextArrays(events: readonly SerializedEvent[]): {
+  textSeq: number[];
+  text: string[];
+} {
+  const arrays = textArrays(events, (event) => serializedSearchText(event as SerializedEvent));
+  return { textSeq: arrays?.seq ?? [], text: arrays?.text ?? [] };
+}
+
 /** Indexes events just inserted (inside the write's transaction). */
 export async function insertSearchTexts(
   client: ClientBase,

@@ -1,0 +1,283 @@
+// The PostgreSQL append in one statement (appendEvents): what it stores, and what it refuses to store, when other writers move the session while it waits for the session row.
+import type pg from "pg";
+import { afterEach, expect, it } from "vitest";
+import type { SessionEvent, SessionHeader } from "../src/generated.js";
+import { serializeEvents } from "../src/index.js";
+import { advisoryKey } from "../src/store/postgres/connection.js";
+import type { PostgresBackend } from "../src/store/postgres/postgres-backend.js";
+import { simpleTurn, TIME } from "./builders.js";
+import {
+  describePostgres,
+  makePostgresHarness,
+  type PostgresHarness,
+  rawClient,
+  sql,
+} from "./postgres-harness.js";
+
+const TURN = simpleTurn(0, 1).length;
+
+function header(id: string): SessionHeader {
+  return { version: 0, id, createdAt: TIME };
+}
+
+/** Turns `from`… of `count` events or more, seqs from `fromSeq`, each at a later time. */
+function turns(fromSeq: number, firstTurn: number, count: number): SessionEvent[] {
+  const events: SessionEvent[] = [];
+  for (let turn = firstTurn; events.length < count; turn++) {
+    events.push(
+      ...simpleTurn(fromSeq + events.length, turn, {
+        prompt: `needle ${turn}`,
+        time: TIME + turn,
+      }),
+    );
+  }
+  return events;
+}
+
+/** Polls `probe` until it returns a value (or fails after `ms`). */
+async function until<T>(probe: () => Promise<T | undefined>, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((wait) => setTimeout(wait, 25));
+  }
+}
+
+describePostgres("PostgreSQL append", () => {
+  const harnesses: PostgresHarness[] = [];
+  const clients: pg.Client[] = [];
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.end().catch(() => {});
+    for (const harness of harnesses.splice(0)) await harness.cleanup();
+  });
+
+  async function setup(): Promise<{ h: PostgresHarness; backend: PostgresBackend }> {
+    const h = await makePostgresHarness();
+    harnesses.push(h);
+    return { h, backend: await h.open() };
+  }
+
+  /**
+   * A transaction of another program that holds the row of session `id` (as a writer of the
+   * store would), and a wait until `pending` is blocked on it.
+   */
+  async function holdSessionRow(
+    h: PostgresHarness,
+    id: string,
+  ): Promise<{ side: pg.Client; blocked: () => Promise<void> }> {
+    const side = await rawClient(h.schema);
+    clients.push(side);
+    await side.query("BEGIN");
+    await side.query("SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", [id]);
+    const pid = (await side.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid;
+    const blocked = async () => {
+      await until(async () => {
+        const rows = await sql(
+          "SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+          [pid],
+        );
+        return rows.length > 0 ? true : undefined;
+      });
+    };
+    return { side, blocked };
+  }
+
+  /** Everything stored about session `id`: seqs, search texts, summary. */
+  async function stored(h: PostgresHarness, id: string) {
+    const seqs = (
+      await h.sql<{ seq: number }>(
+        "SELECT seq::int AS seq FROM events WHERE session_id = $1 ORDER BY seq",
+        [id],
+      )
+    ).map((r) => r.seq);
+    const texts = await h.sql<{ seq: number; text: string }>(
+      "SELECT seq::int AS seq, text FROM search_texts WHERE session_id = $1 ORDER BY seq",
+      [id],
+    );
+    const summary = await h.sql(
+      "SELECT updated_at::float8 AS updated_at, title, derived_title FROM session_summaries WHERE session_id = $1",
+      [id],
+    );
+    return { seqs, texts, summary };
+  }
+
+  it("leaves no event, search text or summary change behind for a SEQ_CONFLICT batch", async () => {
+    // A check of the statement's all-or-nothing rule: the texts and the summary move only with
+    // the events (a conflict found by the check of the append point, and one found by the
+    // primary key).
+    const { h, backend } = await setup();
+    await backend.create(header("empty"), []);
+    const before = await stored(h, "empty");
+    expect(before.summary).toEqual([{ updated_at: TIME, title: null, derived_title: null }]);
+    const late = turns(5, 1, 1);
+    await expect(backend.append("empty", 5, serializeEvents(late))).rejects.toMatchObject({
+      code: "SEQ_CONFLICT",
+      details: { expectedSeq: 0 },
+    });
+    expect(await stored(h, "empty")).toEqual(before);
+
+    // Another writer stores the same seqs while the append waits for the session row: the
+    // append's snapshot predates them, its check passes, and the primary key refuses the insert.
+    await backend.create(header("x"), serializeEvents(simpleTurn(0, 1)));
+    const { side, blocked } = await holdSessionRow(h, "x");
+    const appending = backend.append("x", TURN, serializeEvents(turns(TURN, 2, 1))).catch((e) => e);
+    await blocked();
+    await side.query(
+      `INSERT INTO events (session_id, seq, type, time, data)
+       SELECT 'x', seq + $1, type, time, data FROM events WHERE session_id = 'x'`,
+      [TURN],
+    );
+    const mid = await stored(h, "x");
+    await side.query("COMMIT");
+    // Where the log ends now: seen failing without the read of the append point after the
+    // rollback ("expectedSeq": 7, the batch's own start, instead of 14).
+    expect(await appending).toMatchObject({
+      code: "SEQ_CONFLICT",
+      details: { expectedSeq: 2 * TURN },
+    });
+    const after = await stored(h, "x");
+    expect(after.seqs).toEqual(Array.from({ length: 2 * TURN }, (_, i) => i));
+    expect(after.texts).toEqual(mid.texts);
+    expect(after.texts.some((t) => t.text.includes("needle"))).toBe(false);
+    expect(after.summary).toEqual(mid.summary);
+  });
+
+  it("refuses a batch whose append point a repair moved back while it waited for the session row", async () => {
+    // Seen failing with the check of the locked row before the batch (`previous` in appendEvents)
+    // taken out of `appendable`: the batch was stored at seq TURN over a log cut to TURN - 2,
+    // leaving a gap ("expected undefined to match object { code: 'SEQ_CONFLICT', … }").
+    const { h, backend } = await setup();
+    await backend.create(header("x"), serializeEvents(simpleTurn(0, 1)));
+    const { side, blocked } = await holdSessionRow(h, "x");
+    const appending = backend.append("x", TURN, serializeEvents(turns(TURN, 2, 1))).catch((e) => e);
+    await blocked();
+    await side.query("DELETE FROM events WHERE session_id = 'x' AND seq >= $1", [TURN - 2]);
+    await side.query("DELETE FROM search_texts WHERE session_id = 'x' AND seq >= $1", [TURN - 2]);
+    await side.query("COMMIT");
+    expect(await appending).toMatchObject({
+      code: "SEQ_CONFLICT",
+      details: { expectedSeq: TURN - 2 },
+    });
+    const after = await stored(h, "x");
+    expect(after.seqs).toEqual(Array.from({ length: TURN - 2 }, (_, i) => i));
+    expect(after.texts.some((t) => t.text.includes("needle"))).toBe(false);
+    expect(after.summary).toEqual([
+      { updated_at: TIME, title: null, derived_title: "prompt of turn 1" },
+    ]);
+  });
+
+  it("stores a batch whose start another writer reached while it waited for the session row", async () => {
+    // The statement's snapshot predates the lock: its check fails, the append point read after
+    // the lock matches, and the statement runs again. Seen failing with the second run taken out
+    // of #appendChunk: SEQ_CONFLICT "expected the batch to start at seq 14 of session "x", got 14".
+    const { h, backend } = await setup();
+    await backend.create(header("x"), serializeEvents(simpleTurn(0, 1)));
+    const { side, blocked } = await holdSessionRow(h, "x");
+    const batch = turns(2 * TURN, 3, 1);
+    const appending = backend.append("x", 2 * TURN, serializeEvents(batch));
+    await blocked();
+    await side.query(
+      `INSERT INTO events (session_id, seq, type, time, data)
+       SELECT 'x', seq + $1, type, time, data FROM events WHERE session_id = 'x'`,
+      [TURN],
+    );
+    await side.query("COMMIT");
+    await appending;
+    const after = await stored(h, "x");
+    expect(after.seqs).toEqual(Array.from({ length: 3 * TURN }, (_, i) => i));
+    expect(after.texts.filter((t) => t.text.includes("needle 3")).map((t) => t.seq)).toEqual([
+      2 * TURN + 1,
+    ]);
+    expect(after.summary).toEqual([
+      {
+        updated_at: batch.at(-1)?.time,
+        title: null,
+        derived_title: "prompt of turn 1",
+      },
+    ]);
+  });
+
+  it("stores nothing when its writer lock went while it waited for the session row", async () => {
+    // The check runs in the statement, after the row lock: seen failing with @pid bound NULL (no
+    // check): the batch was stored ("expected undefined to match object { code:
+    // 'STORAGE_UNAVAILABLE', … }").
+    const { h, backend } = await setup();
+    await backend.create(header("w"), serializeEvents(simpleTurn(0, 1)));
+    const release = await backend.lock("w");
+    const before = await stored(h, "w");
+    const { side, blocked } = await holdSessionRow(h, "w");
+    const appending = backend.append("w", TURN, serializeEvents(turns(TURN, 2, 1))).catch((e) => e);
+    await blocked();
+    const key = BigInt.asUintN(64, BigInt(advisoryKey("seedline-writer", h.schema, "w")));
+    const holder = await until(async () => {
+      const rows = await sql<{ pid: number }>(
+        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+         AND classid = $1 AND objid = $2 AND objsubid = 1`,
+        [String(key >> 32n), String(key & 0xffffffffn)],
+      );
+      return rows[0];
+    });
+    await sql("SELECT pg_terminate_backend($1)", [holder.pid]);
+    await until(async () => {
+      const rows = await sql("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [holder.pid]);
+      return rows.length === 0 ? true : undefined;
+    });
+    await side.query("COMMIT");
+    const error = await appending;
+    expect(error).toMatchObject({ code: "STORAGE_UNAVAILABLE", details: { commitUnknown: false } });
+    expect(error.message).toContain("lost with its connection");
+    expect(backend.lockLost("w")).toBe(true);
+    expect(await stored(h, "w")).toEqual(before);
+    await release();
+  });
+
+  it("appends a batch of several insert chunks in one transaction, with its texts and summary", async () => {
+    // A check: a batch over INSERT_CHUNK (1000) rows runs one statement per chunk.
+    const { h, backend } = await setup();
+    await backend.create(header("big"), serializeEvents(simpleTurn(0, 1)));
+    const batch = turns(TURN, 2, 2500);
+    await backend.append("big", TURN, serializeEvents(batch));
+    const after = await stored(h, "big");
+    expect(after.seqs).toEqual(Array.from({ length: TURN + batch.length }, (_, i) => i));
+    const needles = batch.filter((e) => e.type === "user/message").map((e) => e.seq);
+    expect(after.texts.filter((t) => t.text.includes("needle")).map((t) => t.seq)).toEqual(needles);
+    expect(after.summary).toEqual([
+      { updated_at: batch.at(-1)?.time, title: null, derived_title: "prompt of turn 1" },
+    ]);
+    expect((await backend.load("big"))?.events).toHaveLength(TURN + batch.length);
+    // A conflict in a later chunk (another program's row inside it, committed once the append
+    // waits on it) leaves none of the batch.
+    const next = TURN + batch.length;
+    const side = await rawClient(h.schema);
+    clients.push(side);
+    await side.query("BEGIN");
+    await side.query(
+      `INSERT INTO events (session_id, seq, type, time, data)
+       VALUES ('big', $1, 'turn/start', 0, '{"turn":999}')`,
+      [next + 1500],
+    );
+    const sidePid = (await side.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]
+      ?.pid;
+    const second = turns(next, 1000, 2500);
+    const appending = backend.append("big", next, serializeEvents(second)).catch((e) => e);
+    await until(async () => {
+      const rows = await sql(
+        "SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
+        [sidePid],
+      );
+      return rows.length > 0 ? true : undefined;
+    });
+    await side.query("COMMIT");
+    // The conflict says where the log ends now: after the other program's row.
+    expect(await appending).toMatchObject({
+      code: "SEQ_CONFLICT",
+      details: { expectedSeq: next + 1501 },
+    });
+    const last = await stored(h, "big");
+    expect(last.seqs).toEqual([...after.seqs, next + 1500]);
+    expect(last.texts).toEqual(after.texts);
+    expect(last.summary).toEqual(after.summary);
+  });
+});
