@@ -63,6 +63,7 @@ export function b1PostgresAppend(sizes: Sizes): Benchmark {
           subject,
           floor,
           checksOnly(header, batches),
+          batches,
           (message) => ctx.progress(message),
         );
         return [

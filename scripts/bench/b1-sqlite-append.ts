@@ -66,6 +66,7 @@ export function b1SqliteAppend(sizes: Sizes): Benchmark {
         subject,
         floor,
         checksOnly(header, batches),
+        batches,
         (message) => ctx.progress(message),
       );
       return [

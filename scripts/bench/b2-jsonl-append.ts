@@ -64,6 +64,7 @@ export function b2JsonlAppend(sizes: Sizes): Benchmark {
         subject,
         floor,
         checksOnly(header, batches),
+        batches,
         (message) => ctx.progress(message),
       );
       return [

@@ -1,6 +1,12 @@
 // The append benchmarks' third contender: the store's own work on the same batches without storage, so a row shows how much of the subject is checks and how much is the store.
-import { type SessionEvent, type SessionHeader, SessionLog } from "../../src/index.js";
-import { fmt, type Measure, median, rotate, timed } from "./harness.js";
+import {
+  type SessionEvent,
+  type SessionHeader,
+  SessionLog,
+  validateSessionEvent,
+} from "../../src/index.js";
+import { jsonValueProblem } from "../../src/log/json-value.js";
+import { fmt, type Measure, median, rotate, settle, timed } from "./harness.js";
 
 /**
  * Appends the batches to an in-memory `SessionLog`: what a store does to a batch besides storing
@@ -21,6 +27,50 @@ export interface AppendFigures {
   readonly subject: number[];
   readonly baseline: number[];
   readonly checks: number[];
+  /** The least of a few runs of the schema validation alone over every event, in ms. */
+  readonly schemaMs: number;
+  /** The least of a few runs of the lossless-JSON check alone over every event, in ms. */
+  readonly losslessMs: number;
+}
+
+/** How many runs the schema and lossless checks alone get (their least is kept). */
+const PART_RUNS = 5;
+
+/**
+ * The two checks no validating store can leave out, each alone over every event: the generated
+ * schema validator, and the walk that refuses what JSON would not keep (undefined members, NaN,
+ * accessors, cycles…), which `JSON.stringify` cannot tell. The least of {@link PART_RUNS} runs.
+ */
+async function requiredParts(
+  batches: readonly SessionEvent[][],
+): Promise<{ schemaMs: number; losslessMs: number }> {
+  let schemaMs = Number.POSITIVE_INFINITY;
+  let losslessMs = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < PART_RUNS; run++) {
+    await settle();
+    schemaMs = Math.min(
+      schemaMs,
+      await timed(() => {
+        for (const batch of batches) {
+          for (const event of batch) {
+            if (!validateSessionEvent(event)) throw new Error("expected valid events");
+          }
+        }
+      }),
+    );
+    await settle();
+    losslessMs = Math.min(
+      losslessMs,
+      await timed(() => {
+        for (const batch of batches) {
+          for (const event of batch) {
+            if (jsonValueProblem(event) !== undefined) throw new Error(`lossy event ${event.seq}`);
+          }
+        }
+      }),
+    );
+  }
+  return { schemaMs, losslessMs };
 }
 
 /**
@@ -33,6 +83,7 @@ export async function withChecks(
   subject: Measure,
   floor: Measure,
   checks: Measure,
+  batches: readonly SessionEvent[][],
   progress: (message: string) => void,
 ): Promise<AppendFigures> {
   const [s = [], f = [], c = []] = await rotate(rounds, [subject, floor, checks], (r, figures) =>
@@ -40,7 +91,11 @@ export async function withChecks(
       `${label} round ${r + 1}: store ${fmt(figures[0] as number)} ms, raw ${fmt(figures[1] as number)} ms, checks alone ${fmt(figures[2] as number)} ms`,
     ),
   );
-  return { subject: s, baseline: f, checks: c };
+  const parts = await requiredParts(batches);
+  progress(
+    `${label}: schema validation alone ${fmt(parts.schemaMs)} ms, lossless check alone ${fmt(parts.losslessMs)} ms`,
+  );
+  return { subject: s, baseline: f, checks: c, ...parts };
 }
 
 /**
@@ -53,8 +108,14 @@ export function checkFacts(figures: AppendFigures): Record<string, number> {
     const f = figures.baseline[i] as number;
     return (f + c) / f;
   });
+  const floor = median(figures.baseline);
   return {
     checksMs: Math.round(median(figures.checks)),
     floorPlusChecks: Math.round(median(bound) * 100) / 100,
+    schemaMs: Math.round(figures.schemaMs),
+    losslessMs: Math.round(figures.losslessMs),
+    // The least any store that validates and checks losslessness can reach over this floor.
+    floorPlusRequired:
+      Math.round(((floor + figures.schemaMs + figures.losslessMs) / floor) * 100) / 100,
   };
 }
