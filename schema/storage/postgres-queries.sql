@@ -123,6 +123,50 @@ WHERE session_id = @sessionId AND seq >= @fromSeq
 ORDER BY seq
 LIMIT @limit::bigint;
 
+-- name: sessionRowsFrom
+-- loadFrom of a page of many rows in one statement (one snapshot, one round trip, no lock): the
+-- event rows of eventRows from seq @fromSeq on, at most @limit of them (NULL: no bound), as their
+-- columns (their header columns NULL, so the header is sent once), then a last row holding the
+-- header columns (its event columns NULL: a NULL seq sorts last). No session gives no row. The
+-- event rows come from a walk of the primary key from @fromSeq that stops at the limit, merged
+-- with the header row without a sort, so the rows after a page are never read.
+SELECT
+  s.version,
+  s.id,
+  s.created_at AS "createdAt",
+  s.cwd,
+  s.parent_session AS "parentSession",
+  s.seed_length AS "seedLength",
+  NULL::text AS type,
+  NULL::bigint AS seq,
+  NULL::bigint AS time,
+  NULL::text AS data,
+  NULL::text AS "sourceEventSeqs",
+  NULL::text AS "surfaceOp"
+FROM sessions AS s
+WHERE s.id = @sessionId
+UNION ALL
+SELECT * FROM (
+  SELECT
+    NULL::bigint,
+    NULL::text,
+    NULL::bigint,
+    NULL::text,
+    NULL::text,
+    NULL::bigint,
+    type,
+    seq,
+    time,
+    data,
+    source_event_seqs,
+    surface_op
+  FROM events
+  WHERE session_id = @sessionId AND seq >= @fromSeq
+  ORDER BY seq
+  LIMIT @limit::bigint
+) AS e
+ORDER BY seq;
+
 -- name: nextTurnEnd
 -- The seq of the first turn/end at or after @fromSeq: asked when a page of eventLines found a
 -- damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,
