@@ -561,7 +561,12 @@ export class SessionStore {
         // A page that ends before the log does is followed by one from its end (a page whose
         // events fail the checks throws before that one is read).
         const more = stored.from === next && stored.events.length > limit;
-        if (ahead && more) loading = this.#loadPage(id, next + limit, limit);
+        if (ahead && more) {
+          loading = this.#loadPage(id, next + limit, limit);
+          // Handled now (it is awaited on the next turn, or at the end): a failure that comes while
+          // this page is being taken is reported there, never as an unhandled rejection.
+          loading.catch(() => undefined);
+        }
         const page = this.#checkPage(id, next, limit, stored, fromSeq === 0 ? checked : undefined);
         yield page;
         if (page.done) return;
