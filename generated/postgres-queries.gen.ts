@@ -70,15 +70,6 @@ export const POSTGRES_QUERIES = {
    */
   eventRows: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS \"sourceEventSeqs\",\n  surface_op AS \"surfaceOp\"\nFROM events\nWHERE session_id = $1 AND seq >= $2\nORDER BY seq\nLIMIT $3::bigint;",
   /**
-   * loadFrom of a page of many rows in one statement (one snapshot, one round trip, no lock): the
-   * event rows of eventRows from seq `@fromSeq` on, at most `@limit` of them (NULL: no bound), as
-   * their columns (their header columns NULL, so the header is sent once), then a last row holding
-   * the header columns (its event columns NULL: a NULL seq sorts last). No session gives no row.
-   * The event rows come from a walk of the primary key from `@fromSeq` that stops at the limit,
-   * merged with the header row without a sort, so the rows after a page are never read.
-   */
-  sessionRowsFrom: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  NULL::text AS type,\n  NULL::bigint AS seq,\n  NULL::bigint AS time,\n  NULL::text AS data,\n  NULL::text AS \"sourceEventSeqs\",\n  NULL::text AS \"surfaceOp\"\nFROM sessions AS s\nWHERE s.id = $1\nUNION ALL\nSELECT * FROM (\n  SELECT\n    NULL::bigint,\n    NULL::text,\n    NULL::bigint,\n    NULL::text,\n    NULL::text,\n    NULL::bigint,\n    type,\n    seq,\n    time,\n    data,\n    source_event_seqs,\n    surface_op\n  FROM events\n  WHERE session_id = $1 AND seq >= $2\n  ORDER BY seq\n  LIMIT $3::bigint\n) AS e\nORDER BY seq;",
-  /**
    * The seq of the first turn/end at or after `@fromSeq`: asked when a page of eventLines found a
    * damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,
    * and by forkPoint for the turn/end closing a turn open at the boundary. Walks the primary key
@@ -289,7 +280,6 @@ export const POSTGRES_QUERY_PARAMS = {
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId", "fromSeq", "limit"],
   eventRows: ["sessionId", "fromSeq", "limit"],
-  sessionRowsFrom: ["sessionId", "fromSeq", "limit"],
   nextTurnEnd: ["sessionId", "fromSeq"],
   lastTurnEnd: ["sessionId"],
   settledLines: ["sessionId", "settled"],
@@ -411,20 +401,6 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "seq", type: "number" },
     { name: "time", type: "number" },
     { name: "data", type: "string" },
-    { name: "sourceEventSeqs", type: "string | null" },
-    { name: "surfaceOp", type: "string | null" },
-  ],
-  sessionRowsFrom: [
-    { name: "version", type: "number" },
-    { name: "id", type: "string" },
-    { name: "createdAt", type: "number" },
-    { name: "cwd", type: "string | null" },
-    { name: "parentSession", type: "string | null" },
-    { name: "seedLength", type: "number | null" },
-    { name: "type", type: "string | null" },
-    { name: "seq", type: "number | null" },
-    { name: "time", type: "number | null" },
-    { name: "data", type: "string | null" },
     { name: "sourceEventSeqs", type: "string | null" },
     { name: "surfaceOp", type: "string | null" },
   ],
@@ -659,20 +635,6 @@ export interface PostgresQueryRows {
     readonly seq: number;
     readonly time: number;
     readonly data: string;
-    readonly sourceEventSeqs: string | null;
-    readonly surfaceOp: string | null;
-  };
-  readonly sessionRowsFrom: {
-    readonly version: number;
-    readonly id: string;
-    readonly createdAt: number;
-    readonly cwd: string | null;
-    readonly parentSession: string | null;
-    readonly seedLength: number | null;
-    readonly type: string | null;
-    readonly seq: number | null;
-    readonly time: number | null;
-    readonly data: string | null;
     readonly sourceEventSeqs: string | null;
     readonly surfaceOp: string | null;
   };

@@ -261,10 +261,8 @@ export class PostgresBackend implements backend.SessionBackend {
   ): Promise<backend.StoredSuffix | undefined> {
     const what = `load session ${show(id)} from seq ${fromSeq}`;
     const { first, take } = sql.pageRead(fromSeq, limit);
-    // One statement, one round trip: a reader asking what is new (a few rows, or none) gets the
-    // header on every row (sessionFrom); a page of many rows gets it once (sessionRowsFrom). The
-    // read transaction is left for a whole log and for a page whose bad row needs the lookup of
-    // the next turn/end, or whose row before `fromSeq` is gone.
+    // From 0, and for a page of many rows, the transaction's statements send the header once, not
+    // once per row; a reader asking what is new (a few rows, or none) gets it in one round trip.
     if (fromSeq > 0 && (take === undefined || take <= ONE_STATEMENT_ROWS)) {
       const found = await this.#withClient(what, (c) =>
         this.#queries.rows(c, "sessionFrom", { fromSeq, sessionId: id, limit: take ?? null }),
@@ -273,30 +271,6 @@ export class PostgresBackend implements backend.SessionBackend {
       if (split === undefined) return undefined;
       const header = sql.readHeader(split.header, id, this.location);
       const scanned = sql.scanEventRows(split.events, first);
-      if (sql.turnEndLookup(scanned, take) === undefined) {
-        const suffix = sql.suffixOf(
-          sql.judgeEventRows(scanned, sql.eventsOf(id, this.location)),
-          fromSeq,
-        );
-        if (suffix !== undefined) return { header, ...suffix };
-      }
-    } else if (take !== undefined) {
-      // A page of many rows: the header sent once, on a last row of its own, in the same statement.
-      const { rows, columns } = await this.#withClient(what, (c) =>
-        this.#queries.valueRows(c, "sessionRowsFrom", {
-          sessionId: id,
-          fromSeq: first,
-          limit: take,
-        }),
-      );
-      const head = rows.pop();
-      if (head === undefined) return undefined;
-      const header = sql.readHeader(
-        Object.fromEntries(columns.map((column, i) => [column, head[i]])) as sql.HeaderRow,
-        id,
-        this.location,
-      );
-      const scanned = sql.scanEventRows(rows, first, sql.valueRowForm(columns, JSON_MEMBERS));
       if (sql.turnEndLookup(scanned, take) === undefined) {
         const suffix = sql.suffixOf(
           sql.judgeEventRows(scanned, sql.eventsOf(id, this.location)),
