@@ -30,15 +30,16 @@ export const SQLITE_QUERIES = {
   lastTurnMarker: "SELECT\n  seq,\n  type,\n  CASE WHEN json_valid(data) THEN json_extract(data, '$.turn') END AS turn\nFROM events\nWHERE session_id = @sessionId AND seq <= @boundary AND type IN ('turn/start', 'turn/end')\nORDER BY seq DESC\nLIMIT 1;",
   /**
    * The event rows of a session from seq `@fromSeq` on (0 for the whole log) in seq order, at most
-   * `@limit` of them (-1: no bound), each rebuilt as its JSONL line in envelope member order (type,
-   * seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one JSON.parse per
-   * row gives the event with the key order an export must write. A line that does not parse is a
-   * damaged row. A range of the primary key: reading from the end of the log costs one index probe,
-   * and the rows after a page are never read.
+   * `@limit` of them (-1: no bound), as their columns in envelope member order (type, seq, time,
+   * data, then sourceEventSeqs and surfaceOp, NULL when absent), the JSON ones as text: the reader
+   * builds each event from its columns (a JSON.parse per JSON column), with the key order an export
+   * must write. A JSON column that does not parse is a damaged row. A range of the primary key:
+   * reading from the end of the log costs one index probe, and the rows after a page are never
+   * read.
    */
-  eventLines: "SELECT\n  seq,\n  type,\n  '{\"type\":' || json_quote(type)\n    || ',\"seq\":' || seq\n    || ',\"time\":' || time\n    || ',\"data\":' || data\n    || coalesce(',\"sourceEventSeqs\":' || source_event_seqs, '')\n    || coalesce(',\"surfaceOp\":' || surface_op, '')\n    || '}' AS line\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq\nORDER BY seq\nLIMIT @limit;",
+  eventRows: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS sourceEventSeqs,\n  surface_op AS surfaceOp\nFROM events\nWHERE session_id = @sessionId AND seq >= @fromSeq\nORDER BY seq\nLIMIT @limit;",
   /**
-   * The seq of the first turn/end at or after `@fromSeq`: asked when a page of eventLines found a
+   * The seq of the first turn/end at or after `@fromSeq`: asked when a page of eventRows found a
    * damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,
    * and by forkPoint for the turn/end closing a turn open at the boundary. Walks the primary key
    * forwards from `@fromSeq` and stops at the first turn/end.
@@ -292,7 +293,7 @@ export const SQLITE_QUERY_PARAMS = {
   appendPoint: ["sessionId"],
   lastEvent: ["sessionId"],
   lastTurnMarker: ["sessionId", "boundary"],
-  eventLines: ["sessionId", "fromSeq", "limit"],
+  eventRows: ["sessionId", "fromSeq", "limit"],
   nextTurnEnd: ["sessionId", "fromSeq"],
   lastTurnEnd: ["sessionId"],
   settledCount: ["sessionId", "settled"],
@@ -389,7 +390,14 @@ export interface SqliteQueryRows {
     readonly type: string;
     readonly turn: SqliteScalar;
   };
-  readonly eventLines: { readonly seq: number; readonly type: string; readonly line: SqliteScalar };
+  readonly eventRows: {
+    readonly type: string;
+    readonly seq: number;
+    readonly time: number;
+    readonly data: string;
+    readonly sourceEventSeqs: string | null;
+    readonly surfaceOp: string | null;
+  };
   readonly nextTurnEnd: { readonly seq: number };
   readonly lastTurnEnd: { readonly seq: number };
   readonly settledCount: { readonly count: SqliteScalar };

@@ -228,6 +228,29 @@ describe("SQLite backend", () => {
     });
   });
 
+  // readEvents asks for each page's rows before it checks the page before: a damaged row on a
+  // later page is still CORRUPT_LOG, and a range that ends before that page still reads (the
+  // page asked for ahead is not left failing behind it).
+  it("reads a log of several pages whole or in part, with a damaged row on its third page", async () => {
+    const { path, backend } = await fresh();
+    const events = balancedLog(Math.ceil(9000 / TURN) + 1);
+    await backend.create(header("long"), serializeEvents(events));
+    const store = new SessionStore({ backend });
+    expect(await store.readEvents("long")).toEqual(events);
+    // Seq 8200 is on the third page of 4096 events, and a turn/end follows it.
+    raw(path, (db) =>
+      db.prepare("UPDATE events SET data = '#' WHERE session_id = 'long' AND seq = 8200").run(),
+    );
+    await expect(store.readEvents("long")).rejects.toMatchObject({
+      code: "CORRUPT_LOG",
+      details: { seq: 8200 },
+    });
+    expect(await store.readEvents("long", { toSeq: 10 })).toEqual(events.slice(0, 10));
+    expect(await store.readEvents("long", { fromSeq: 4000, toSeq: 4200 })).toEqual(
+      events.slice(4000, 4200),
+    );
+  });
+
   it("forks by copying the prefix rows inside the database, byte for byte", async () => {
     const { path, backend } = await fresh();
     await backend.create(

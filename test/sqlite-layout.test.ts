@@ -195,10 +195,10 @@ describe("generated SQLite layout", () => {
         .map((row) => row.detail)
         .join("\n");
     // loadFrom with nothing new reads one row (the one before fromSeq): a range of the key. With
-    // the queries as they were (eventLines without @fromSeq) this failed: the plan was
+    // the queries as they were (the page read without @fromSeq, then eventLines) this failed: the plan was
     // "(session_id=?)", a read of the whole log.
     for (const limit of [-1, 10]) {
-      expect(plan(SQLITE_QUERIES.eventLines, { sessionId: "s", fromSeq: 5, limit })).toMatch(
+      expect(plan(SQLITE_QUERIES.eventRows, { sessionId: "s", fromSeq: 5, limit })).toMatch(
         /^SEARCH events USING INDEX \S+ \(session_id=\? AND seq>\?\)$/,
       );
     }

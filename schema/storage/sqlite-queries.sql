@@ -44,30 +44,27 @@ WHERE session_id = @sessionId AND seq <= @boundary AND type IN ('turn/start', 't
 ORDER BY seq DESC
 LIMIT 1;
 
--- name: eventLines
+-- name: eventRows
 -- The event rows of a session from seq @fromSeq on (0 for the whole log) in seq order, at most
--- @limit of them (-1: no bound), each rebuilt as its JSONL line in envelope member order (type,
--- seq, time, data, then sourceEventSeqs and surfaceOp when not NULL), so that one JSON.parse per
--- row gives the event with the key order an export must write. A line that does not parse is a
--- damaged row. A range of the primary key: reading from the end of the log costs one index probe,
--- and the rows after a page are never read.
+-- @limit of them (-1: no bound), as their columns in envelope member order (type, seq, time,
+-- data, then sourceEventSeqs and surfaceOp, NULL when absent), the JSON ones as text: the reader
+-- builds each event from its columns (a JSON.parse per JSON column), with the key order an export
+-- must write. A JSON column that does not parse is a damaged row. A range of the primary key:
+-- reading from the end of the log costs one index probe, and the rows after a page are never read.
 SELECT
-  seq,
   type,
-  '{"type":' || json_quote(type)
-    || ',"seq":' || seq
-    || ',"time":' || time
-    || ',"data":' || data
-    || coalesce(',"sourceEventSeqs":' || source_event_seqs, '')
-    || coalesce(',"surfaceOp":' || surface_op, '')
-    || '}' AS line
+  seq,
+  time,
+  data,
+  source_event_seqs AS sourceEventSeqs,
+  surface_op AS surfaceOp
 FROM events
 WHERE session_id = @sessionId AND seq >= @fromSeq
 ORDER BY seq
 LIMIT @limit;
 
 -- name: nextTurnEnd
--- The seq of the first turn/end at or after @fromSeq: asked when a page of eventLines found a
+-- The seq of the first turn/end at or after @fromSeq: asked when a page of eventRows found a
 -- damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,
 -- and by forkPoint for the turn/end closing a turn open at the boundary.
 -- Walks the primary key forwards from @fromSeq and stops at the first turn/end.

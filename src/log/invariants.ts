@@ -416,9 +416,8 @@ export function takeEvent(raw: unknown, ownership: Ownership): TakenEvent {
       return SerializedEvent.take(raw as SessionEvent);
     }
   } else {
-    const admitted = freezeParsedJsonValue(raw);
-    if ("problem" in admitted) problem = admitted.problem;
-    else if (validateSessionEvent(admitted.value)) return admitted.value as SessionEvent;
+    problem = freezeParsedJsonValue(raw);
+    if (problem === undefined && validateSessionEvent(raw)) return raw as SessionEvent;
   }
   const envelope = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
   const type = envelope.type;

@@ -214,15 +214,13 @@ function pointerToken(member: string | number): string {
  * depth, but such a value could not be written back (`JSON.stringify` overflows the stack), so a
  * parsed event is held to the limit a copied one is. Members named `__proto__` are own members
  * already (`JSON.parse` defines them). A value already frozen at the top was admitted before and
- * is returned as it is.
+ * is left as it is. Returns undefined when the value is frozen (nothing is made per value).
  */
-export function freezeParsedJsonValue(
-  value: unknown,
-): { value: unknown } | { problem: JsonValueProblem } {
-  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return { value };
+export function freezeParsedJsonValue(value: unknown): JsonValueProblem | undefined {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return undefined;
   const found = freezeWithin(value, 0);
-  if (found === undefined) return { value };
-  return { problem: { path: found.keys.reverse().map(pointerToken).join(""), found: found.found } };
+  if (found === undefined) return undefined;
+  return { path: found.keys.reverse().map(pointerToken).join(""), found: found.found };
 }
 
 /** Freezes `value` and everything below it, or returns where it nests too deep (leaving the levels above unfrozen). */

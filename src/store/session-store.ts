@@ -21,7 +21,13 @@ import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
 import { titleProblem } from "../log/session-title.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
-import type { ListedSession, ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
+import type {
+  ListedSession,
+  ListQuery,
+  ReleaseLock,
+  SessionBackend,
+  StoredSuffix,
+} from "./backend.js";
 import {
   admitStored,
   asCorruption,
@@ -502,7 +508,7 @@ export class SessionStore {
    */
   async exportLog(id: string): Promise<string> {
     const parts: string[] = [];
-    for await (const page of this.pages(id, { limit: STREAM_PAGE })) {
+    for await (const page of this.#pages(id, { limit: STREAM_PAGE }, true)) {
       if (parts.length === 0) parts.push(formatHeaderLine(page.header));
       for (const event of page.events) parts.push(formatEventLine(event));
     }
@@ -529,17 +535,47 @@ export class SessionStore {
    * whole (a broken rule is CORRUPT_LOG).
    * @throws StorageError as {@link read} does, from the first `next()`.
    */
-  async *pages(id: string, options: ReadOptions = {}): AsyncGenerator<EventPage, void, undefined> {
+  pages(id: string, options: ReadOptions = {}): AsyncGenerator<EventPage, void, undefined> {
+    return this.#pages(id, options, false);
+  }
+
+  /**
+   * {@link pages}; `ahead`: each page's rows are asked for as soon as the rows of the page before
+   * are in, before that page is checked (the store's work and the checks overlap), for a reader
+   * that takes every page at once (memory then holds two pages of rows).
+   */
+  async *#pages(
+    id: string,
+    options: ReadOptions,
+    ahead: boolean,
+  ): AsyncGenerator<EventPage, void, undefined> {
     checkSessionId(id, "/sessionId");
     const { fromSeq, limit } = checkReadOptions(options);
     // From seq 0 the pages go through a log of their own: the invariants span pages.
     const checked: { log?: SessionLog | undefined } = {};
     let next = fromSeq;
-    for (;;) {
-      const page = await this.#readPage(id, next, limit, fromSeq === 0 ? checked : undefined);
-      yield page;
-      if (page.done) return;
-      next = page.nextSeq;
+    let loading = this.#loadPage(id, next, limit);
+    try {
+      for (;;) {
+        const stored = await loading;
+        // A page that ends before the log does is followed by one from its end (a page whose
+        // events fail the checks throws before that one is read).
+        const more = stored.from === next && stored.events.length > limit;
+        if (ahead && more) {
+          loading = this.#loadPage(id, next + limit, limit);
+          // Handled now (it is awaited on the next turn, or at the end): a failure that comes while
+          // this page is being taken is reported there, never as an unhandled rejection.
+          loading.catch(() => undefined);
+        }
+        const page = this.#checkPage(id, next, limit, stored, fromSeq === 0 ? checked : undefined);
+        yield page;
+        if (page.done) return;
+        next = page.nextSeq;
+        if (!ahead) loading = this.#loadPage(id, next, limit);
+      }
+    } finally {
+      // A read stopped early (or failed) leaves no page being read behind it.
+      await loading.catch(() => undefined);
     }
   }
 
@@ -553,7 +589,7 @@ export class SessionStore {
     const toSeq = range.toSeq ?? Number.POSITIVE_INFINITY;
     const fromSeq = range.fromSeq ?? 0;
     if (toSeq <= fromSeq) return markAdmitted(events);
-    for await (const page of this.pages(id, { fromSeq, limit: STREAM_PAGE })) {
+    for await (const page of this.#pages(id, { fromSeq, limit: STREAM_PAGE }, true)) {
       for (const event of page.events) {
         if (event.seq >= toSeq) return markAdmitted(events);
         events.push(event);
@@ -772,8 +808,24 @@ export class SessionStore {
     limit: number,
     checked?: { log?: SessionLog | undefined },
   ): Promise<EventPage> {
+    return this.#checkPage(id, fromSeq, limit, await this.#loadPage(id, fromSeq, limit), checked);
+  }
+
+  /** The rows of one page (see {@link #readPage}): one more than `limit` is asked for. */
+  async #loadPage(id: string, fromSeq: number, limit: number): Promise<StoredSuffix> {
     const stored = await this.backend.loadFrom(id, fromSeq, limit + 1);
     if (stored === undefined) throw sessionNotFound(id);
+    return stored;
+  }
+
+  /** Checks the rows of one page {@link #loadPage} read (see {@link #readPage}). */
+  #checkPage(
+    id: string,
+    fromSeq: number,
+    limit: number,
+    stored: StoredSuffix,
+    checked?: { log?: SessionLog | undefined },
+  ): EventPage {
     const location = this.#location(id);
     const header = stored.header;
     checkStoredHeader(header, location);

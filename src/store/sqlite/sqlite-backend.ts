@@ -81,6 +81,8 @@ export class SqliteBackend implements backend.SessionBackend {
   readonly #poller: ChangePoller | undefined;
   /** Absent for a private in-memory database, which has no file to lose. */
   readonly #guard: FileGuard | undefined;
+  /** How eventRows' rows (arrays of values) become events: made on the first read. */
+  #eventRowForm: sql.RowForm<readonly unknown[]> | undefined;
   #closed = false;
   /** The durability mode this backend commits in. */
   readonly durability: backend.Durability;
@@ -474,12 +476,13 @@ export class SqliteBackend implements backend.SessionBackend {
    * a page that ends in a bad row looks up the next turn/end to judge it.
    */
   #frame(id: string, first: number, take: number | undefined): sql.FramedLog {
-    const rows = this.#statements.iterate("eventLines", {
+    const rows = this.#statements.iterateValues("eventRows", {
       sessionId: id,
       fromSeq: first,
       limit: take ?? -1,
     });
-    const scanned = sql.scanEventRows(rows, first);
+    this.#eventRowForm ??= sql.valueRowForm(this.#statements.columnsOf("eventRows"), JSON_MEMBERS);
+    const scanned = sql.scanEventRows(rows, first, this.#eventRowForm);
     const from = sql.turnEndLookup(scanned, take);
     const next =
       from === undefined
