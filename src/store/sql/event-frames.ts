@@ -1,6 +1,6 @@
 // Event rows framed the way JSONL lines are: the intact run, then a torn tail or corruption, by the whole log or a page.
 import { StorageError, show } from "../../errors.js";
-import { valuesBuilder } from "./settled-rows.js";
+import { eventOfValues } from "./settled-rows.js";
 
 /** An event row as eventLines reads it: its seq, its type and its rebuilt JSONL line. */
 export interface EventRow {
@@ -53,26 +53,16 @@ export function valueRowForm(
   columns: readonly string[],
   json: ReadonlySet<string>,
 ): RowForm<readonly unknown[]> {
+  const seqAt = columns.indexOf("seq");
+  const typeAt = columns.indexOf("type");
   const parsed = columns.map((member) => json.has(member));
-  const key = columns.map((member, i) => `${parsed[i] ? "json " : ""}${member}`).join("\n");
-  let form = ROW_FORMS.get(key);
-  if (form === undefined) {
-    const seqAt = columns.indexOf("seq");
-    const typeAt = columns.indexOf("type");
-    const event = valuesBuilder(columns, parsed);
-    form = {
-      seq: (row) => row[seqAt],
-      type: (row) => row[typeAt],
-      event,
-      show: (row) => show(row),
-    };
-    ROW_FORMS.set(key, form);
-  }
-  return form;
+  return {
+    seq: (row) => row[seqAt],
+    type: (row) => row[typeAt],
+    event: (row) => eventOfValues(row, columns, parsed),
+    show: (row) => show(row),
+  };
 }
-
-/** The row forms made so far, by their columns (a statement's columns are the same every time). */
-const ROW_FORMS = new Map<string, RowForm<readonly unknown[]>>();
 
 /**
  * Frames event rows (in seq order, from seq `first` on): keeps the longest run of rows that hold

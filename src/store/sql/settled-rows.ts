@@ -130,29 +130,3 @@ export function eventOfValues(
   }
   return event;
 }
-
-/**
- * {@link eventOfValues} for one list of columns, made once: a function whose member names are
- * constants (one store each, not a store under a computed name per column), which builds an event
- * as fast as code written for the columns would.
- */
-export function valuesBuilder(
-  columns: readonly string[],
-  parsed: readonly boolean[],
-): (values: readonly unknown[]) => Record<string, unknown> | undefined {
-  const steps = columns.map(
-    (member, i) =>
-      `v = values[${i}]; if (v !== null) event[${JSON.stringify(member)}] = ${parsed[i] ? "JSON.parse(v)" : "v"};`,
-  );
-  const build = new Function(
-    "values",
-    `"use strict"; const event = {}; let v;\n${steps.join("\n")}\nreturn event;`,
-  ) as (values: readonly unknown[]) => Record<string, unknown>;
-  return (values) => {
-    try {
-      return build(values);
-    } catch {
-      return undefined;
-    }
-  };
-}
