@@ -3,7 +3,6 @@ import type pg from "pg";
 import { afterEach, expect, it } from "vitest";
 import type { SessionEvent, SessionHeader } from "../src/generated.js";
 import { serializeEvents } from "../src/index.js";
-import { advisoryKey } from "../src/store/postgres/connection.js";
 import type { PostgresBackend } from "../src/store/postgres/postgres-backend.js";
 import { simpleTurn, TIME } from "./builders.js";
 import {
@@ -12,6 +11,8 @@ import {
   type PostgresHarness,
   rawClient,
   sql,
+  terminateWriterLock,
+  until,
 } from "./postgres-harness.js";
 
 const TURN = simpleTurn(0, 1).length;
@@ -32,17 +33,6 @@ function turns(fromSeq: number, firstTurn: number, count: number): SessionEvent[
     );
   }
   return events;
-}
-
-/** Polls `probe` until it returns a value (or fails after `ms`). */
-async function until<T>(probe: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((wait) => setTimeout(wait, 25));
-  }
 }
 
 describePostgres("PostgreSQL append", () => {
@@ -210,20 +200,7 @@ describePostgres("PostgreSQL append", () => {
     const { side, blocked } = await holdSessionRow(h, "w");
     const appending = backend.append("w", TURN, serializeEvents(turns(TURN, 2, 1))).catch((e) => e);
     await blocked();
-    const key = BigInt.asUintN(64, BigInt(advisoryKey("seedline-writer", h.schema, "w")));
-    const holder = await until(async () => {
-      const rows = await sql<{ pid: number }>(
-        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
-         AND classid = $1 AND objid = $2 AND objsubid = 1`,
-        [String(key >> 32n), String(key & 0xffffffffn)],
-      );
-      return rows[0];
-    });
-    await sql("SELECT pg_terminate_backend($1)", [holder.pid]);
-    await until(async () => {
-      const rows = await sql("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [holder.pid]);
-      return rows.length === 0 ? true : undefined;
-    });
+    await terminateWriterLock(h.schema, "w");
     await side.query("COMMIT");
     const error = await appending;
     expect(error).toMatchObject({ code: "STORAGE_UNAVAILABLE", details: { commitUnknown: false } });

@@ -28,6 +28,9 @@ import {
   type PostgresHarness,
   rawClient,
   sql,
+  terminateWriterLock,
+  until,
+  writerLockHolder,
 } from "./postgres-harness.js";
 import { within } from "./waits.js";
 
@@ -42,17 +45,6 @@ function withSchema(url: string, schema: string): string {
   const parsed = new URL(url);
   parsed.searchParams.set("schema", schema);
   return parsed.toString();
-}
-
-/** Polls `probe` until it returns a value (or fails after `ms`). */
-async function until<T>(probe: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((wait) => setTimeout(wait, 25));
-  }
 }
 
 /** Whether `promise` is still pending after `ms`. */
@@ -517,20 +509,7 @@ describePostgres("PostgreSQL backend", () => {
     const backend = await h.open();
     const store = new SessionStore({ backend });
     const session = await store.create({ id: "held", seed: simpleTurn(0, 1) });
-    const key = BigInt.asUintN(64, BigInt(advisoryKey("seedline-writer", h.schema, "held")));
-    const holder = await until(async () => {
-      const rows = await sql<{ pid: number }>(
-        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
-         AND classid = $1 AND objid = $2 AND objsubid = 1`,
-        [String(key >> 32n), String(key & 0xffffffffn)],
-      );
-      return rows[0];
-    });
-    await sql("SELECT pg_terminate_backend($1)", [holder.pid]);
-    await until(async () => {
-      const rows = await sql("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [holder.pid]);
-      return rows.length === 0 ? true : undefined;
-    });
+    await terminateWriterLock(h.schema, "held");
     // The client hears the server's goodbye right after; give its event a moment.
     await new Promise((wait) => setTimeout(wait, 200));
     // The backend stores nothing without its lock.
@@ -585,15 +564,7 @@ describePostgres("PostgreSQL backend", () => {
         return rows.length > 0 ? true : undefined;
       });
       // The writer's lock connection dies; another backend takes the lock.
-      const key = BigInt.asUintN(64, BigInt(advisoryKey("seedline-writer", h.schema, "race")));
-      const holder = await until(async () => {
-        const rows = await sql<{ pid: number }>(
-          `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
-           AND classid = $1 AND objid = $2 AND objsubid = 1`,
-          [String(key >> 32n), String(key & 0xffffffffn)],
-        );
-        return rows[0];
-      });
+      const holder = await writerLockHolder(h.schema, "race");
       await sql("SELECT pg_terminate_backend($1)", [holder.pid]);
       let locked = false;
       const taking = b.lock("race").then((release) => {

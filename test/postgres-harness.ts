@@ -2,6 +2,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
 import { describe } from "vitest";
+import { advisoryKey } from "../src/store/postgres/connection.js";
 import {
   PostgresBackend,
   type PostgresBackendOptions,
@@ -173,4 +174,41 @@ export async function makePostgresHarness(): Promise<PostgresHarness> {
       await dropSchema(schema);
     },
   };
+}
+
+/** Polls `probe` until it returns a value (or fails after `ms`). */
+export async function until<T>(probe: () => Promise<T | undefined>, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((wait) => setTimeout(wait, 25));
+  }
+}
+
+/** The server process holding session `id`'s writer lock in `schema`, once one does. */
+export function writerLockHolder(schema: string, id: string): Promise<{ pid: number }> {
+  const key = BigInt.asUintN(64, BigInt(advisoryKey("seedline-writer", schema, id)));
+  return until(async () => {
+    const rows = await sql<{ pid: number }>(
+      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+       AND classid = $1 AND objid = $2 AND objsubid = 1`,
+      [String(key >> 32n), String(key & 0xffffffffn)],
+    );
+    return rows[0];
+  });
+}
+
+/**
+ * Ends the server connection that holds session `id`'s writer lock in `schema` (as a network
+ * partition or an administrator would) and waits until it is gone.
+ */
+export async function terminateWriterLock(schema: string, id: string): Promise<void> {
+  const holder = await writerLockHolder(schema, id);
+  await sql("SELECT pg_terminate_backend($1)", [holder.pid]);
+  await until(async () => {
+    const rows = await sql("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [holder.pid]);
+    return rows.length === 0 ? true : undefined;
+  });
 }
