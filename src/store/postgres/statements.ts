@@ -84,13 +84,7 @@ export class Queries {
     name: Q,
     params: PostgresQueryParams<Q>,
   ): Promise<{ rows: unknown[][]; columns: string[] }> {
-    const result = await client.query({
-      // A statement name of its own: the row mode is fixed when the statement is prepared.
-      name: `seedline_${name}_values`,
-      text: this.#texts[name],
-      values: valuesOf(name, params),
-      rowMode: "array",
-    });
+    const result = await client.query(this.#valueRowsConfig(name, params));
     return { rows: result.rows as unknown[][], columns: result.fields.map((field) => field.name) };
   }
 
@@ -110,13 +104,7 @@ export class Queries {
     return new Promise((resolve, reject) => {
       let columns: string[] | undefined;
       let failure: { error: unknown } | undefined;
-      const config: QueryArrayConfig<PostgresParam[]> = {
-        // The statement valueRows prepares: the same text and row mode.
-        name: `seedline_${name}_values`,
-        text: this.#texts[name],
-        values: valuesOf(name, params),
-        rowMode: "array",
-      };
+      const config = this.#valueRowsConfig(name, params);
       // A callback (not the query's events) hears errors and the end: node-postgres calls it for
       // a read timeout too. It passes null, not undefined, for none.
       const query = new Query(config, undefined, (error) => {
@@ -135,6 +123,20 @@ export class Queries {
       });
       client.query(query);
     });
+  }
+
+  /** A reading statement whose rows come as arrays of values (see {@link valueRows}). */
+  #valueRowsConfig<Q extends ReaderName>(
+    name: Q,
+    params: PostgresQueryParams<Q>,
+  ): QueryArrayConfig<PostgresParam[]> {
+    return {
+      // A statement name of its own: the row mode is fixed when the statement is prepared.
+      name: `seedline_${name}_values`,
+      text: this.#texts[name],
+      values: valuesOf(name, params),
+      rowMode: "array",
+    };
   }
 
   /** The first row of a reading statement, or undefined. */
