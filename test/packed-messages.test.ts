@@ -68,6 +68,35 @@ describe("packed derived messages", () => {
     expect(message.content).not.toBe((first as { data: { content: unknown } }).data.content);
   });
 
+  it("leaves no message unpacked after a commit", () => {
+    // A server holds many open sessions: every message it keeps unpacked stays in its live heap,
+    // and the heap's size follows the live heap (M2). Kept as derived, a message shares its
+    // event's content; packed, it is a copy. Seen failing with the newest four nodes kept as
+    // derived and only full blocks of four packed (five messages shared after a commit).
+    const log = SessionLog.fromSeed(testHeader(), []);
+    const contents = new Set<unknown>();
+    for (const batch of turns(1, 6, 0)) {
+      const prepared = log.prepare(batch);
+      log.commit(prepared);
+      for (const event of prepared.events) {
+        const content = (event.data as { content?: unknown }).content;
+        if (!Array.isArray(content)) continue;
+        contents.add(content);
+        for (const block of content) contents.add(block);
+      }
+      const messages = log.deriveMessages();
+      const shared = messages.filter(
+        (m) =>
+          contents.has(m.content) ||
+          m.content.some(
+            (b) => contents.has(b) || contents.has((b as { content?: unknown }).content),
+          ),
+      );
+      expect(messages.length).toBeGreaterThan(4);
+      expect(shared).toEqual([]);
+    }
+  });
+
   it("replaces packed nodes in a compaction", () => {
     const log = SessionLog.fromSeed(testHeader(), []);
     const all = turns(1, 8, 0).flat();

@@ -33,10 +33,17 @@ interface SurfaceNode {
   readonly message: KeptMessage | undefined;
 }
 
-/** The newest messages stay as derived: the open turn's, most often. */
-const KEEP_RECENT = 4;
-/** Messages packed together: a turn holds a few dozen, most of their text in a few of them. */
-const BLOCK_MESSAGES = 4;
+/**
+ * The newest messages kept as derived. None: a server holding many open sessions keeps every
+ * unpacked message in its live heap, and its heap grows with its live heap (about 80 MiB less
+ * over 1,000 sessions of real-sized messages than keeping the newest four).
+ */
+const KEEP_RECENT = 0;
+/**
+ * Messages packed together at most: a turn holds a few dozen, most of their text in a few of
+ * them. The newest ones are packed as a smaller block rather than left waiting for a full one.
+ */
+const BLOCK_MESSAGES = 8;
 /** Blocks packed at most per call, so that one append after a long resume pays a bounded cost. */
 const BLOCKS_PER_CALL = 16;
 
@@ -172,9 +179,9 @@ export class Surface {
   }
 
   /**
-   * Packs the messages before the newest {@link KEEP_RECENT} nodes, {@link BLOCK_MESSAGES} to a
-   * block, once that many wait; at most {@link BLOCKS_PER_CALL} blocks. Must not run while a batch
-   * is tried (its undo steps restore nodes by position).
+   * Packs the messages before the newest {@link KEEP_RECENT} nodes, up to {@link BLOCK_MESSAGES}
+   * to a block (the last block may hold fewer); at most {@link BLOCKS_PER_CALL} blocks. Must not
+   * run while a batch is tried (its undo steps restore nodes by position).
    */
   #pack(): void {
     const end = this.#nodes.length - KEEP_RECENT;
@@ -185,7 +192,7 @@ export class Surface {
         const message = (this.#nodes[at] as SurfaceNode).message;
         if (message !== undefined && !(message instanceof PackedMessage)) positions.push(at);
       }
-      if (positions.length < BLOCK_MESSAGES) return;
+      if (positions.length === 0 || (positions.length < BLOCK_MESSAGES && at < end)) return;
       const block = new PackedBlock(
         positions.map((p) => (this.#nodes[p] as SurfaceNode).message as DerivedMessage),
       );
