@@ -100,14 +100,17 @@ export const POSTGRES_QUERIES = {
    */
   lastTurnEnd: "SELECT seq FROM events WHERE session_id = $1 AND type = 'turn/end' ORDER BY seq DESC LIMIT 1;",
   /**
-   * The settled part of a log, for resuming it: the message-producing event rows (those with a
-   * surfaceOp) before seq `@settled`, in seq order, as their columns (the JSON ones as text): what
-   * the running state holds anyway (its surface), so they are read at once. After a turn/end no
-   * turn, step or tool call is open, so the running state at `@settled` needs nothing else of the
-   * log but the surface; the other rows are neither read nor judged (they are checked when they are
-   * read).
+   * A writer resuming a log, in one statement (one snapshot, one round trip, no lock). First the
+   * header row: the header columns and the seq of the last turn/end ("lastTurnEnd", NULL without
+   * one), its event columns NULL; then the event rows, their header columns NULL, in seq order: the
+   * message-producing rows (those with a surfaceOp: the running state holds them anyway, as its
+   * surface), tail false, and the rows from the last turn/end on (from seq 0 without one), at most
+   * `@limit` of them, tail true, as eventRows gives them. The message-producing rows after the last
+   * turn/end come twice, once in each part. No session gives no row. The message-producing rows are
+   * found by a scan of the session's rows, as a bounded read of them would be (a seq bound known
+   * only at run time makes the planner walk the index instead, which costs more).
    */
-  settledLines: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS \"sourceEventSeqs\",\n  surface_op AS \"surfaceOp\"\nFROM events\nWHERE session_id = $1 AND seq < $2 AND surface_op IS NOT NULL\nORDER BY seq;",
+  settledRead: "WITH last AS (\n  SELECT seq FROM events WHERE session_id = $1 AND type = 'turn/end' ORDER BY seq DESC LIMIT 1\n)\nSELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT seq FROM last) AS \"lastTurnEnd\",\n  NULL::boolean AS tail,\n  NULL::text AS type,\n  NULL::bigint AS seq,\n  NULL::bigint AS time,\n  NULL::text AS data,\n  NULL::text AS \"sourceEventSeqs\",\n  NULL::text AS \"surfaceOp\"\nFROM sessions AS s\nWHERE s.id = $1\nUNION ALL\nSELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, e.*\nFROM (\n  SELECT false AS tail, type, seq, time, data, source_event_seqs, surface_op\n  FROM events\n  WHERE session_id = $1 AND surface_op IS NOT NULL\n  UNION ALL\n  (\n    SELECT true AS tail, type, seq, time, data, source_event_seqs, surface_op\n    FROM events\n    WHERE session_id = $1 AND seq >= coalesce((SELECT seq FROM last), 0)\n    ORDER BY seq\n    LIMIT $2::bigint\n  )\n) AS e\nORDER BY seq NULLS FIRST, tail;",
   /**
    * loadFrom in one statement (one snapshot, one round trip, no lock): the header, with the event
    * rows from seq `@fromSeq` - 1 on rebuilt as their JSONL lines as in eventLines, at most `@limit`
@@ -299,7 +302,7 @@ export const POSTGRES_QUERY_PARAMS = {
   eventRows: ["sessionId", "fromSeq", "limit"],
   nextTurnEnd: ["sessionId", "fromSeq"],
   lastTurnEnd: ["sessionId"],
-  settledLines: ["sessionId", "settled"],
+  settledRead: ["sessionId", "limit"],
   sessionFrom: ["sessionId", "fromSeq", "limit"],
   notifyChange: ["channel", "sessionId"],
   listenChanges: [],
@@ -425,11 +428,19 @@ export const POSTGRES_QUERY_COLUMNS = {
   lastTurnEnd: [
     { name: "seq", type: "number" },
   ],
-  settledLines: [
-    { name: "type", type: "string" },
-    { name: "seq", type: "number" },
-    { name: "time", type: "number" },
-    { name: "data", type: "string" },
+  settledRead: [
+    { name: "version", type: "number" },
+    { name: "id", type: "string" },
+    { name: "createdAt", type: "number" },
+    { name: "cwd", type: "string | null" },
+    { name: "parentSession", type: "string | null" },
+    { name: "seedLength", type: "number | null" },
+    { name: "lastTurnEnd", type: "PostgresScalar" },
+    { name: "tail", type: "boolean | null" },
+    { name: "type", type: "string | null" },
+    { name: "seq", type: "number | null" },
+    { name: "time", type: "number | null" },
+    { name: "data", type: "string | null" },
     { name: "sourceEventSeqs", type: "string | null" },
     { name: "surfaceOp", type: "string | null" },
   ],
@@ -656,11 +667,19 @@ export interface PostgresQueryRows {
   };
   readonly nextTurnEnd: { readonly seq: number };
   readonly lastTurnEnd: { readonly seq: number };
-  readonly settledLines: {
-    readonly type: string;
-    readonly seq: number;
-    readonly time: number;
-    readonly data: string;
+  readonly settledRead: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly lastTurnEnd: PostgresScalar;
+    readonly tail: boolean | null;
+    readonly type: string | null;
+    readonly seq: number | null;
+    readonly time: number | null;
+    readonly data: string | null;
     readonly sourceEventSeqs: string | null;
     readonly surfaceOp: string | null;
   };

@@ -206,22 +206,52 @@ LIMIT 1;
 -- among them is corruption, never a torn tail.
 SELECT seq FROM events WHERE session_id = @sessionId AND type = 'turn/end' ORDER BY seq DESC LIMIT 1;
 
--- name: settledLines
--- The settled part of a log, for resuming it: the message-producing event rows (those with a
--- surfaceOp) before seq @settled, in seq order, as their columns (the JSON ones as text): what the
--- running state holds anyway (its surface), so they are read at once. After a turn/end no turn, step or tool
--- call is open, so the running state at @settled needs nothing else of the log but the surface;
--- the other rows are neither read nor judged (they are checked when they are read).
+-- name: settledRead
+-- A writer resuming a log, in one statement (one snapshot, one round trip, no lock). First the
+-- header row: the header columns and the seq of the last turn/end ("lastTurnEnd", NULL without
+-- one), its event columns NULL; then the event rows, their header columns NULL, in seq order: the
+-- message-producing rows (those with a surfaceOp: the running state holds them anyway, as its
+-- surface), tail false, and the rows from the last turn/end on (from seq 0 without one), at most
+-- @limit of them, tail true, as eventRows gives them. The message-producing rows after the last
+-- turn/end come twice, once in each part. No session gives no row. The message-producing rows are
+-- found by a scan of the session's rows, as a bounded read of them would be (a seq bound known
+-- only at run time makes the planner walk the index instead, which costs more).
+WITH last AS (
+  SELECT seq FROM events WHERE session_id = @sessionId AND type = 'turn/end' ORDER BY seq DESC LIMIT 1
+)
 SELECT
-  type,
-  seq,
-  time,
-  data,
-  source_event_seqs AS "sourceEventSeqs",
-  surface_op AS "surfaceOp"
-FROM events
-WHERE session_id = @sessionId AND seq < @settled AND surface_op IS NOT NULL
-ORDER BY seq;
+  s.version,
+  s.id,
+  s.created_at AS "createdAt",
+  s.cwd,
+  s.parent_session AS "parentSession",
+  s.seed_length AS "seedLength",
+  (SELECT seq FROM last) AS "lastTurnEnd",
+  NULL::boolean AS tail,
+  NULL::text AS type,
+  NULL::bigint AS seq,
+  NULL::bigint AS time,
+  NULL::text AS data,
+  NULL::text AS "sourceEventSeqs",
+  NULL::text AS "surfaceOp"
+FROM sessions AS s
+WHERE s.id = @sessionId
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, e.*
+FROM (
+  SELECT false AS tail, type, seq, time, data, source_event_seqs, surface_op
+  FROM events
+  WHERE session_id = @sessionId AND surface_op IS NOT NULL
+  UNION ALL
+  (
+    SELECT true AS tail, type, seq, time, data, source_event_seqs, surface_op
+    FROM events
+    WHERE session_id = @sessionId AND seq >= coalesce((SELECT seq FROM last), 0)
+    ORDER BY seq
+    LIMIT @limit::bigint
+  )
+) AS e
+ORDER BY seq NULLS FIRST, tail;
 
 -- name: sessionFrom
 -- loadFrom in one statement (one snapshot, one round trip, no lock): the header, with the event

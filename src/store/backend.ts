@@ -42,6 +42,14 @@ export interface StoredSettledPage {
   readonly settled: number;
   /** The events with a `surfaceOp` before `settled`, fresh from `JSON.parse`, in seq order. */
   readonly events: unknown[];
+  /**
+   * Optional, when `loadSettled` was given a `tailLimit` and the backend read it along (in the
+   * same snapshot): the last `turn/end` itself, fresh from `JSON.parse` (absent when `settled` is
+   * 0). Present exactly when `tail` is.
+   */
+  readonly end?: unknown;
+  /** Optional, with `end`: what `loadFrom(id, settled, tailLimit)` answers. */
+  readonly tail?: StoredSuffix;
 }
 
 /** Stops a change subscription; idempotent. */
@@ -203,10 +211,13 @@ export interface SessionBackend {
    * `loadFrom`: the chunks and markers of the settled part — most of a log — are not read (nor
    * judged: they are checked when they are read). A settled row that does not parse is
    * CORRUPT_LOG; a backend may check more (SQLite counts the rows, to find a hole).
+   * With `tailLimit` (a positive integer) a backend may also answer what the writer reads next,
+   * the last `turn/end` and the page after it (`end` and `tail`): a backend that reads a row at a
+   * time over a connection saves its round trips.
    * Returns undefined when there is no such session.
    * @throws StorageError as `load` does.
    */
-  loadSettled?(id: string): Promise<StoredSettledPage | undefined>;
+  loadSettled?(id: string, tailLimit?: number): Promise<StoredSettledPage | undefined>;
 
   /**
    * Calls `onChange` soon after session `id` may have changed in the store (an append, a repair,

@@ -874,16 +874,20 @@ export class SessionStore {
     // log was replaced (deleted and created again) starts a new state from seq 0.
     let log = state?.log;
     let fresh = false;
+    // The first page after the settled part, when the backend read it along.
+    let next: StoredSuffix | undefined;
     if (settled && log === undefined && this.backend.loadSettled !== undefined) {
       // A log opened for writing anew: its settled part without the chunks first, where the
       // backend can (a reader reads and checks every event).
-      log = await this.#settled(id, location);
-      if (log === undefined) return undefined;
+      const part = await this.#settled(id, location);
+      if (part === undefined) return undefined;
+      ({ log, next } = part);
       fresh = true;
     }
     for (;;) {
       const from = log?.length ?? 0;
-      const stored = await this.backend.loadFrom(id, from, STREAM_PAGE);
+      const stored = next ?? (await this.backend.loadFrom(id, from, STREAM_PAGE));
+      next = undefined;
       if (stored === undefined) {
         if (live !== undefined) await this.#unregister(id);
         return undefined;
@@ -916,19 +920,27 @@ export class SessionStore {
 
   /**
    * The state of a log's settled part (up to its last `turn/end`): its message-producing events,
-   * then the last `turn/end`; undefined when there is no such session. A log replaced meanwhile
-   * is read again.
+   * then the last `turn/end`, with the page after it when the backend read it along; undefined
+   * when there is no such session. A log replaced meanwhile is read again.
    */
-  async #settled(id: string, location: string): Promise<SessionLog | undefined> {
+  async #settled(
+    id: string,
+    location: string,
+  ): Promise<{ log: SessionLog; next?: StoredSuffix } | undefined> {
     const loadSettled = this.backend.loadSettled?.bind(this.backend);
     if (loadSettled === undefined) throw new Error("expected a backend with loadSettled");
     for (;;) {
-      const part = await loadSettled(id);
+      const part = await loadSettled(id, STREAM_PAGE);
       if (part === undefined) return undefined;
       checkStoredHeader(part.header, location);
       const log = new SessionLog(part.header);
       asCorruption(location, () => log.admitSurface(part.events));
-      if (part.settled === 0) return log;
+      if (part.tail !== undefined) {
+        const end = part.end;
+        if (part.settled > 0) asCorruption(location, () => log.settleAt(end));
+        return { log, next: part.tail };
+      }
+      if (part.settled === 0) return { log };
       const end = await this.backend.loadFrom(id, part.settled - 1, 1);
       if (end === undefined) return undefined;
       const turnEnd = end.events[0];
@@ -936,7 +948,7 @@ export class SessionStore {
       if (end.from !== part.settled - 1 || turnEnd === undefined) continue;
       if (!isDeepStrictEqual(end.header, log.header)) continue;
       asCorruption(location, () => log.settleAt(turnEnd));
-      return log;
+      return { log };
     }
   }
 

@@ -5,6 +5,7 @@ import type { SessionHeader } from "../../generated.js";
 import { type SerializedEvent, serializedTitle } from "../../log/serialized-event.js";
 import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
+import { checkPageLimit } from "../page-limit.js";
 import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { ChangeListener } from "./change-listener.js";
@@ -22,7 +23,7 @@ import {
   UNIQUE_VIOLATION,
   unreachable,
 } from "./pg-errors.js";
-import { eventArrays, markerOfRow, splitSessionFrom } from "./rows.js";
+import { eventArrays, markerOfRow, splitSessionFrom, splitSettledRead } from "./rows.js";
 import {
   ensureSearchIndex,
   insertSearchTexts,
@@ -395,30 +396,43 @@ export class PostgresBackend implements backend.SessionBackend {
 
   /**
    * The message-producing events of the settled part of a log (see
-   * {@link SessionBackend.loadSettled}), in one read transaction: the header, the last turn/end,
-   * the events.
+   * {@link SessionBackend.loadSettled}) in one statement (settledRead: one snapshot, one round
+   * trip): the header, the last turn/end, the events and, with `tailLimit`, the page after the
+   * last turn/end. The rows are parsed once they are all in: the writer takes them in at once, so
+   * that they are not held young across a wait (the collector would copy them all).
    */
-  async loadSettled(id: string): Promise<backend.StoredSettledPage | undefined> {
-    return this.#read(`resume session ${show(id)}`, async (c) => {
-      const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
-      if (row === undefined) return undefined;
-      const header = sql.readHeader(row, id, this.location);
-      const last = await this.#queries.first(c, "lastTurnEnd", { sessionId: id });
-      const settled = last === undefined ? 0 : Number(last.seq) + 1;
-      const location = sql.eventsOf(id, this.location);
-      // Each row is parsed as it arrives, while the server sends the next ones.
-      let rows: sql.SettledRows | undefined;
-      await this.#queries.eachValueRow(
-        c,
-        "settledLines",
-        { sessionId: id, settled },
-        (row, columns) => {
-          rows ??= new sql.SettledRows(JSON_MEMBERS, location, columns);
-          rows.add(row);
-        },
-      );
-      return { header, settled, events: rows?.events ?? [] };
-    });
+  async loadSettled(
+    id: string,
+    tailLimit?: number,
+  ): Promise<backend.StoredSettledPage | undefined> {
+    checkPageLimit(tailLimit);
+    // The tail part starts at the last turn/end: one row more than the page.
+    const found = await this.#withClient(`resume session ${show(id)}`, (c) =>
+      this.#queries.valueRows(c, "settledRead", { sessionId: id, limit: (tailLimit ?? 0) + 1 }),
+    );
+    const split = splitSettledRead(found.rows, found.columns);
+    if (split === undefined) return undefined;
+    const header = sql.readHeader(split.header, id, this.location);
+    const location = sql.eventsOf(id, this.location);
+    const last = split.lastTurnEnd;
+    const settled = last === undefined ? 0 : last + 1;
+    const events = sql.settledEvents(split.settled, JSON_MEMBERS, location, split.columns);
+    if (tailLimit === undefined) return { header, settled, events };
+    // The rows from the last turn/end on, framed as loadFrom frames a page from `settled`, with
+    // the turn/end as the row before it; from seq 0 without one.
+    const first = last ?? 0;
+    const take = last === undefined ? tailLimit : tailLimit + 1;
+    const rows = split.tail.length > take ? split.tail.slice(0, take) : split.tail;
+    const scanned = sql.scanEventRows(rows, first, sql.valueRowForm(split.columns, JSON_MEMBERS));
+    // A bad row in a full page needs a lookup of a later turn/end: the caller reads on its own.
+    if (sql.turnEndLookup(scanned, take) !== undefined) return { header, settled, events };
+    const framed = sql.judgeEventRows(scanned, location);
+    if (last === undefined) {
+      return { header, settled, events, end: undefined, tail: { header, from: 0, ...framed } };
+    }
+    const suffix = sql.suffixOf(framed, settled);
+    if (suffix === undefined) return { header, settled, events };
+    return { header, settled, events, end: framed.events[0], tail: { header, ...suffix } };
   }
 
   async forkPoint(

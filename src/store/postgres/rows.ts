@@ -1,4 +1,4 @@
-// Rows to values and back for PostgreSQL: a batch as column arrays, turn markers read from data text, sessionFrom rows split.
+// Rows to values and back for PostgreSQL: a batch as column arrays, turn markers read from data text, sessionFrom and settledRead rows split.
 import { show } from "../../errors.js";
 import type { TurnMarker } from "../../log/invariants.js";
 import type { SerializedEvent } from "../../log/serialized-event.js";
@@ -71,4 +71,55 @@ export function splitSessionFrom(
   // The header columns come from the join's left side, a stored sessions row: NOT NULL where
   // sessionHeader says so (the outer join is what makes the generator type them nullable).
   return { header: header as PostgresQueryRows["sessionHeader"], events };
+}
+
+/**
+ * A settledRead answer split up: the header columns, the seq of the last turn/end (undefined
+ * without one), the message-producing rows before it and the rows from it on (the tail part), as
+ * arrays of the values of `columns` (eventRows' columns).
+ */
+export interface SettledReadRows {
+  readonly header: PostgresQueryRows["sessionHeader"];
+  readonly lastTurnEnd: number | undefined;
+  readonly columns: readonly string[];
+  readonly settled: (readonly unknown[])[];
+  readonly tail: (readonly unknown[])[];
+}
+
+/**
+ * Splits the rows of settledRead (arrays of the values of `columns`); undefined when there is no
+ * session (no row). The message-producing rows from the last turn/end on, which come in both
+ * parts, are kept in the tail part only.
+ */
+export function splitSettledRead(
+  rows: readonly (readonly unknown[])[],
+  columns: readonly string[],
+): SettledReadRows | undefined {
+  const first = rows[0];
+  if (first === undefined) return undefined;
+  const lastAt = columns.indexOf("lastTurnEnd");
+  const tailAt = columns.indexOf("tail");
+  const eventsAt = tailAt + 1;
+  const seqAt = columns.indexOf("seq");
+  // The header row comes first: its header columns, and the last turn/end.
+  const header: Record<string, unknown> = {};
+  for (let i = 0; i < lastAt; i++) header[columns[i] as string] = first[i];
+  const last = first[lastAt];
+  const lastTurnEnd = typeof last === "number" ? last : undefined;
+  const settled: (readonly unknown[])[] = [];
+  const tail: (readonly unknown[])[] = [];
+  for (let r = 1; r < rows.length; r++) {
+    const row = rows[r] as readonly unknown[];
+    if (row[tailAt] === true) tail.push(row.slice(eventsAt));
+    else if (lastTurnEnd !== undefined && (row[seqAt] as number) < lastTurnEnd) {
+      settled.push(row.slice(eventsAt));
+    }
+  }
+  return {
+    header: header as PostgresQueryRows["sessionHeader"],
+    lastTurnEnd,
+    columns: columns.slice(eventsAt),
+    settled,
+    tail,
+  };
 }

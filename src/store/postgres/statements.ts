@@ -1,5 +1,5 @@
 // The PostgreSQL backend's only way to SQL: the generated named queries, prepared per connection.
-import { type ClientBase, escapeIdentifier, Query, type QueryArrayConfig } from "pg";
+import { type ClientBase, escapeIdentifier, type QueryArrayConfig } from "pg";
 import {
   POSTGRES_CHANNEL_PLACEHOLDER,
   POSTGRES_CHANNEL_QUERIES,
@@ -86,43 +86,6 @@ export class Queries {
   ): Promise<{ rows: unknown[][]; columns: string[] }> {
     const result = await client.query(this.#valueRowsConfig(name, params));
     return { rows: result.rows as unknown[][], columns: result.fields.map((field) => field.name) };
-  }
-
-  /**
-   * Every row of a reading statement as an array of values, handed to `onRow` as it arrives, with
-   * the names of the columns in order: the caller's work on the rows received overlaps the
-   * server's sending of the rest. Resolves when the statement is done. When `onRow` throws, the
-   * later rows are passed over and the promise rejects with what it threw, once the statement is
-   * done (the connection stays usable).
-   */
-  eachValueRow<Q extends ReaderName>(
-    client: ClientBase,
-    name: Q,
-    params: PostgresQueryParams<Q>,
-    onRow: (row: unknown[], columns: readonly string[]) => void,
-  ): Promise<void> {
-    return new Promise((resolve, reject) => {
-      let columns: string[] | undefined;
-      let failure: { error: unknown } | undefined;
-      const config = this.#valueRowsConfig(name, params);
-      // A callback (not the query's events) hears errors and the end: node-postgres calls it for
-      // a read timeout too. It passes null, not undefined, for none.
-      const query = new Query(config, undefined, (error) => {
-        if (error) reject(error);
-        else if (failure !== undefined) reject(failure.error);
-        else resolve();
-      });
-      query.on("row", (row: unknown[], result) => {
-        if (failure !== undefined) return;
-        try {
-          columns ??= (result?.fields ?? []).map((field) => field.name);
-          onRow(row, columns);
-        } catch (error) {
-          failure = { error };
-        }
-      });
-      client.query(query);
-    });
   }
 
   /** A reading statement whose rows come as arrays of values (see {@link valueRows}). */

@@ -29,5 +29,5 @@ export {
   readHeader,
   sessionWhere,
 } from "./session-rows.js";
-export { checkSettledCount, jsonMembers, SettledRows, settledEvents } from "./settled-rows.js";
+export { checkSettledCount, jsonMembers, settledEvents } from "./settled-rows.js";
 export { titleOfData, titlesOf } from "./summary-rows.js";

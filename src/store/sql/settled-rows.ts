@@ -35,11 +35,8 @@ export function settledEvents(
   return settled.events;
 }
 
-/**
- * {@link settledEvents} a row at a time, for rows handed over as they arrive: `events` holds the
- * events of the rows added so far.
- */
-export class SettledRows {
+/** {@link settledEvents} a row at a time: `events` holds the events of the rows added so far. */
+class SettledRows {
   readonly events: unknown[] = [];
   readonly #json: ReadonlySet<string>;
   readonly #location: string;
