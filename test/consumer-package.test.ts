@@ -113,6 +113,8 @@ afterAll(() => {
 });
 
 describe("the packed package", () => {
+  // Seen failing after `npm run bench`, which compiles the benchmarks into dist/scripts/bench,
+  // until package.json's files left that folder (and doc-sync's) out.
   it("holds what users run and nothing of scripts' benchmark or doc-sync", () => {
     const paths = packed[0]?.files.map((f) => f.path) ?? [];
     expect(paths).toContain("dist/src/index.js");

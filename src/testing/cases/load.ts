@@ -1,8 +1,9 @@
-// Contract cases for load, loadFrom and has: missing sessions, suffixes, a shorter log, own copies.
+// Contract cases for load, loadFrom, loadSettled and has: missing sessions, suffixes, a shorter log, own copies.
 
 import assert from "node:assert/strict";
+import type { SessionEvent } from "../../generated.js";
 import { serializeEvents } from "../../log/serialized-event.js";
-import { balancedLog, header, TURN_LENGTH } from "../events.js";
+import { balancedLog, header, openTurn, TURN_LENGTH } from "../events.js";
 import { assertStored, assertSuffix } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
 
@@ -96,6 +97,48 @@ export function loadCases(cases: CaseRegistry): void {
       (first.events[1] as { time: number }).time = 2;
       (first.header as { createdAt: number }).createdAt = 3;
       await assertStored(backend, "copies", h, balancedLog(1));
+    },
+  );
+  cases.add(
+    "loadSettled, where a backend has it, answers the message-producing events before the last turn/end; the last turn/end and page it may read along equal what loadFrom answers",
+    async (storage) => {
+      const backend = await storage.open();
+      const loadSettled = backend.loadSettled?.bind(backend);
+      // Optional: a backend without it is read with loadFrom, which the other cases check.
+      if (loadSettled === undefined) return;
+      const settled = balancedLog(2);
+      const logs: Record<string, SessionEvent[]> = {
+        settled,
+        open: [...settled, ...openTurn(settled.length, 3)],
+        unsettled: openTurn(0, 1),
+        empty: [],
+      };
+      for (const [id, events] of Object.entries(logs)) {
+        await backend.create(header(id), serializeEvents(events));
+      }
+      for (const [id, events] of Object.entries(logs)) {
+        const end = events.findLastIndex((e) => e.type === "turn/end") + 1;
+        const surface = events.slice(0, end).filter((e) => "surfaceOp" in e);
+        for (const tailLimit of [undefined, 1, 2, 1000]) {
+          const part = await loadSettled(id, tailLimit);
+          assert.ok(part !== undefined, `expected loadSettled to find ${id}`);
+          assert.deepStrictEqual(part.header, header(id), `${id}: the header`);
+          assert.equal(part.settled, end, `${id}: the seq after the last turn/end`);
+          assert.deepStrictEqual(part.events, surface, `${id}: the message-producing events`);
+          if (part.tail === undefined) {
+            assert.equal(part.end, undefined, `${id}: expected no end without a tail`);
+            continue;
+          }
+          assert.ok(tailLimit !== undefined, `${id}: expected no tail without a tail limit`);
+          assert.deepStrictEqual(part.end, end > 0 ? events[end - 1] : undefined, `${id}: end`);
+          assert.deepStrictEqual(
+            part.tail,
+            await backend.loadFrom(id, end, tailLimit),
+            `${id}: expected the tail of limit ${tailLimit} to equal loadFrom's page`,
+          );
+        }
+      }
+      assert.equal(await loadSettled("missing", 10), undefined);
     },
   );
 }
