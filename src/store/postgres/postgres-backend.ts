@@ -427,12 +427,10 @@ export class PostgresBackend implements backend.SessionBackend {
     // A bad row in a full page needs a lookup of a later turn/end: the caller reads on its own.
     if (sql.turnEndLookup(scanned, take) !== undefined) return { header, settled, events };
     const framed = sql.judgeEventRows(scanned, location);
-    if (last === undefined) {
-      return { header, settled, events, end: undefined, tail: { header, from: 0, ...framed } };
-    }
     const suffix = sql.suffixOf(framed, settled);
     if (suffix === undefined) return { header, settled, events };
-    return { header, settled, events, end: framed.events[0], tail: { header, ...suffix } };
+    const end = last === undefined ? undefined : framed.events[0];
+    return { header, settled, events, end, tail: { header, ...suffix } };
   }
 
   async forkPoint(

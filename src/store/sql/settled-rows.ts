@@ -30,54 +30,28 @@ export function settledEvents(
   location: string,
   columns?: readonly string[],
 ): unknown[] {
-  const settled = new SettledRows(json, location, columns);
-  for (const row of rows) settled.add(row);
-  return settled.events;
-}
-
-/** {@link settledEvents} a row at a time: `events` holds the events of the rows added so far. */
-class SettledRows {
-  readonly events: unknown[] = [];
-  readonly #json: ReadonlySet<string>;
-  readonly #location: string;
-  readonly #columns: readonly string[] | undefined;
-  readonly #parsed: readonly boolean[] | undefined;
-  readonly #seqAt: number;
-  #last = -1;
-
-  constructor(json: ReadonlySet<string>, location: string, columns?: readonly string[]) {
-    this.#json = json;
-    this.#location = location;
-    this.#columns = columns;
-    this.#parsed = columns?.map((member) => json.has(member));
-    this.#seqAt = columns?.indexOf("seq") ?? -1;
-  }
-
-  /**
-   * Adds the event of the next row.
-   * @throws StorageError CORRUPT_LOG as {@link settledEvents} does.
-   */
-  add(row: object): void {
-    const columns = this.#columns;
-    const parsed = this.#parsed;
+  const parsed = columns?.map((member) => json.has(member));
+  const seqAt = columns?.indexOf("seq") ?? -1;
+  const events: unknown[] = [];
+  let last = -1;
+  for (const row of rows) {
     const event =
       columns === undefined || parsed === undefined
-        ? eventOf(row as Record<string, unknown>, this.#json)
+        ? eventOf(row as Record<string, unknown>, json)
         : eventOfValues(row as readonly unknown[], columns, parsed);
     const seq =
-      columns === undefined
-        ? (row as { seq?: unknown }).seq
-        : (row as readonly unknown[])[this.#seqAt];
-    if (event === undefined || typeof seq !== "number" || seq <= this.#last) {
+      columns === undefined ? (row as { seq?: unknown }).seq : (row as readonly unknown[])[seqAt];
+    if (event === undefined || typeof seq !== "number" || seq <= last) {
       throw new StorageError(
         "CORRUPT_LOG",
-        `expected an intact event at seq ${show(seq)} of ${this.#location} (before the last turn/end), found a row that is not a JSON event`,
-        { location: this.#location, ...(typeof seq === "number" ? { seq } : {}) },
+        `expected an intact event at seq ${show(seq)} of ${location} (before the last turn/end), found a row that is not a JSON event`,
+        { location, ...(typeof seq === "number" ? { seq } : {}) },
       );
     }
-    this.#last = seq;
-    this.events.push(event);
+    last = seq;
+    events.push(event);
   }
+  return events;
 }
 
 /** The members of a table description stored as JSON text. */
