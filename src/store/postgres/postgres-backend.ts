@@ -399,7 +399,8 @@ export class PostgresBackend implements backend.SessionBackend {
    * {@link SessionBackend.loadSettled}) in one statement (settledRead: one snapshot, one round
    * trip): the header, the last turn/end, the events and, with `tailLimit`, the page after the
    * last turn/end. The rows are parsed once they are all in: the writer takes them in at once, so
-   * that they are not held young across a wait (the collector would copy them all).
+   * that they are not held young across a wait (the collector would copy them all), and each row
+   * is let go once parsed (a collection on the way copies the events, not the rows' text too).
    */
   async loadSettled(
     id: string,
@@ -416,7 +417,13 @@ export class PostgresBackend implements backend.SessionBackend {
     const location = sql.eventsOf(id, this.location);
     const last = split.lastTurnEnd;
     const settled = last === undefined ? 0 : last + 1;
-    const events = sql.settledEvents(split.settled, JSON_MEMBERS, location, split.columns);
+    const events = sql.settledEvents(
+      split.settled,
+      JSON_MEMBERS,
+      location,
+      split.columns,
+      split.offset,
+    );
     if (tailLimit === undefined) return { header, settled, events };
     // The rows from the last turn/end on, framed as loadFrom frames a page from `settled`, with
     // the turn/end as the row before it; from seq 0 without one.

@@ -75,24 +75,27 @@ export function splitSessionFrom(
 
 /**
  * A settledRead answer split up: the header columns, the seq of the last turn/end (undefined
- * without one), the message-producing rows before it and the rows from it on (the tail part), as
- * arrays of the values of `columns` (eventRows' columns).
+ * without one), the message-producing rows before it and the rows from it on (the tail part).
+ * The event columns of a settled row start at `offset` (the rows are not copied: a copy would
+ * add to what a resume allocates); a tail row holds them alone. `columns` are eventRows' columns.
  */
 export interface SettledReadRows {
   readonly header: PostgresQueryRows["sessionHeader"];
   readonly lastTurnEnd: number | undefined;
   readonly columns: readonly string[];
-  readonly settled: (readonly unknown[])[];
+  readonly offset: number;
+  readonly settled: (readonly unknown[] | undefined)[];
   readonly tail: (readonly unknown[])[];
 }
 
 /**
  * Splits the rows of settledRead (arrays of the values of `columns`); undefined when there is no
  * session (no row). The message-producing rows from the last turn/end on, which come in both
- * parts, are kept in the tail part only.
+ * parts, are kept in the tail part only. `rows` is taken: it is emptied, so that the settled
+ * rows are held by the answer alone (see `settledEvents`, which lets go of each once parsed).
  */
 export function splitSettledRead(
-  rows: readonly (readonly unknown[])[],
+  rows: unknown[][],
   columns: readonly string[],
 ): SettledReadRows | undefined {
   const first = rows[0];
@@ -111,14 +114,14 @@ export function splitSettledRead(
   for (let r = 1; r < rows.length; r++) {
     const row = rows[r] as readonly unknown[];
     if (row[tailAt] === true) tail.push(row.slice(eventsAt));
-    else if (lastTurnEnd !== undefined && (row[seqAt] as number) < lastTurnEnd) {
-      settled.push(row.slice(eventsAt));
-    }
+    else if (lastTurnEnd !== undefined && (row[seqAt] as number) < lastTurnEnd) settled.push(row);
   }
+  rows.length = 0;
   return {
     header: header as PostgresQueryRows["sessionHeader"],
     lastTurnEnd,
     columns: columns.slice(eventsAt),
+    offset: eventsAt,
     settled,
     tail,
   };

@@ -68,7 +68,8 @@ export function valueRowForm(
  * Frames event rows (in seq order, from seq `first` on): keeps the longest run of rows that hold
  * an event with `seq` equal to `first` plus the index. Rows after the first bad one (a row that
  * holds no event, or a seq missing) are not parsed; their types are still read, for
- * {@link judgeEventRows}.
+ * {@link judgeEventRows}. An array of rows is taken, not only read: each entry is cleared once
+ * read, so that a row's text can be collected as soon as its event is built (see `settledEvents`).
  */
 export function scanEventRows(rows: Iterable<EventRow>, first: number): ScannedRows;
 export function scanEventRows<R>(rows: Iterable<R>, first: number, form: RowForm<R>): ScannedRows;
@@ -82,7 +83,10 @@ export function scanEventRows<R>(
   let lastTurnEnd = -1;
   let count = 0;
   let lastSeq = -1;
+  const taken = Array.isArray(rows) ? (rows as (R | undefined)[]) : undefined;
+  let at = 0;
   for (const row of rows) {
+    if (taken !== undefined) taken[at++] = undefined;
     const rowSeq = form.seq(row) as number;
     count++;
     lastSeq = rowSeq;
