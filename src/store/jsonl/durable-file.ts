@@ -1,10 +1,11 @@
 // Durable file writes: publish a new file atomically (temp + fsync + link), append with truncate-back on failure.
 import { randomBytes } from "node:crypto";
-import { fstatSync, readSync, rmSync, writeSync } from "node:fs";
-import { type FileHandle, link, open } from "node:fs/promises";
+import { fstatSync, linkSync, readSync, rmSync, writeSync } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 
 import type { Durability } from "../backend.js";
+import type { OpenFile } from "./file-state.js";
 
 export type { Durability };
 
@@ -115,7 +116,9 @@ export class DurableFiles {
       });
       await this.syncFile(handle);
       const stat = fstatSync(handle.fd, { bigint: true });
-      await link(temp, join(dir, name));
+      // A link is a change to the folder's entries in memory (flushed next): a call through the
+      // thread pool would cost more than it.
+      linkSync(temp, join(dir, name));
       await this.syncDir(dir);
       return { key: `${stat.dev}:${stat.ino}`, size: Number(stat.size) };
     } finally {
@@ -132,7 +135,7 @@ export class DurableFiles {
  * the thread pool per chunk costs more than the read.
  */
 export async function copyRange(
-  handle: FileHandle,
+  handle: OpenFile,
   from: number,
   to: number,
   write: (bytes: Uint8Array) => Promise<void>,

@@ -54,8 +54,16 @@ export interface LineCheck {
 /** How many bytes of a line a {@link LineCheck} keeps: an event line's type, seq and time. */
 export const CHECK_BYTES = 64;
 
+/**
+ * An open file, by its descriptor: a `FileHandle`, or a descriptor opened synchronously where a
+ * round trip through the thread pool would cost more than the call (a fork's source).
+ */
+export interface OpenFile {
+  readonly fd: number;
+}
+
 /** The identity and size of an open file. */
-export function fileKey(handle: FileHandle): { key: string; size: number } {
+export function fileKey(handle: OpenFile): { key: string; size: number } {
   return keyOf(fstatSync(handle.fd, { bigint: true }));
 }
 

@@ -1,5 +1,5 @@
 // The JSONL backend: one append-only log file per session in <root>/sessions, durable writes, per-session lock files.
-import { statSync } from "node:fs";
+import { closeSync, openSync, statSync } from "node:fs";
 import { type FileHandle, link, mkdir, open, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StorageError, show } from "../../errors.js";
@@ -53,6 +53,7 @@ import {
   lastLineCheck,
   lineCheck,
   markerAt,
+  type OpenFile,
   stillHolds,
   turnEndAfter,
 } from "./file-state.js";
@@ -491,7 +492,7 @@ export class JsonlBackend implements SessionBackend {
    * caller then reads the whole log, which also tells the errors.
    */
   async #seekForkPoint(id: string, boundary: number): Promise<StoredForkPoint | undefined> {
-    const handle = await this.#openFile(id, "r");
+    const handle = this.#openFileSync(id);
     if (handle === undefined) return undefined;
     try {
       const file = fileKey(handle);
@@ -519,7 +520,7 @@ export class JsonlBackend implements SessionBackend {
       if (error instanceof StorageError) return undefined;
       throw error;
     } finally {
-      await handle.close();
+      closeSync(handle.fd);
     }
   }
 
@@ -557,25 +558,10 @@ export class JsonlBackend implements SessionBackend {
    */
   async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
     await this.#exclusive(header.id, async () => {
+      if (await this.#forkSought(sourceId, boundary, header)) return;
       const source = await this.#openFile(sourceId, "r");
       if (source === undefined) throw sessionNotFound(sourceId);
       try {
-        const sought = this.#sought.get(sourceId);
-        this.#sought.delete(sourceId);
-        if (sought !== undefined && sought.seq === boundary && !this.#held.has(sourceId)) {
-          const now = fileKey(source);
-          if (now.key === sought.key && now.size === sought.size) {
-            // The boundary's line was found by `forkPoint` in this file as it still is: copy up to
-            // it without reading the log (the child's state is read when it is first written).
-            const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
-            await this.#publish(header.id, async (write) => {
-              await write(headerLine);
-              await copyRange(source, sought.headerEnd, sought.end, write, this.#copyBytes);
-            });
-            this.#index.noteCreated(header, headerLine.length);
-            return;
-          }
-        }
         const state = await this.#stateOf(sourceId, source);
         const prefix = await this.#prefixOf(sourceId, source, state, boundary + 1);
         const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
@@ -602,6 +588,32 @@ export class JsonlBackend implements SessionBackend {
       }
     });
     this.#changes.notify(header.id);
+  }
+
+  /**
+   * The fork of a log whose boundary line `forkPoint` found by bisecting it, when the file is
+   * still as it was: copies up to that line without reading the log (the child's state is read
+   * when it is first written). Returns false, having done nothing, otherwise.
+   */
+  async #forkSought(sourceId: string, boundary: number, header: SessionHeader): Promise<boolean> {
+    const sought = this.#sought.get(sourceId);
+    this.#sought.delete(sourceId);
+    if (sought === undefined || sought.seq !== boundary || this.#held.has(sourceId)) return false;
+    const source = this.#openFileSync(sourceId);
+    if (source === undefined) throw sessionNotFound(sourceId);
+    try {
+      const now = fileKey(source);
+      if (now.key !== sought.key || now.size !== sought.size) return false;
+      const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
+      await this.#publish(header.id, async (write) => {
+        await write(headerLine);
+        await copyRange(source, sought.headerEnd, sought.end, write, this.#copyBytes);
+      });
+      this.#index.noteCreated(header, headerLine.length);
+      return true;
+    } finally {
+      closeSync(source.fd);
+    }
   }
 
   /**
@@ -904,22 +916,41 @@ export class JsonlBackend implements SessionBackend {
   }
 
   async #openFile(id: string, flags: "r" | "r+"): Promise<FileHandle | undefined> {
+    for (const path of this.#pathsToOpen(id)) {
+      try {
+        return await open(path, flags);
+      } catch (error) {
+        if (!isErrno(error, "ENOENT")) throw error;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * {@link #openFile} for reading, by a synchronous call: where a fork reads a few blocks of a log
+   * or copies it from the page cache, the round trip through the thread pool costs more than the
+   * open. The caller closes the descriptor.
+   */
+  #openFileSync(id: string): OpenFile | undefined {
+    for (const path of this.#pathsToOpen(id)) {
+      try {
+        return { fd: openSync(path, "r") };
+      } catch (error) {
+        if (!isErrno(error, "ENOENT")) throw error;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Where to open the log of `id`, in turn while the one before is missing: where it is found,
+   * then its own name (a log under the previous build's name may have just been moved to it).
+   */
+  #pathsToOpen(id: string): string[] {
     const path = this.#where(id);
-    if (path === undefined) return undefined;
-    try {
-      return await open(path, flags);
-    } catch (error) {
-      if (!isErrno(error, "ENOENT")) throw error;
-    }
-    // A log under the previous build's name may have just been moved to its own.
+    if (path === undefined) return [];
     const own = join(this.sessionsDir, logFileName(id));
-    if (path === own) return undefined;
-    try {
-      return await open(own, flags);
-    } catch (error) {
-      if (isErrno(error, "ENOENT")) return undefined;
-      throw error;
-    }
+    return path === own ? [path] : [path, own];
   }
 
   /**

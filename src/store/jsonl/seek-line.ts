@@ -1,6 +1,6 @@
 // Finds an event's line in a JSONL log by bisecting the file on the seqs its lines start with.
 import { readSync } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
+import type { OpenFile } from "./file-state.js";
 
 /** Where an event's line lies in a log file, and its text. */
 export interface SoughtLine {
@@ -26,7 +26,7 @@ const START_BYTES = 96;
  * holds that seq. The caller then reads the log line by line, which tells what is wrong.
  */
 export function seekEventLine(
-  handle: FileHandle,
+  handle: OpenFile,
   from: number,
   to: number,
   seq: number,
@@ -76,11 +76,11 @@ export function seekEventLine(
  * fifty of them: 11 ms of a 30 ms fork went there).
  */
 class Probe {
-  readonly #handle: FileHandle;
+  readonly #handle: OpenFile;
   readonly #to: number;
   readonly #buffer: Buffer;
 
-  constructor(handle: FileHandle, to: number, bytes: number) {
+  constructor(handle: OpenFile, to: number, bytes: number) {
     this.#handle = handle;
     this.#to = to;
     this.#buffer = Buffer.allocUnsafe(Math.max(bytes, START_BYTES));
@@ -125,7 +125,7 @@ class Probe {
 }
 
 /** Reads into all of `into` from `position` on, or up to the end of the file; the count read. */
-function readAll(handle: FileHandle, into: Buffer, position: number): number {
+function readAll(handle: OpenFile, into: Buffer, position: number): number {
   let done = 0;
   while (done < into.length) {
     const read = readSync(handle.fd, into, done, into.length - done, position + done);
