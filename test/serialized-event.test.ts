@@ -45,6 +45,22 @@ const EVENTS: readonly SessionEvent[] = [
 ];
 
 describe("SerializedEvent", () => {
+  // An event in the canonical order is serialized by one JSON.stringify, `data` sliced out of it:
+  // a surface marker present as undefined (dropped by JSON) must shorten neither text.
+  it("gives the same texts when an optional member is present but undefined", () => {
+    const both = EVENTS[4] as SessionEvent;
+    const variants = [
+      { ...both, sourceEventSeqs: undefined },
+      { ...both, surfaceOp: undefined },
+      { ...both, sourceEventSeqs: undefined, surfaceOp: undefined },
+    ] as unknown as SessionEvent[];
+    for (const event of variants) {
+      const serialized = SerializedEvent.of(event);
+      expect(serialized.json).toBe(JSON.stringify(reordered(event, CANONICAL)));
+      expect(serialized.data).toBe(JSON.stringify(event.data));
+    }
+  });
+
   it("gives the event's JSON text and each column's text, in the canonical member order", () => {
     for (const event of EVENTS) expectTexts(SerializedEvent.of(event), event);
   });

@@ -2,7 +2,48 @@
 import { describe, expect, it } from "vitest";
 import { cutStyledToWidth, cutToWidth, displayWidth, oneLine } from "../src/util/text-width.js";
 
+/** cutToWidth as its grapheme-by-grapheme rule states it, without any shortcut. */
+function referenceCut(text: string, maxWidth: number): string {
+  if (displayWidth(text) <= maxWidth) return text;
+  let used = 0;
+  let kept = "";
+  for (const { segment } of new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(
+    text,
+  )) {
+    const width = displayWidth(segment);
+    if (used + width > maxWidth - 1) break;
+    used += width;
+    kept += segment;
+  }
+  return `${kept}…`;
+}
+
 describe("cutToWidth", () => {
+  // The printable-ASCII shortcut (a slice, where a derived title on every append spent 0.1 ms in
+  // the segmenter) must cut where the grapheme rule does, also when what follows the cut is not
+  // ASCII: a combining mark or a joiner after the last kept letter belongs to it.
+  it("cuts printable ASCII where the grapheme rule cuts, whatever follows", () => {
+    const tails = ["", "\u0301", "\u200d", "😀", "漢字", "\u0301x", "\t", "\n"];
+    const random = (n: number) =>
+      Array.from({ length: n }, (_, i) => String.fromCharCode(0x20 + ((i * 37 + n * 11) % 95))).join(
+        "",
+      );
+    for (let length = 0; length <= 12; length++) {
+      for (const tail of tails) {
+        for (let width = 1; width <= 14; width++) {
+          const text = random(length) + tail + random(3);
+          expect(cutToWidth(text, width), JSON.stringify([text, width])).toBe(
+            referenceCut(text, width),
+          );
+        }
+      }
+    }
+    expect(cutToWidth("abcde\u0301fgh", 6)).toBe("abcde\u0301…");
+    expect(cutToWidth("abcde\u0301fgh", 5)).toBe("abcd…");
+    expect(cutToWidth("abcdef", 1)).toBe("…");
+    expect(cutToWidth("abc", 3)).toBe("abc");
+  });
+
   it("keeps text that fits, whole", () => {
     expect(cutToWidth("hello", 5)).toBe("hello");
     expect(cutToWidth("", 3)).toBe("");

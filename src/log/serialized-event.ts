@@ -37,16 +37,29 @@ export class SerializedEvent {
       readonly sourceEventSeqs?: unknown;
       readonly surfaceOp?: unknown;
     };
-    // One JSON.stringify of the data (the bulk of an event); the envelope's members are joined
-    // around it, without copying it (the text is flattened once, when it is written).
-    const data = JSON.stringify(value.data) as string;
     const seqs = sourceEventSeqs === undefined ? undefined : JSON.stringify(sourceEventSeqs);
     const op = surfaceOp === undefined ? undefined : JSON.stringify(surfaceOp);
-    let json = `{"type":${JSON.stringify(value.type)},"seq":${value.seq},"time":${value.time},"data":${data}`;
-    if (seqs !== undefined) json += `,"sourceEventSeqs":${seqs}`;
-    if (op !== undefined) json += `,"surfaceOp":${op}`;
-    this.json = `${json}}`;
-    this.data = data;
+    if (inCanonicalOrder(value)) {
+      // The common case: one JSON.stringify of the whole event, a flat text (cheaper to write
+      // than one joined of parts), and `data` a slice of it: after the envelope's first members
+      // (a known type, two numbers: `,"data":` first occurs where data starts), and before the
+      // surface markers, whose text is the one JSON.stringify gives them alone.
+      const json = JSON.stringify(value);
+      let end = json.length - 1;
+      if (seqs !== undefined) end -= SEQS_MEMBER.length + seqs.length;
+      if (op !== undefined) end -= OP_MEMBER.length + op.length;
+      this.json = json;
+      this.data = json.slice(json.indexOf(DATA_MEMBER) + DATA_MEMBER.length, end);
+    } else {
+      // One JSON.stringify of the data (the bulk of an event); the envelope's members are joined
+      // around it, in the canonical order, without copying it.
+      const data = JSON.stringify(value.data) as string;
+      let json = `{"type":${JSON.stringify(value.type)},"seq":${value.seq},"time":${value.time}${DATA_MEMBER}${data}`;
+      if (seqs !== undefined) json += `${SEQS_MEMBER}${seqs}`;
+      if (op !== undefined) json += `${OP_MEMBER}${op}`;
+      this.json = `${json}}`;
+      this.data = data;
+    }
     this.sourceEventSeqs = seqs;
     this.surfaceOp = op;
     this.seq = value.seq;
@@ -98,6 +111,33 @@ export class SerializedEvent {
   get view(): SessionEvent {
     return this.#view ?? this.event;
   }
+}
+
+const DATA_MEMBER = ',"data":';
+const SEQS_MEMBER = ',"sourceEventSeqs":';
+const OP_MEMBER = ',"surfaceOp":';
+
+/** The envelope's members in the canonical order; the last two are optional. */
+const CANONICAL_MEMBERS = ["type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp"];
+
+/**
+ * Whether the members of a valid event come in the canonical order (`type`, `seq`, `time`,
+ * `data`, then `sourceEventSeqs` and `surfaceOp` when present), so that `JSON.stringify` of the
+ * whole event writes its canonical JSON text.
+ */
+function inCanonicalOrder(event: SessionEvent): boolean {
+  let next = 0;
+  for (const member in event) {
+    let at = next;
+    while (at < CANONICAL_MEMBERS.length && CANONICAL_MEMBERS[at] !== member) {
+      // Only an optional member may be skipped.
+      if (at < 4) return false;
+      at++;
+    }
+    if (at === CANONICAL_MEMBERS.length) return false;
+    next = at + 1;
+  }
+  return next >= 4;
 }
 
 /** Serializes events that are the store's own (see {@link SerializedEvent.of}), e.g. to call a backend directly. */

@@ -4,6 +4,9 @@ import stringWidth from "string-width";
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
+/** Text of printable ASCII characters only (space to tilde). */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** The columns `text` takes on a terminal (ANSI colour codes take none). */
 export function displayWidth(text: string): number {
   return stringWidth(text);
@@ -17,6 +20,12 @@ export function displayWidth(text: string): number {
 export function cutToWidth(text: string, maxWidth: number): string {
   if (!Number.isSafeInteger(maxWidth) || maxWidth < 1) {
     throw new RangeError(`expected maxWidth to be a positive integer, got ${maxWidth}`);
+  }
+  // Printable ASCII up to just past the cut (the common case, and a derived title is cut on every
+  // append that holds a prompt): each character is a grapheme of one column, so the cut is a
+  // slice. A grapheme could reach across the cut only with a mark or joiner after it, not ASCII.
+  if (PRINTABLE_ASCII.test(text.length > maxWidth ? text.slice(0, maxWidth + 1) : text)) {
+    return text.length <= maxWidth ? text : `${text.slice(0, maxWidth - 1)}…`;
   }
   if (text.length <= maxWidth && stringWidth(text) <= maxWidth) return text;
   const room = maxWidth - 1; // the ellipsis takes one column
