@@ -25,9 +25,9 @@ describe("cutToWidth", () => {
   it("cuts printable ASCII where the grapheme rule cuts, whatever follows", () => {
     const tails = ["", "\u0301", "\u200d", "😀", "漢字", "\u0301x", "\t", "\n"];
     const random = (n: number) =>
-      Array.from({ length: n }, (_, i) => String.fromCharCode(0x20 + ((i * 37 + n * 11) % 95))).join(
-        "",
-      );
+      Array.from({ length: n }, (_, i) =>
+        String.fromCharCode(0x20 + ((i * 37 + n * 11) % 95)),
+      ).join("");
     for (let length = 0; length <= 12; length++) {
       for (const tail of tails) {
         for (let width = 1; width <= 14; width++) {
