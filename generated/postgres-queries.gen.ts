@@ -62,7 +62,7 @@ export const POSTGRES_QUERIES = {
    * reads the append point again in a statement of its own, after the lock (appendPoint), and runs
    * this statement once more when it matches. The writer lock check and the lock on the events row
    * come after the session row lock (they read the locked row), so a new holder of the writer lock
-   * waits for this write (see awaitSessionWriters).
+   * waits for this write (see takeWriterLock).
    */
   appendEvents: "WITH locked AS MATERIALIZED (\n  SELECT s.id FROM sessions AS s WHERE s.id = $1 FOR NO KEY UPDATE\n),\nprevious AS MATERIALIZED (\n  SELECT e.seq\n  FROM locked\n  JOIN events AS e ON e.session_id = locked.id AND e.seq = $2::bigint - 1\n  FOR KEY SHARE OF e\n),\npoint AS MATERIALIZED (\n  SELECT\n    (SELECT max(e.seq) FROM events AS e WHERE e.session_id = locked.id) AS last_seq,\n    (\n      $3::integer IS NULL\n      OR EXISTS (\n        SELECT 1\n        FROM pg_catalog.pg_locks AS l\n        WHERE locked.id IS NOT NULL\n          AND l.locktype = 'advisory'\n          AND l.granted\n          AND l.pid = $3::integer\n          AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())\n          AND l.classid = (($4::bigint >> 32) & 4294967295)::oid\n          AND l.objid = ($4::bigint & 4294967295)::oid\n          AND l.objsubid = 1\n      )\n    ) AS held,\n    ($2::bigint = 0 OR EXISTS (SELECT 1 FROM previous)) AS has_previous\n  FROM locked\n),\nchecked AS MATERIALIZED (\n  SELECT\n    last_seq,\n    held,\n    held AND has_previous AND coalesce(last_seq, -1) = $2::bigint - 1 AS appendable\n  FROM point\n),\nins AS (\n  INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)\n  SELECT $1::text, e.seq, e.type, e.time, e.data, e.source_event_seqs, e.surface_op\n  FROM checked, unnest(\n    $5::bigint[], $6::text[], $7::bigint[], $8::text[],\n    $9::text[], $10::text[]\n  ) AS e (seq, type, time, data, source_event_seqs, surface_op)\n  WHERE checked.appendable\n  ORDER BY e.seq\n  RETURNING seq\n),\ntexts AS (\n  INSERT INTO search_texts (session_id, seq, text)\n  SELECT $1::text, t.seq, t.text\n  FROM unnest($11::bigint[], $12::text[]) AS t (seq, text)\n  WHERE EXISTS (SELECT 1 FROM ins)\n),\nsummary AS (\n  UPDATE session_summaries\n  SET updated_at = $13, derived_title = coalesce(derived_title, $14::text)\n  WHERE session_id = $1 AND EXISTS (SELECT 1 FROM ins)\n)\nSELECT\n  EXISTS (SELECT 1 FROM checked)::boolean AS found,\n  (SELECT held FROM checked)::boolean AS held,\n  (SELECT appendable FROM checked)::boolean AS appendable,\n  (SELECT last_seq FROM checked)::bigint AS \"lastSeq\",\n  (\n    SELECT pg_notify($15::text, $1::text) FROM checked WHERE appendable\n  )::text AS notified;",
   /**
@@ -228,23 +228,21 @@ export const POSTGRES_QUERIES = {
   createSchema: "CREATE SCHEMA IF NOT EXISTS {schema};",
   /**
    * Takes the writer lock of a session (`@key`: a hash of schema and id) for this connection,
-   * without waiting; the server releases it when the connection ends, however it ends.
+   * without waiting (the server releases it when the connection ends, however it ends), and once it
+   * is taken, in the same round trip, waits for every write transaction that holds the session's
+   * row (FOR SHARE conflicts with the FOR NO KEY UPDATE of lockSessionRow and appendEvents) to end,
+   * so that a write of a holder whose lock connection just died, checked by writerLockHeld before
+   * its lock went, is committed (or rolled back) before the new holder reads the log. The lock is
+   * taken first (its subquery kept apart by OFFSET 0), and the wait, an initplan, runs only when
+   * the CASE reaches it: not when the lock is held elsewhere. No row (the session is not stored
+   * yet): nothing to wait for.
    */
-  tryWriterLock: "SELECT pg_try_advisory_lock($1::bigint)::boolean AS locked;",
-  /**
-   * Run on the writer locks' connection right after tryWriterLock took a session's lock: waits for
-   * every write transaction that holds the session's row (FOR SHARE conflicts with the FOR NO KEY
-   * UPDATE of lockSessionRow and appendEvents) to end, so that a write of a holder whose lock
-   * connection just died, checked by writerLockHeld before its lock went, is committed (or rolled
-   * back) before the new holder reads the log. No row (the session is not stored yet): nothing to
-   * wait for.
-   */
-  awaitSessionWriters: "SELECT 1 AS found FROM sessions WHERE id = $1 FOR SHARE;",
+  takeWriterLock: "SELECT\n  t.locked::boolean AS locked,\n  CASE\n    WHEN t.locked THEN (SELECT count(*) FROM (SELECT 1 FROM sessions WHERE id = $1 FOR SHARE) AS w)\n  END AS waited\nFROM (SELECT pg_try_advisory_lock($2::bigint)::boolean AS locked OFFSET 0) AS t;",
   /**
    * Whether the connection with backend pid `@pid` holds the writer lock `@key` (a session-level
    * advisory lock on a bigint: classid the high 32 bits, objid the low 32, objsubid 1) in this
    * database. A write runs it after lockSessionRow, in its own transaction: an append is stored
-   * only while its writer's lock is held (see awaitSessionWriters).
+   * only while its writer's lock is held (see takeWriterLock).
    */
   writerLockHeld: "SELECT EXISTS (\n  SELECT 1\n  FROM pg_catalog.pg_locks AS l\n  WHERE l.locktype = 'advisory'\n    AND l.granted\n    AND l.pid = $1::integer\n    AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())\n    AND l.classid = (($2::bigint >> 32) & 4294967295)::oid\n    AND l.objid = ($2::bigint & 4294967295)::oid\n    AND l.objsubid = 1\n)::boolean AS held;",
   releaseWriterLock: "SELECT pg_advisory_unlock($1::bigint)::boolean AS released;",
@@ -334,8 +332,7 @@ export const POSTGRES_QUERY_PARAMS = {
   layoutVersions: [],
   lockLayoutCreation: ["key"],
   createSchema: [],
-  tryWriterLock: ["key"],
-  awaitSessionWriters: ["sessionId"],
+  takeWriterLock: ["sessionId", "key"],
   writerLockHeld: ["pid", "key"],
   releaseWriterLock: ["key"],
   connectionSettings: [],
@@ -585,11 +582,9 @@ export const POSTGRES_QUERY_COLUMNS = {
   lockLayoutCreation: [
     { name: "locked", type: "string | null" },
   ],
-  tryWriterLock: [
+  takeWriterLock: [
     { name: "locked", type: "boolean | null" },
-  ],
-  awaitSessionWriters: [
-    { name: "found", type: "PostgresScalar" },
+    { name: "waited", type: "PostgresScalar" },
   ],
   writerLockHeld: [
     { name: "held", type: "boolean | null" },
@@ -804,8 +799,7 @@ export interface PostgresQueryRows {
   };
   readonly layoutVersions: { readonly version: number };
   readonly lockLayoutCreation: { readonly locked: string | null };
-  readonly tryWriterLock: { readonly locked: boolean | null };
-  readonly awaitSessionWriters: { readonly found: PostgresScalar };
+  readonly takeWriterLock: { readonly locked: boolean | null; readonly waited: PostgresScalar };
   readonly writerLockHeld: { readonly held: boolean | null };
   readonly releaseWriterLock: { readonly released: boolean | null };
   readonly connectionSettings: {

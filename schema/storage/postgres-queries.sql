@@ -71,7 +71,7 @@ SELECT max(seq)::bigint AS "lastSeq" FROM events WHERE session_id = @sessionId;
 -- false; the backend then reads the append point again in a statement of its own, after the lock
 -- (appendPoint), and runs this statement once more when it matches. The writer lock check and the
 -- lock on the events row come after the session row lock (they read the locked row), so a new
--- holder of the writer lock waits for this write (see awaitSessionWriters).
+-- holder of the writer lock waits for this write (see takeWriterLock).
 WITH locked AS MATERIALIZED (
   SELECT s.id FROM sessions AS s WHERE s.id = @sessionId FOR NO KEY UPDATE
 ),
@@ -595,24 +595,28 @@ SELECT pg_advisory_xact_lock(@key::bigint)::text AS locked;
 -- name: createSchema
 CREATE SCHEMA IF NOT EXISTS {schema};
 
--- name: tryWriterLock
+-- name: takeWriterLock
 -- Takes the writer lock of a session (@key: a hash of schema and id) for this connection, without
--- waiting; the server releases it when the connection ends, however it ends.
-SELECT pg_try_advisory_lock(@key::bigint)::boolean AS locked;
-
--- name: awaitSessionWriters
--- Run on the writer locks' connection right after tryWriterLock took a session's lock: waits for
--- every write transaction that holds the session's row (FOR SHARE conflicts with the FOR NO KEY
--- UPDATE of lockSessionRow and appendEvents) to end, so that a write of a holder whose lock connection just died,
--- checked by writerLockHeld before its lock went, is committed (or rolled back) before the new
--- holder reads the log. No row (the session is not stored yet): nothing to wait for.
-SELECT 1 AS found FROM sessions WHERE id = @sessionId FOR SHARE;
+-- waiting (the server releases it when the connection ends, however it ends), and once it is
+-- taken, in the same round trip, waits for every write transaction that holds the session's row
+-- (FOR SHARE conflicts with the FOR NO KEY UPDATE of lockSessionRow and appendEvents) to end, so
+-- that a write of a holder whose lock connection just died, checked by writerLockHeld before its
+-- lock went, is committed (or rolled back) before the new holder reads the log. The lock is taken
+-- first (its subquery kept apart by OFFSET 0), and the wait, an initplan, runs only when the CASE
+-- reaches it: not when the lock is held elsewhere. No row (the session is not stored yet):
+-- nothing to wait for.
+SELECT
+  t.locked::boolean AS locked,
+  CASE
+    WHEN t.locked THEN (SELECT count(*) FROM (SELECT 1 FROM sessions WHERE id = @sessionId FOR SHARE) AS w)
+  END AS waited
+FROM (SELECT pg_try_advisory_lock(@key::bigint)::boolean AS locked OFFSET 0) AS t;
 
 -- name: writerLockHeld
 -- Whether the connection with backend pid @pid holds the writer lock @key (a session-level
 -- advisory lock on a bigint: classid the high 32 bits, objid the low 32, objsubid 1) in this
 -- database. A write runs it after lockSessionRow, in its own transaction: an append is stored only
--- while its writer's lock is held (see awaitSessionWriters).
+-- while its writer's lock is held (see takeWriterLock).
 SELECT EXISTS (
   SELECT 1
   FROM pg_catalog.pg_locks AS l

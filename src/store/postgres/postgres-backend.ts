@@ -192,7 +192,7 @@ export class PostgresBackend implements backend.SessionBackend {
       throw refusedByServer(error, target.location);
     }
     // The lock connection writes nothing that must outlive the server: advisory locks and the row
-    // locks of awaitSessionWriters are gone with it anyway. Without synchronous_commit each of its
+    // locks of takeWriterLock are gone with it anyway. Without synchronous_commit each of its
     // statements answers at once instead of after a WAL flush (a writer's resume waited ~8 ms).
     const lockConfig = clientConfig(target, "process");
     const locks = new WriterLocks(lockConfig, queries, target.schema, target.location);

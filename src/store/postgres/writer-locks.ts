@@ -1,6 +1,7 @@
 // One writer per session across machines: PostgreSQL advisory locks held on one dedicated connection.
 import { Client, type ClientConfig } from "pg";
 import { StorageError, StorageUnavailableError, show } from "../../errors.js";
+import type { PostgresQueryRows } from "../../generated.js";
 import type { ReleaseLock } from "../backend.js";
 import { advisoryKey, destroyClient } from "./connection.js";
 import { isConnectionLoss } from "./pg-errors.js";
@@ -29,7 +30,7 @@ interface Hold {
  * {@link holder} tells writes so, and the next `acquire` opens a new connection. A write does not
  * trust the mark alone (a connection can be gone before the client hears of it): it checks in
  * its own transaction that the lock connection still holds the lock (writerLockHeld), and a new
- * holder waits for the writes so checked to end before it reads (awaitSessionWriters).
+ * holder waits for the writes so checked to end before it reads (takeWriterLock).
  */
 export class WriterLocks {
   readonly #config: ClientConfig;
@@ -66,16 +67,18 @@ export class WriterLocks {
       const key = hold?.key ?? advisoryKey("seedline-writer", this.#schema, id);
       const client = await this.#connection();
       try {
-        const row = await this.#queries.first(client, "tryWriterLock", { key });
-        if (row?.locked !== true) throw busy(id, this.#location);
+        // One round trip: the lock, then the wait for the writes of a holder just gone.
+        let row: PostgresQueryRows["takeWriterLock"] | undefined;
         try {
-          await this.#queries.first(client, "awaitSessionWriters", { sessionId: id });
+          row = await this.#queries.first(client, "takeWriterLock", { key, sessionId: id });
         } catch (error) {
+          // A session-level lock outlives a statement that failed after taking it (in the wait).
           if (!isConnectionLoss(error)) {
             await this.#queries.first(client, "releaseWriterLock", { key });
           }
           throw error;
         }
+        if (row?.locked !== true) throw busy(id, this.#location);
       } catch (error) {
         if (isConnectionLoss(error)) this.#discard(client);
         throw error;
