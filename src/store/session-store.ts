@@ -488,12 +488,9 @@ export class SessionStore {
           parentSession: sourceId,
           seedLength: at + 1,
         });
-        const release = await this.backend.lock(childId);
-        try {
-          await this.backend.fork(sourceId, at, header);
-        } finally {
-          await release();
-        }
+        // No writer lock of the child is taken here: the backend makes the child atomically (an
+        // id stored meanwhile is SESSION_ALREADY_EXISTS), taking what it needs for that itself.
+        await this.backend.fork(sourceId, at, header);
         return header;
       });
     } finally {
