@@ -488,9 +488,12 @@ export class SessionStore {
           parentSession: sourceId,
           seedLength: at + 1,
         });
-        // No writer lock of the child is taken here: the backend makes the child atomically (an
-        // id stored meanwhile is SESSION_ALREADY_EXISTS), taking what it needs for that itself.
-        await this.backend.fork(sourceId, at, header);
+        const release = await this.backend.lock(childId);
+        try {
+          await this.backend.fork(sourceId, at, header);
+        } finally {
+          await release();
+        }
         return header;
       });
     } finally {

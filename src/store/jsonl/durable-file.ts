@@ -99,14 +99,12 @@ export class DurableFiles {
    * same folder, which is flushed, then linked under `name` (`link` fails with EEXIST when the
    * name is taken, so two creators cannot overwrite each other); the folder is flushed and the
    * temp name removed. On any failure the temp file is removed and nothing appears under `name`.
-   * `beforeLink` (a lock the link must be made under) runs while the temp file is flushed.
-   * @throws the file system's error (EEXIST when `name` exists), or what `beforeLink` throws.
+   * @throws the file system's error (EEXIST when `name` exists).
    */
   async publish(
     dir: string,
     name: string,
     fill: (write: (bytes: Uint8Array) => Promise<void>) => Promise<void>,
-    beforeLink?: () => Promise<void>,
   ): Promise<FileIdentity> {
     const temp = join(dir, `.${name}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
     const handle = await open(temp, "wx");
@@ -116,19 +114,7 @@ export class DurableFiles {
         await this.ops.write(handle, bytes, position);
         position += bytes.length;
       });
-      // The flush waits in the thread pool: what must come before the link is done meanwhile.
-      const flushed = this.syncFile(handle);
-      if (beforeLink !== undefined) {
-        // Handled at once: a flush that fails while `beforeLink` runs is not an unhandled rejection.
-        const settled = flushed.catch(() => undefined);
-        try {
-          await beforeLink();
-        } catch (error) {
-          await settled; // the temp file is closed and removed once nothing uses it
-          throw error;
-        }
-      }
-      await flushed;
+      await this.syncFile(handle);
       const stat = fstatSync(handle.fd, { bigint: true });
       // A link is a change to the folder's entries in memory (flushed next): a call through the
       // thread pool would cost more than it.

@@ -557,56 +557,37 @@ export class JsonlBackend implements SessionBackend {
    *   CORRUPT_LOG when the source has fewer intact events than the boundary asks for.
    */
   async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
-    // The child's writer lock is taken while its copy is flushed, before it is published: until
-    // the link the copy is a temp file no one else sees, and taking the lock (a new lock file,
-    // about 1 ms) costs the fork nothing the flush does not wait for anyway.
-    await this.#exclusive(
-      header.id,
-      (lockChild) => this.#forkUnder(lockChild, sourceId, boundary, header),
-      false,
-    );
-    this.#changes.notify(header.id);
-  }
-
-  /** {@link fork}, in the child's queue; `lockChild` takes the child's lock before the link. */
-  async #forkUnder(
-    lockChild: () => Promise<void>,
-    sourceId: string,
-    boundary: number,
-    header: SessionHeader,
-  ): Promise<void> {
-    if (await this.#forkSought(sourceId, boundary, header, lockChild)) return;
-    const source = await this.#openFile(sourceId, "r");
-    if (source === undefined) throw sessionNotFound(sourceId);
-    try {
-      const state = await this.#stateOf(sourceId, source);
-      const prefix = await this.#prefixOf(sourceId, source, state, boundary + 1);
-      const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
-      const file = await this.#publish(
-        header.id,
-        async (write) => {
+    await this.#exclusive(header.id, async () => {
+      if (await this.#forkSought(sourceId, boundary, header)) return;
+      const source = await this.#openFile(sourceId, "r");
+      if (source === undefined) throw sessionNotFound(sourceId);
+      try {
+        const state = await this.#stateOf(sourceId, source);
+        const prefix = await this.#prefixOf(sourceId, source, state, boundary + 1);
+        const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
+        const file = await this.#publish(header.id, async (write) => {
           await write(headerLine);
           await copyRange(source, state.headerEnd, prefix.end, write, this.#copyBytes);
-        },
-        lockChild,
-      );
-      const shift = headerLine.length - state.headerEnd;
-      this.#record(header.id, {
-        key: file.key,
-        size: file.size,
-        length: boundary + 1,
-        intactEnd: file.size,
-        header,
-        headerEnd: headerLine.length,
-        markers: state.markers
-          .filter((m) => m.seq <= boundary)
-          .map((m) => ({ ...m, end: m.end + shift })),
-        last: forkedLast(state, boundary, headerLine, shift),
-      });
-      this.#index.noteCreated(header, headerLine.length);
-    } finally {
-      await source.close();
-    }
+        });
+        const shift = headerLine.length - state.headerEnd;
+        this.#record(header.id, {
+          key: file.key,
+          size: file.size,
+          length: boundary + 1,
+          intactEnd: file.size,
+          header,
+          headerEnd: headerLine.length,
+          markers: state.markers
+            .filter((m) => m.seq <= boundary)
+            .map((m) => ({ ...m, end: m.end + shift })),
+          last: forkedLast(state, boundary, headerLine, shift),
+        });
+        this.#index.noteCreated(header, headerLine.length);
+      } finally {
+        await source.close();
+      }
+    });
+    this.#changes.notify(header.id);
   }
 
   /**
@@ -614,12 +595,7 @@ export class JsonlBackend implements SessionBackend {
    * still as it was: copies up to that line without reading the log (the child's state is read
    * when it is first written). Returns false, having done nothing, otherwise.
    */
-  async #forkSought(
-    sourceId: string,
-    boundary: number,
-    header: SessionHeader,
-    lockChild: () => Promise<void>,
-  ): Promise<boolean> {
+  async #forkSought(sourceId: string, boundary: number, header: SessionHeader): Promise<boolean> {
     const sought = this.#sought.get(sourceId);
     this.#sought.delete(sourceId);
     if (sought === undefined || sought.seq !== boundary || this.#held.has(sourceId)) return false;
@@ -629,14 +605,10 @@ export class JsonlBackend implements SessionBackend {
       const now = fileKey(source);
       if (now.key !== sought.key || now.size !== sought.size) return false;
       const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
-      await this.#publish(
-        header.id,
-        async (write) => {
-          await write(headerLine);
-          await copyRange(source, sought.headerEnd, sought.end, write, this.#copyBytes);
-        },
-        lockChild,
-      );
+      await this.#publish(header.id, async (write) => {
+        await write(headerLine);
+        await copyRange(source, sought.headerEnd, sought.end, write, this.#copyBytes);
+      });
       this.#index.noteCreated(header, headerLine.length);
       return true;
     } finally {
@@ -861,31 +833,22 @@ export class JsonlBackend implements SessionBackend {
     if (this.#closed) throw new Error(`the JSONL backend at ${this.root} is closed`);
   }
 
-  /**
-   * Runs a write after the earlier ones of the same id, holding the id's writer lock from the
-   * start (or, `lockFirst` false, from when the task calls the `lock` it is given) to the end.
-   */
-  #exclusive<T>(
-    id: string,
-    task: (lock: () => Promise<void>) => Promise<T>,
-    lockFirst = true,
-  ): Promise<T> {
+  /** Runs a write after the earlier ones of the same id, holding the id's writer lock throughout. */
+  #exclusive<T>(id: string, task: () => Promise<T>): Promise<T> {
     this.#assertOpen();
     return this.#queue.run(id, async () => {
-      const name = encodeSessionId(id);
-      const held: { locked: boolean; release?: ReleaseLock } = { locked: false };
-      const lock = async (): Promise<void> => {
-        if (held.locked) return;
-        held.locked = true;
-        if (!this.#locks.holds(name)) held.release = await this.#locks.acquire(name, id);
-        await this.#adoptLegacy(id, name);
-      };
       try {
+        const name = encodeSessionId(id);
+        if (this.#locks.holds(name)) {
+          await this.#adoptLegacy(id, name);
+          return await task();
+        }
+        const release = await this.#locks.acquire(name, id);
         try {
-          if (lockFirst) await lock();
-          return await task(lock);
+          await this.#adoptLegacy(id, name);
+          return await task();
         } finally {
-          await held.release?.();
+          await release();
         }
       } catch (error) {
         throw refused(error, this.#ownPath(id));
@@ -937,14 +900,13 @@ export class JsonlBackend implements SessionBackend {
   async #publish(
     id: string,
     fill: (write: (bytes: Uint8Array) => Promise<void>) => Promise<void>,
-    beforeLink?: () => Promise<void>,
   ): Promise<{ key: string; size: number }> {
     await this.#ensureDir();
     // The previous build's log of a long id may sit under this id's name: it moves to its own.
     const occupant = legacyOwnerOf(this.sessionsDir, id);
     if (occupant !== undefined) await this.#exclusive(occupant, async () => undefined);
     try {
-      return await this.#files.publish(this.sessionsDir, logFileName(id), fill, beforeLink);
+      return await this.#files.publish(this.sessionsDir, logFileName(id), fill);
     } catch (error) {
       if (isErrno(error, "EEXIST")) {
         throw sessionTaken(id);
