@@ -462,7 +462,7 @@ export class JsonlBackend implements SessionBackend {
     try {
       state = this.#knownState(id);
       if (state === undefined && boundary !== undefined) {
-        const sought = await this.#seekForkPoint(id, boundary);
+        const sought = this.#seekForkPoint(id, boundary);
         if (sought !== undefined) return sought;
       }
       state ??= await this.#readState(id);
@@ -491,7 +491,7 @@ export class JsonlBackend implements SessionBackend {
    * (its header or lines not in canonical form, damage, another event at the boundary): the
    * caller then reads the whole log, which also tells the errors.
    */
-  async #seekForkPoint(id: string, boundary: number): Promise<StoredForkPoint | undefined> {
+  #seekForkPoint(id: string, boundary: number): StoredForkPoint | undefined {
     const handle = this.#openFileSync(id);
     if (handle === undefined) return undefined;
     try {
