@@ -41,6 +41,19 @@ export const SURFACE_ELIGIBLE_TYPES = [
 /** An event type that carries `surfaceOp`. */
 export type SurfaceEligibleType = (typeof SURFACE_ELIGIBLE_TYPES)[number];
 
+/**
+ * The members of an event in the canonical order (each event schema's order), the order of every
+ * stored line: `sourceEventSeqs` and `surfaceOp` only where an event has them.
+ */
+export const CANONICAL_EVENT_MEMBERS = [
+  "type",
+  "seq",
+  "time",
+  "data",
+  "sourceEventSeqs",
+  "surfaceOp",
+] as const;
+
 /** The vocabulary with the generated type names and descriptions, for docs and tooling. */
 export const EVENT_CATALOGUE = [
   {

@@ -18,6 +18,8 @@ export interface CatalogueEntry {
   readonly surface: boolean;
   readonly description: string;
   readonly schemaPath: string;
+  /** The event's members, in the order its schema lists them. */
+  readonly members: readonly string[];
 }
 
 interface ObjectSchema {
@@ -62,8 +64,29 @@ export function readEventCatalogue(set: SchemaSet): CatalogueEntry[] {
       surface,
       description: schema.description ?? "",
       schemaPath,
+      members: Object.keys(schema.properties ?? {}),
     };
   });
+}
+
+/**
+ * The members of every event in one order, the order each event schema lists its own in (an
+ * event holds some of them: the surface markers only where allowed).
+ * @throws Error naming the schema whose members stand in another order than the others'.
+ */
+export function readEnvelopeMembers(entries: readonly CatalogueEntry[]): string[] {
+  const order: string[] = [];
+  for (const entry of entries) {
+    let at = 0;
+    for (const member of entry.members) {
+      const found = order.indexOf(member);
+      if (found === -1) order.splice(at++, 0, member);
+      else if (found < at) {
+        throw new Error(`expected ${entry.schemaPath} to list its members in the others' order`);
+      } else at = found + 1;
+    }
+  }
+  return order;
 }
 
 /** The session format version: the `const` of the header's `version`. */
@@ -107,6 +130,12 @@ export const SURFACE_ELIGIBLE_TYPES = ${list(entries.filter((e) => e.surface).ma
 
 /** An event type that carries \`surfaceOp\`. */
 export type SurfaceEligibleType = (typeof SURFACE_ELIGIBLE_TYPES)[number];
+
+/**
+ * The members of an event in the canonical order (each event schema's order), the order of every
+ * stored line: \`sourceEventSeqs\` and \`surfaceOp\` only where an event has them.
+ */
+export const CANONICAL_EVENT_MEMBERS = ${list(readEnvelopeMembers(entries))};
 
 /** The vocabulary with the generated type names and descriptions, for docs and tooling. */
 export const EVENT_CATALOGUE = [

@@ -1,5 +1,5 @@
 // An event serialized once, when it is taken in: the JSON text every backend writes, and what the running state reads.
-import type { EventType, SessionEvent } from "../generated.js";
+import { CANONICAL_EVENT_MEMBERS, type EventType, type SessionEvent } from "../generated.js";
 import { freezeParsed } from "./json-value.js";
 import { hasSearchableText, searchableText } from "./search-text.js";
 import { titleFromContent } from "./session-title.js";
@@ -117,8 +117,9 @@ const DATA_MEMBER = ',"data":';
 const SEQS_MEMBER = ',"sourceEventSeqs":';
 const OP_MEMBER = ',"surfaceOp":';
 
-/** The envelope's members in the canonical order; the last two are optional. */
-const CANONICAL_MEMBERS = ["type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp"];
+const CANONICAL_ORDER: readonly string[] = CANONICAL_EVENT_MEMBERS;
+/** Where `data`, the last member every event has, stands in the canonical order. */
+const DATA_AT = CANONICAL_ORDER.indexOf("data");
 
 /**
  * Whether the members of a valid event come in the canonical order (`type`, `seq`, `time`,
@@ -128,16 +129,13 @@ const CANONICAL_MEMBERS = ["type", "seq", "time", "data", "sourceEventSeqs", "su
 function inCanonicalOrder(event: SessionEvent): boolean {
   let next = 0;
   for (const member in event) {
-    let at = next;
-    while (at < CANONICAL_MEMBERS.length && CANONICAL_MEMBERS[at] !== member) {
-      // Only an optional member may be skipped.
-      if (at < 4) return false;
-      at++;
-    }
-    if (at === CANONICAL_MEMBERS.length) return false;
+    const at = CANONICAL_ORDER.indexOf(member, next);
+    // An unknown member, one out of order, or one every event has (`data` and those before it)
+    // skipped: only the surface markers after `data` may be absent.
+    if (at === -1 || (next <= DATA_AT && at !== next)) return false;
     next = at + 1;
   }
-  return next >= 4;
+  return next > DATA_AT;
 }
 
 /** Serializes events that are the store's own (see {@link SerializedEvent.of}), e.g. to call a backend directly. */
