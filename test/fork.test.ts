@@ -94,6 +94,35 @@ describe("fork errors", () => {
     );
   });
 
+  // The store takes no writer lock of the child: a child another process stores after the
+  // store's own check is refused by the backend's atomic fork, and reported as the check reports
+  // it. Seen failing before the store translated it: a StorageError, not a SessionForkError.
+  it("rejects a child id stored by another store after its check: SESSION_ALREADY_EXISTS", async () => {
+    const backend = new MemoryBackend();
+    const other = storeOver(backend);
+    const racing = new Proxy(backend, {
+      get(target, member) {
+        const value: unknown = Reflect.get(target, member, target);
+        if (member !== "forkPoint") {
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        // Between the store's check of the child id and its fork: the other store creates it.
+        return async (id: string, boundary: number | undefined) => {
+          await other.create({ id: "late", seed: [] });
+          return target.forkPoint(id, boundary);
+        };
+      },
+    });
+    const store = storeOver(racing);
+    await store.create({ id: "src", seed: closedLog() });
+    expectForkError(
+      await rejectionOf(store.fork("src", { boundary: 6, childSessionId: "late" })),
+      "SESSION_ALREADY_EXISTS",
+      { sessionId: "late" },
+    );
+    expect((await other.load("late")).header.parentSession).toBeUndefined();
+  });
+
   it("rejects a source that names no session: SESSION_NOT_FOUND", async () => {
     const store = new SessionStore();
     expectForkError(

@@ -239,7 +239,9 @@ export interface SessionBackend {
 
   /**
    * Stores a new session `header` whose events are a copy of `sourceId`'s events 0…`boundary`
-   * (none when `boundary` is -1), copied inside the storage.
+   * (none when `boundary` is -1), copied inside the storage. The child is made atomically: the
+   * store holds no writer lock of it, so a child stored meanwhile (by another process) must be
+   * refused, and nothing of a fork that fails may be left.
    * @throws StorageError SESSION_ALREADY_EXISTS, SESSION_NOT_FOUND.
    */
   fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void>;

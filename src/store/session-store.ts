@@ -488,11 +488,15 @@ export class SessionStore {
           parentSession: sourceId,
           seedLength: at + 1,
         });
-        const release = await this.backend.lock(childId);
+        // No writer lock of the child: the backend makes it atomically, and a child another
+        // process stored meanwhile is refused, as the check above refuses one stored before.
         try {
           await this.backend.fork(sourceId, at, header);
-        } finally {
-          await release();
+        } catch (error) {
+          if (error instanceof StorageError && error.code === "SESSION_ALREADY_EXISTS") {
+            throw forkChildTaken(childId);
+          }
+          throw error;
         }
         return header;
       });

@@ -142,8 +142,9 @@ const COPY_BYTES = 1 << 20;
  * appends are flushed before they are acknowledged and cut back when they fail, and one writer
  * per session is kept across processes by lock files beside the logs (`<encoded id>.lck`, locks
  * the kernel releases when their holder dies: see {@link LockFiles}).
- * Every write — create, append, fork, repair, delete — takes the session's writer lock for its
- * duration unless this instance already holds it (SESSION_BUSY when another process does); reads
+ * Every write — create, append, repair, delete — takes the session's writer lock for its
+ * duration unless this instance already holds it (SESSION_BUSY when another process does); a
+ * fork takes none of its child, which it publishes by a link that fails on a taken name; reads
  * never take it. Subscribers hear of this instance's writes once they are durable, and of other
  * processes' writes through one watch of the sessions folder (see {@link ChangeWatch}). What it
  * knows of a log's file goes when the store unloads a session it writes (the writer lock is
@@ -557,7 +558,10 @@ export class JsonlBackend implements SessionBackend {
    *   CORRUPT_LOG when the source has fewer intact events than the boundary asks for.
    */
   async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
-    await this.#exclusive(header.id, async () => {
+    // No writer lock of the child, and no lock file for it: the child is written whole under a
+    // temp name and published by a link that fails when its name is taken, so no other writer
+    // sees it half made and no two make it. Whoever writes it next takes its lock.
+    await this.#queued(header.id, async () => {
       if (await this.#forkSought(sourceId, boundary, header)) return;
       const source = await this.#openFile(sourceId, "r");
       if (source === undefined) throw sessionNotFound(sourceId);
@@ -850,6 +854,21 @@ export class JsonlBackend implements SessionBackend {
         } finally {
           await release();
         }
+      } catch (error) {
+        throw refused(error, this.#ownPath(id));
+      }
+    });
+  }
+
+  /**
+   * Runs a write that takes no writer lock (a fork's child, published atomically) after the
+   * earlier ones of the same id in this instance.
+   */
+  #queued<T>(id: string, task: () => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    return this.#queue.run(id, async () => {
+      try {
+        return await task();
       } catch (error) {
         throw refused(error, this.#ownPath(id));
       }
