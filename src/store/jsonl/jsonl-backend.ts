@@ -840,24 +840,27 @@ export class JsonlBackend implements SessionBackend {
   /** Runs a write after the earlier ones of the same id, holding the id's writer lock throughout. */
   #exclusive<T>(id: string, task: () => Promise<T>): Promise<T> {
     this.#assertOpen();
-    return this.#queue.run(id, async () => {
-      try {
-        const name = encodeSessionId(id);
-        if (this.#locks.holds(name)) {
-          await this.#adoptLegacy(id, name);
-          return await task();
-        }
-        const release = await this.#locks.acquire(name, id);
-        try {
-          await this.#adoptLegacy(id, name);
-          return await task();
-        } finally {
-          await release();
-        }
-      } catch (error) {
-        throw refused(error, this.#ownPath(id));
+    return this.#queue.run(id, () => this.#files.writing(() => this.#locked(id, task)));
+  }
+
+  /** {@link #exclusive}'s write, in its turn: under the id's writer lock. */
+  async #locked<T>(id: string, task: () => Promise<T>): Promise<T> {
+    try {
+      const name = encodeSessionId(id);
+      if (this.#locks.holds(name)) {
+        await this.#adoptLegacy(id, name);
+        return await task();
       }
-    });
+      const release = await this.#locks.acquire(name, id);
+      try {
+        await this.#adoptLegacy(id, name);
+        return await task();
+      } finally {
+        await release();
+      }
+    } catch (error) {
+      throw refused(error, this.#ownPath(id));
+    }
   }
 
   /**
@@ -866,13 +869,15 @@ export class JsonlBackend implements SessionBackend {
    */
   #queued<T>(id: string, task: () => Promise<T>): Promise<T> {
     this.#assertOpen();
-    return this.#queue.run(id, async () => {
-      try {
-        return await task();
-      } catch (error) {
-        throw refused(error, this.#ownPath(id));
-      }
-    });
+    return this.#queue.run(id, () =>
+      this.#files.writing(async () => {
+        try {
+          return await task();
+        } catch (error) {
+          throw refused(error, this.#ownPath(id));
+        }
+      }),
+    );
   }
 
   /** Where the log of `id` is under its own name, without looking at the folder. */
