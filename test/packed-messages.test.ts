@@ -1,8 +1,12 @@
 // A writer's older derived messages kept deflated: the messages stay what a derivation from scratch gives.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   type DerivedMessage,
   deriveMessages,
+  JsonlBackend,
   type SessionEvent,
   SessionLog,
   SessionStore,
@@ -132,6 +136,32 @@ describe("packed derived messages", () => {
       log.append(batch);
       all.push(...batch);
       expect(log.deriveMessages()).toEqual(deriveMessages(all));
+    }
+  });
+
+  // Packing runs on a later turn of the event loop, which a loop of appends whose writes and
+  // flushes all complete on this thread (JSONL, a lone writer) never reaches. Seen failing before
+  // the in-line packing past a backlog: all 1,500 messages were left unpacked when the loop ended.
+  it("keeps a writer's unpacked messages bounded while it appends without letting the event loop turn", async () => {
+    const root = mkdtempSync(join(tmpdir(), "seedline-packed-"));
+    try {
+      const store = new SessionStore({ backend: new JsonlBackend(root) });
+      const session = await store.create({ id: "tight-loop" });
+      const all: SessionEvent[] = [];
+      let most = 0;
+      for (const batch of turns(1, 300, 0)) {
+        await session.append(batch);
+        all.push(...batch);
+        most = Math.max(most, session.log.unpackedMessages);
+      }
+      // The last batches' messages at most wait past the backlog (1,024), not the whole log's.
+      expect(all.length).toBeGreaterThan(2000);
+      expect(session.log.deriveMessages().length).toBe(1500);
+      expect(most).toBeLessThan(1024 + 16 * 8);
+      expect(session.deriveMessages()).toEqual(deriveMessages(all));
+      await store.close();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 

@@ -281,6 +281,14 @@ export class SessionLog {
     packOlderMessages(this.#state.surface);
   }
 
+  /**
+   * How many of the surface's messages may wait to be packed (nodes after the packed ones).
+   * @internal
+   */
+  get unpackedMessages(): number {
+    return this.#state.surface.unpacked;
+  }
+
   /** Checks and commits a batch that starts at the end; returns the next seq. Same errors as `prepare`. */
   append(batch: readonly unknown[] | TakenBatch, ownership: Ownership = "copy"): number {
     const prepared = this.prepare(batch, ownership);

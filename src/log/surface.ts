@@ -69,6 +69,14 @@ export class Surface {
     packOlder = (surface) => surface.#pack();
   }
 
+  /**
+   * How many nodes come after those packed (an upper bound of the messages waiting to be packed).
+   * @internal
+   */
+  get unpacked(): number {
+    return this.#nodes.length - this.#packedTo;
+  }
+
   /** The seqs on the surface, in surface order. */
   seqs(): number[] {
     return this.#nodes.map((n) => n.seq);

@@ -46,6 +46,12 @@ import { type SearchOptions, scanSearch, searchQueryOf, searchResult } from "./s
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
 import { invalidParams, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
+/**
+ * Messages a writer's surface may hold unpacked before an append packs them in line rather than
+ * on a later turn of the event loop (see `#packLater`): about 3 MB of message text in a real log.
+ */
+const PACK_BACKLOG = 1024;
+
 /** The latest instant `Date` can represent (ms): later activity times get no `updatedAt`. */
 const MAX_DATE_MS = 8.64e15;
 
@@ -1078,6 +1084,10 @@ export class SessionStore {
    * batch; each waits on a write and its flush, when this process has nothing else to do).
    */
   #packLater(log: SessionLog): void {
+    // A writer that appends without ever letting the event loop turn (a loop of appends whose
+    // writes and flushes all complete on this thread) never reaches the later turn: past a
+    // backlog, it packs in line, so what it keeps unpacked stays bounded.
+    if (log.unpackedMessages >= PACK_BACKLOG) log.packOlderMessages();
     const first = this.#toPack.size === 0;
     this.#toPack.add(log);
     if (!first) return;
