@@ -74,9 +74,14 @@ export class DurableFiles {
     }
   }
 
+  /** Whether no write but the caller's is going on (see {@link FileOps.sync}). */
+  get #alone(): boolean {
+    return this.#writes <= 1;
+  }
+
   /** Flushes a file, in mode "fsync". */
   async syncFile(handle: FileHandle): Promise<void> {
-    if (this.mode === "fsync") await this.ops.sync(handle, this.#writes <= 1);
+    if (this.mode === "fsync") await this.ops.sync(handle, this.#alone);
   }
 
   /** Flushes a directory's entries (a link, an unlink), in mode "fsync". */
@@ -84,7 +89,7 @@ export class DurableFiles {
     if (this.mode !== "fsync") return;
     const handle = await open(dir, "r");
     try {
-      await this.ops.sync(handle, this.#writes <= 1);
+      await this.ops.sync(handle, this.#alone);
     } finally {
       await handle.close();
     }

@@ -839,13 +839,7 @@ export class JsonlBackend implements SessionBackend {
 
   /** Runs a write after the earlier ones of the same id, holding the id's writer lock throughout. */
   #exclusive<T>(id: string, task: () => Promise<T>): Promise<T> {
-    this.#assertOpen();
-    return this.#queue.run(id, () => this.#files.writing(() => this.#locked(id, task)));
-  }
-
-  /** {@link #exclusive}'s write, in its turn: under the id's writer lock. */
-  async #locked<T>(id: string, task: () => Promise<T>): Promise<T> {
-    try {
+    return this.#queued(id, async () => {
       const name = encodeSessionId(id);
       if (this.#locks.holds(name)) {
         await this.#adoptLegacy(id, name);
@@ -858,14 +852,13 @@ export class JsonlBackend implements SessionBackend {
       } finally {
         await release();
       }
-    } catch (error) {
-      throw refused(error, this.#ownPath(id));
-    }
+    });
   }
 
   /**
-   * Runs a write that takes no writer lock (a fork's child, published atomically) after the
-   * earlier ones of the same id in this instance.
+   * Runs a write after the earlier ones of the same id in this instance, counted as a write going
+   * on (see {@link DurableFiles.writing}), without a writer lock: a fork's child, published
+   * atomically; {@link #exclusive} for the others.
    */
   #queued<T>(id: string, task: () => Promise<T>): Promise<T> {
     this.#assertOpen();
