@@ -7,12 +7,19 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
-import { type SessionEvent, type SessionHeader, SQLITE_PRAGMAS } from "../src/generated.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  type SessionEvent,
+  type SessionHeader,
+  SQLITE_PRAGMAS,
+  SQLITE_QUERIES,
+  SQLITE_QUERY_PARAMS,
+} from "../src/generated.js";
 import { serializeEvents } from "../src/index.js";
 import type { StoredSuffix } from "../src/store/backend.js";
 import { SessionStore } from "../src/store/session-store.js";
 import { SqliteBackend } from "../src/store/sqlite/sqlite-backend.js";
+import { repeatedRowsSql, rowParams, Statements } from "../src/store/sqlite/statements.js";
 import { balancedLog, simpleTurn, TIME, turnEnd, turnStart, userMessage } from "./builders.js";
 import { runLoadFromPages } from "./contract/loadfrom-pages.js";
 import { corpusLogs } from "./corpus.js";
@@ -158,6 +165,79 @@ describe("SQLite backend", () => {
       expect((await backend.load(id))?.events).toEqual(balancedLog(2));
     for (const id of ["b", "c"]) expect((await backend.load(id))?.events).toEqual(balancedLog(1));
     expect(await backend.has("missing")).toBe(false);
+  });
+
+  it("inserts a batch's events 32 to a statement and its last few one by one, stored as they were given", async () => {
+    const { path, backend } = await fresh();
+    const events = balancedLog(12);
+    // Two whole groups and a remainder (the test needs both paths).
+    expect(events.length).toBeGreaterThan(64);
+    expect(events.length % 32).not.toBe(0);
+    const grouped = vi.spyOn(Statements.prototype, "runRepeated");
+    const single = vi.spyOn(Statements.prototype, "run");
+    try {
+      await backend.create(header("s"), []);
+      await backend.append("s", 0, serializeEvents(events));
+      const groups = grouped.mock.calls.filter(([name]) => name === "insertEvent");
+      expect(groups.map(([, rows]) => rows)).toEqual(
+        Array(Math.floor(events.length / 32)).fill(32),
+      );
+      expect(single.mock.calls.filter(([name]) => name === "insertEvent")).toHaveLength(
+        events.length % 32,
+      );
+    } finally {
+      grouped.mockRestore();
+      single.mockRestore();
+    }
+    expect((await backend.load("s"))?.events).toEqual(events);
+    const rows = rowsOf(path, "s");
+    expect(rows.map((row) => row.seq)).toEqual(events.map((event) => event.seq));
+    rows.forEach((row, i) => {
+      const event = events[i] as SessionEvent & { sourceEventSeqs?: unknown; surfaceOp?: unknown };
+      expect(row.data).toBe(JSON.stringify(event.data));
+      expect(row.surface_op).toBe(
+        event.surfaceOp === undefined ? null : JSON.stringify(event.surfaceOp),
+      );
+      expect(row.source_event_seqs).toBe(
+        event.sourceEventSeqs === undefined ? null : JSON.stringify(event.sourceEventSeqs),
+      );
+    });
+  });
+
+  it("repeats an insert's VALUES row for a group, binding its parameters by position in the row's order", () => {
+    expect(repeatedRowsSql("INSERT INTO t (a, b)\nVALUES (@b, @a);", 3)).toBe(
+      "INSERT INTO t (a, b)\nVALUES (?, ?), (?, ?), (?, ?);",
+    );
+    expect(rowParams("INSERT INTO t (a, b)\nVALUES (@b, @a);")).toEqual(["b", "a"]);
+    expect(new Set(rowParams(SQLITE_QUERIES.insertEvent))).toEqual(
+      new Set(SQLITE_QUERY_PARAMS.insertEvent),
+    );
+    expect(() => repeatedRowsSql("SELECT 1;", 2)).toThrow(/expected an INSERT of one VALUES row/);
+    expect(() => repeatedRowsSql("INSERT INTO t (a) VALUES (@a);", 0)).toThrow(
+      /expected a positive whole number of rows, got 0/,
+    );
+  });
+
+  it("refuses a whole batch when a row of one of its groups is refused, with that row's error", async () => {
+    const { path, backend } = await fresh();
+    const first = simpleTurn(0, 1);
+    await backend.create(header("s"), serializeEvents(first));
+    const next = balancedLog(12).slice(first.length);
+    const refused = first.length + 40;
+    expect(next.length).toBeGreaterThan(64);
+    // Another program's rule refuses one row inside the second group of 32.
+    raw(path, (db) =>
+      db.exec(
+        `CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.seq = ${refused} BEGIN SELECT RAISE(ABORT, 'row ${refused} refused'); END;`,
+      ),
+    );
+    const appended = backend.append("s", first.length, serializeEvents(next));
+    await expect(appended).rejects.toThrow(`row ${refused} refused`);
+    // Nothing of the batch stays, not even the first group, which went in before the refusal.
+    expect(rowsOf(path, "s").map((row) => row.seq)).toEqual(first.map((event) => event.seq));
+    raw(path, (db) => db.exec("DROP TRIGGER refuse"));
+    await backend.append("s", first.length, serializeEvents(next));
+    expect((await backend.load("s"))?.events).toEqual([...first, ...next]);
   });
 
   it("groups store appends to many sessions in flight at once", async () => {

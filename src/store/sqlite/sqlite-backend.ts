@@ -12,9 +12,9 @@ import { refusedOr } from "../storage-refusal.js";
 import { ChangePoller } from "./change-poller.js";
 import { FileGuard } from "./file-guard.js";
 import { GroupCommit, type WriteStats } from "./group-commit.js";
-import { eventParams } from "./rows.js";
+import { EVENTS_PER_INSERT, eventParams, eventRowValues } from "./rows.js";
 import { SqliteSearchIndex } from "./search-index.js";
-import { paramsFrom, type SqliteQueryRows, Statements } from "./statements.js";
+import { paramsFrom, type SqliteQueryRows, type SqliteScalar, Statements } from "./statements.js";
 import {
   asStorageError,
   inspectDatabase,
@@ -83,6 +83,8 @@ export class SqliteBackend implements backend.SessionBackend {
   readonly #guard: FileGuard | undefined;
   /** How eventRows' rows (arrays of values) become events: made on the first read. */
   #eventRowForm: sql.RowForm<readonly unknown[]> | undefined;
+  /** The values of a group of events inserted in one statement, reused from group to group. */
+  readonly #rowValues: SqliteScalar[] = [];
   #closed = false;
   /** The durability mode this backend commits in. */
   readonly durability: backend.Durability;
@@ -515,16 +517,29 @@ export class SqliteBackend implements backend.SessionBackend {
 
   #insertEvents(id: string, fromSeq: number, events: readonly SerializedEvent[]): void {
     sql.checkBatchSeqs(id, fromSeq, events);
-    events.forEach((event, i) => {
+    let at = 0;
+    // Whole groups in one statement each. A group refused by a constraint changed nothing: its
+    // rows go one by one below, so that the error names the row refused.
+    for (; events.length - at >= EVENTS_PER_INSERT; at += EVENTS_PER_INSERT) {
+      const values = eventRowValues(id, events, at, EVENTS_PER_INSERT, this.#rowValues);
+      try {
+        this.#statements.runRepeated("insertEvent", EVENTS_PER_INSERT, values);
+      } catch (error) {
+        if (constraint(error) === undefined) throw error;
+        break;
+      }
+    }
+    for (; at < events.length; at++) {
+      const event = events[at] as SerializedEvent;
       try {
         this.#statements.run("insertEvent", eventParams(id, event));
       } catch (error) {
         const code = constraint(error);
-        if (code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw seqConflict(id, fromSeq + i, event.seq);
+        if (code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw seqConflict(id, fromSeq + at, event.seq);
         if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") throw sessionNotFound(id);
         throw error;
       }
-    });
+    }
     this.#search.written(id, fromSeq, events);
     const last = events.at(-1);
     if (last === undefined) return;

@@ -24,6 +24,7 @@ export class Statements {
   readonly #db: Database.Database;
   readonly #prepared = new Map<SqliteQueryName, Database.Statement>();
   readonly #raw = new Map<SqliteQueryName, Database.Statement>();
+  readonly #repeated = new Map<string, Database.Statement>();
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -80,6 +81,23 @@ export class Statements {
     return this.#statement(name).run(params).changes;
   }
 
+  /**
+   * Runs an insert of one VALUES row with that row repeated `rows` times (see
+   * {@link repeatedRowsSql}), its parameters bound by position: the first row's in
+   * {@link rowParams} order, then the next row's. One call into SQLite for many rows costs less
+   * than one per row. Like any statement, it changes nothing when it fails.
+   * @returns how many rows it changed.
+   */
+  runRepeated(name: RowInsertName, rows: number, values: readonly SqliteScalar[]): number {
+    const key = `${name}*${rows}`;
+    let statement = this.#repeated.get(key);
+    if (statement === undefined) {
+      statement = this.#db.prepare(repeatedRowsSql(SQLITE_QUERIES[name], rows));
+      this.#repeated.set(key, statement);
+    }
+    return statement.run(values).changes;
+  }
+
   #statement(name: SqliteQueryName): Database.Statement {
     let statement = this.#prepared.get(name);
     if (statement === undefined) {
@@ -102,6 +120,43 @@ export function paramsFrom<Q extends SqliteQueryName>(
   const params: Record<string, unknown> = {};
   for (const param of SQLITE_QUERY_PARAMS[name]) params[param] = record[param] ?? null;
   return params as SqliteQueryParams<Q>;
+}
+
+/** The inserts of one VALUES row that {@link Statements.runRepeated} repeats. */
+export type RowInsertName = "insertEvent";
+
+/** `INSERT … VALUES (…)` as the generated SQL gives it: the statement up to VALUES, and its row. */
+const ROW_INSERT = /^(INSERT\b[\s\S]*\bVALUES\s*)(\([^()]*\))\s*;?\s*$/;
+
+/**
+ * The named parameters of an `INSERT … VALUES (…)` statement in the order its row names them:
+ * the order {@link Statements.runRepeated} binds them in.
+ * @throws Error when the statement is not such an insert.
+ */
+export function rowParams(sql: string): string[] {
+  return [...rowInsert(sql).row.matchAll(/@(\w+)/g)].map((match) => match[1] as string);
+}
+
+/**
+ * An `INSERT … VALUES (…)` statement with its row repeated `rows` times, each named parameter a
+ * `?` bound by position (see {@link rowParams}).
+ * @throws Error when the statement is not such an insert, or `rows` is not a positive integer.
+ */
+export function repeatedRowsSql(sql: string, rows: number): string {
+  if (!Number.isSafeInteger(rows) || rows < 1) {
+    throw new Error(`expected a positive whole number of rows, got ${rows}`);
+  }
+  const { head, row } = rowInsert(sql);
+  const positional = row.replace(/@\w+/g, "?");
+  return `${head}${Array.from({ length: rows }, () => positional).join(", ")};`;
+}
+
+function rowInsert(sql: string): { head: string; row: string } {
+  const match = ROW_INSERT.exec(sql.trim());
+  if (match === null) {
+    throw new Error(`expected an INSERT of one VALUES row, got ${JSON.stringify(sql)}`);
+  }
+  return { head: match[1] as string, row: match[2] as string };
 }
 
 /** The named parameters of statement `name`. */
