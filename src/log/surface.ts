@@ -43,7 +43,7 @@ const KEEP_RECENT = 0;
  * Messages packed together at most: a turn holds a few dozen, most of their text in a few of
  * them. The newest ones are packed as a smaller block rather than left waiting for a full one.
  */
-const BLOCK_MESSAGES = 8;
+export const BLOCK_MESSAGES = 8;
 /** Blocks packed at most per call, so that one append after a long resume pays a bounded cost. */
 const BLOCKS_PER_CALL = 16;
 
