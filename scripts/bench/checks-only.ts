@@ -134,6 +134,8 @@ export function checkFacts(figures: AppendFigures): Record<string, number> {
     return (f + c) / f;
   });
   const floor = median(figures.baseline);
+  /** (floor + `ms`) / floor, to two decimals. */
+  const over = (ms: number) => Math.round(((floor + ms) / floor) * 100) / 100;
   return {
     checksMs: Math.round(median(figures.checks)),
     floorPlusChecks: Math.round(median(bound) * 100) / 100,
@@ -141,11 +143,8 @@ export function checkFacts(figures: AppendFigures): Record<string, number> {
     losslessMs: Math.round(figures.losslessMs),
     packMs: Math.round(figures.packMs),
     // The least any store that validates and checks losslessness can reach over this floor.
-    floorPlusRequired:
-      Math.round(((floor + figures.schemaMs + figures.losslessMs) / floor) * 100) / 100,
+    floorPlusRequired: over(figures.schemaMs + figures.losslessMs),
     // …and that also keeps its messages compressed, as M2 demands (see requiredParts).
-    floorPlusBound:
-      Math.round(((floor + figures.schemaMs + figures.losslessMs + figures.packMs) / floor) * 100) /
-      100,
+    floorPlusBound: over(figures.schemaMs + figures.losslessMs + figures.packMs),
   };
 }

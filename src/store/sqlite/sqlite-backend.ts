@@ -12,7 +12,7 @@ import { refusedOr } from "../storage-refusal.js";
 import { ChangePoller } from "./change-poller.js";
 import { FileGuard } from "./file-guard.js";
 import { GroupCommit, type WriteStats } from "./group-commit.js";
-import { EVENTS_PER_INSERT, eventParams, eventRowValues } from "./rows.js";
+import { EVENTS_PER_INSERT, eventRowValues } from "./rows.js";
 import { SqliteSearchIndex } from "./search-index.js";
 import { paramsFrom, type SqliteQueryRows, type SqliteScalar, Statements } from "./statements.js";
 import {
@@ -518,8 +518,8 @@ export class SqliteBackend implements backend.SessionBackend {
   #insertEvents(id: string, fromSeq: number, events: readonly SerializedEvent[]): void {
     sql.checkBatchSeqs(id, fromSeq, events);
     let at = 0;
-    // Whole groups in one statement each. A group refused by a constraint changed nothing: its
-    // rows go one by one below, so that the error names the row refused.
+    // Whole groups in one statement each, then the rest one to a statement. A group refused by a
+    // constraint changed nothing: its rows go one by one too, so that the error names the row.
     for (; events.length - at >= EVENTS_PER_INSERT; at += EVENTS_PER_INSERT) {
       const values = eventRowValues(id, events, at, EVENTS_PER_INSERT, this.#rowValues);
       try {
@@ -532,7 +532,11 @@ export class SqliteBackend implements backend.SessionBackend {
     for (; at < events.length; at++) {
       const event = events[at] as SerializedEvent;
       try {
-        this.#statements.run("insertEvent", eventParams(id, event));
+        this.#statements.runRepeated(
+          "insertEvent",
+          1,
+          eventRowValues(id, events, at, 1, this.#rowValues),
+        );
       } catch (error) {
         const code = constraint(error);
         if (code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw seqConflict(id, fromSeq + at, event.seq);

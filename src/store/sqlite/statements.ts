@@ -123,7 +123,7 @@ export function paramsFrom<Q extends SqliteQueryName>(
 }
 
 /** The inserts of one VALUES row that {@link Statements.runRepeated} repeats. */
-export type RowInsertName = "insertEvent";
+export type RowInsertName = Extract<WriterName, "insertEvent">;
 
 /** `INSERT … VALUES (…)` as the generated SQL gives it: the statement up to VALUES, and its row. */
 const ROW_INSERT = /^(INSERT\b[\s\S]*\bVALUES\s*)(\([^()]*\))\s*;?\s*$/;
