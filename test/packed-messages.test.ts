@@ -12,6 +12,7 @@ import {
   SessionStore,
 } from "../src/index.js";
 import { PackedBlock } from "../src/log/packed-messages.js";
+import { type Session, UNPACKED_TEXT_BUDGET } from "../src/store/session-store.js";
 import {
   assistantMessage,
   compactEnd,
@@ -57,32 +58,25 @@ describe("packed derived messages", () => {
     }
   });
 
-  it("keeps the older messages packed, as copies of the events' content", () => {
-    // Without packing every message shares its content with its frozen event.
+  it("keeps the older messages packed, sharing nothing with the caller's events", () => {
     const log = SessionLog.fromSeed(testHeader(), []);
-    const admitted: SessionEvent[] = [];
-    for (const batch of turns(1, 6, 0)) {
-      const prepared = log.prepare(batch);
-      log.commit(prepared);
-      admitted.push(...prepared.events);
-    }
-    const first = admitted.find((e) => e.type === "user/message");
+    const batches = turns(1, 6, 0);
+    for (const batch of batches) log.commit(log.prepare(batch));
+    const first = batches[0]?.find((e) => e.type === "user/message");
     const message = log.deriveMessages()[0] as DerivedMessage;
     expect(message).toEqual({ role: "user", content: [text("p1")] });
     expect(message.content).not.toBe((first as { data: { content: unknown } }).data.content);
   });
 
-  it("leaves no message unpacked after a commit", () => {
+  it("leaves no message unpacked after a commit, and none shares the caller's values", () => {
     // A server holds many open sessions: every message it keeps unpacked stays in its live heap,
-    // and the heap's size follows the live heap (M2). Kept as derived, a message shares its
-    // event's content; packed, it is a copy. Seen failing with the newest four nodes kept as
-    // derived and only full blocks of four packed (five messages shared after a commit).
+    // and the heap's size follows the live heap (M2). Seen failing with the newest four nodes
+    // kept as derived and only full blocks of four packed (five messages unpacked after a commit).
     const log = SessionLog.fromSeed(testHeader(), []);
     const contents = new Set<unknown>();
     for (const batch of turns(1, 6, 0)) {
-      const prepared = log.prepare(batch);
-      log.commit(prepared);
-      for (const event of prepared.events) {
+      log.commit(log.prepare(batch));
+      for (const event of batch) {
         const content = (event.data as { content?: unknown }).content;
         if (!Array.isArray(content)) continue;
         contents.add(content);
@@ -97,7 +91,10 @@ describe("packed derived messages", () => {
           ),
       );
       expect(messages.length).toBeGreaterThan(4);
+      expect(contents.size).toBeGreaterThan(messages.length);
       expect(shared).toEqual([]);
+      expect(log.unpackedMessages).toBe(0);
+      expect(log.unpackedText).toBe(0);
     }
   });
 
@@ -139,25 +136,92 @@ describe("packed derived messages", () => {
     }
   });
 
-  // Packing runs on a later turn of the event loop, which a loop of appends whose writes and
-  // flushes all complete on this thread (JSONL, a lone writer) never reaches. Seen failing before
-  // the in-line packing past a backlog: all 1,500 messages were left unpacked when the loop ended.
-  it("keeps a writer's unpacked messages bounded while it appends without letting the event loop turn", async () => {
+  it("keeps a store's newest messages as the text of their events, unaffected by the caller's values", async () => {
+    // Seen failing before the messages were kept as text: a store deflated every message after
+    // each append (unpackedText stayed 0 and unpackedMessages came back to 0).
+    const session = await new SessionStore().create({ id: "as-text" });
+    const batches = turns(1, 4, 0);
+    const all = structuredClone(batches.flat());
+    for (const batch of batches) await session.append(batch);
+    expect(session.log.unpackedText).toBeGreaterThan(0);
+    expect(session.log.unpackedMessages).toBe(deriveMessages(all).length);
+    // Changing the caller's values afterwards changes no message.
+    for (const event of batches.flat()) {
+      const content = (event.data as { content?: { text?: string }[] }).content;
+      if (Array.isArray(content)) for (const block of content) block.text = "changed";
+    }
+    expect(session.deriveMessages()).toEqual(deriveMessages(all));
+    expect(isDeeplyFrozen(session.deriveMessages())).toBe(true);
+  });
+
+  it("packs the messages of the sessions appended to least recently past the store's text budget", async () => {
+    // Seen failing without the budget: the two sessions kept 18 MiB of text unpacked.
+    const store = new SessionStore();
+    const big = "x".repeat(256 * 1024);
+    const [a, b] = (await Promise.all(
+      ["a", "b"].map((id) => store.create({ id: `budget-${id}` })),
+    )) as [Session, Session];
+    const events = new Map<Session, SessionEvent[]>([
+      [a, []],
+      [b, []],
+    ]);
+    let most = 0;
+    // 40 turns of a 256 KiB prompt to A, then 32 to B: 18 MiB in all.
+    for (const [session, count] of [
+      [a, 40],
+      [b, 32],
+    ] as const) {
+      const log = events.get(session) as SessionEvent[];
+      for (let turn = 1; turn <= count; turn++) {
+        const batch = simpleTurn(log.length, turn, { prompt: `${big}${turn}`, steps: 1 });
+        await session.append(batch);
+        log.push(...batch);
+        most = Math.max(most, a.log.unpackedText + b.log.unpackedText);
+      }
+    }
+    expect(most).toBeGreaterThan(UNPACKED_TEXT_BUDGET / 2);
+    expect(most).toBeLessThanOrEqual(UNPACKED_TEXT_BUDGET);
+    // A, appended to least recently, was packed (its oldest messages); B kept every message.
+    const aMessages = deriveMessages(events.get(a) as SessionEvent[]);
+    const bMessages = deriveMessages(events.get(b) as SessionEvent[]);
+    expect(b.log.unpackedMessages).toBe(bMessages.length);
+    expect(a.log.unpackedText).toBeLessThan((40 * big.length) / 2);
+    expect(a.log.unpackedText).toBeGreaterThan(0);
+    expect(a.deriveMessages()).toEqual(aMessages);
+    expect(b.deriveMessages()).toEqual(bMessages);
+    await store.close();
+  });
+
+  // Packing messages read back runs on a later turn of the event loop, which a loop of appends
+  // whose writes and flushes all complete on this thread (JSONL, a lone writer) never reaches.
+  // Seen failing before the in-line packing past a backlog: all 1,500 messages were left
+  // unpacked when the loop ended.
+  it("keeps a resumed writer's unpacked messages bounded while it appends without letting the event loop turn", async () => {
     const root = mkdtempSync(join(tmpdir(), "seedline-packed-"));
     try {
-      const store = new SessionStore({ backend: new JsonlBackend(root) });
-      const session = await store.create({ id: "tight-loop" });
+      const first = new SessionStore({ backend: new JsonlBackend(root) });
       const all: SessionEvent[] = [];
-      let most = 0;
+      const seeded = await first.create({ id: "tight-loop" });
       for (const batch of turns(1, 300, 0)) {
+        await seeded.append(batch);
+        all.push(...batch);
+      }
+      await first.close();
+      // Opened again, its messages are read back as derived: past the backlog, packed in line.
+      const store = new SessionStore({ backend: new JsonlBackend(root) });
+      const session = await store.openForWriting("tight-loop");
+      const resumed = session.log.unpackedDerived;
+      expect(resumed).toBe(1500);
+      let most = 0;
+      for (const batch of turns(301, 300, all.length)) {
         await session.append(batch);
         all.push(...batch);
-        most = Math.max(most, session.log.unpackedMessages);
+        most = Math.max(most, session.log.unpackedDerived);
       }
-      // The last batches' messages at most wait past the backlog (1,024), not the whole log's.
-      expect(all.length).toBeGreaterThan(2000);
-      expect(session.log.deriveMessages().length).toBe(1500);
-      expect(most).toBeLessThan(1024 + 16 * 8);
+      // Past the backlog (1,024) each append packs some in line: none is left at the end.
+      expect(session.log.deriveMessages().length).toBe(3000);
+      expect(most).toBeLessThan(resumed);
+      expect(session.log.unpackedDerived).toBe(0);
       expect(session.deriveMessages()).toEqual(deriveMessages(all));
       await store.close();
     } finally {

@@ -8,12 +8,7 @@ import {
   validateSessionEvent,
 } from "../generated.js";
 import { invalidEvent, isSeq, missingSurfaceOpMessage } from "./event-errors.js";
-import {
-  copyJsonValue,
-  freezeParsedJsonValue,
-  type JsonValueProblem,
-  jsonValueProblem,
-} from "./json-value.js";
+import { freezeParsedJsonValue, type JsonValueProblem, jsonValueProblem } from "./json-value.js";
 import { SerializedEvent } from "./serialized-event.js";
 import { isSurfaceEligibleType, isSurfaceEvent, Surface } from "./surface.js";
 import type { SurfaceEvent } from "./types.js";
@@ -313,8 +308,8 @@ export function isInterruptedResult(event: SessionEvent): boolean {
 export type Ownership =
   /**
    * A caller's value: checked for lossless JSON and against the schema where it stands, then
-   * serialized at once (see {@link SerializedEvent.take}); the value itself is not kept. A
-   * message-producing event, which the surface keeps, is copied (frozen) and serialized from the copy.
+   * serialized at once (see {@link SerializedEvent.take}); the value itself is not kept. The
+   * message a message-producing event gives is kept as the text of its `data`.
    */
   | "copy"
   /** Fresh from `JSON.parse`: lossless by construction, checked for depth and frozen in place. */
@@ -403,14 +398,7 @@ export function takeEvent(raw: unknown, ownership: Ownership): TakenEvent {
   // The common case first: a lossless value the generated validator accepts is admitted as it is
   // (a caller's serialized at once, without a copy).
   let problem: JsonValueProblem | undefined;
-  if (ownership === "copy" && isSurfaceEligibleType(typeOf(raw))) {
-    // The surface keeps a message-producing event: copied, it is checked and kept by one pass
-    // (cheaper than reading its text back), and serialized from the copy.
-    const copied = copyJsonValue(raw);
-    if ("problem" in copied) problem = copied.problem;
-    else if (validateSessionEvent(copied.value))
-      return SerializedEvent.of(copied.value as SessionEvent);
-  } else if (ownership === "copy") {
+  if (ownership === "copy") {
     problem = jsonValueProblem(raw);
     if (problem === undefined && validateSessionEvent(raw)) {
       return SerializedEvent.take(raw as SessionEvent);
@@ -422,13 +410,6 @@ export function takeEvent(raw: unknown, ownership: Ownership): TakenEvent {
   const envelope = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
   const type = envelope.type;
   return new RefusedEvent(type, envelope.seq, refusalOf(envelope, problem));
-}
-
-/** The `type` member of a raw value, read once; "" when there is none. */
-function typeOf(raw: unknown): string {
-  const type =
-    typeof raw === "object" && raw !== null ? (raw as { type?: unknown }).type : undefined;
-  return typeof type === "string" ? type : "";
 }
 
 /** The reason a taken value is refused (the validator's errors are those of the value just checked). */

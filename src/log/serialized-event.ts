@@ -3,7 +3,7 @@ import { CANONICAL_EVENT_MEMBERS, type EventType, type SessionEvent } from "../g
 import { freezeParsed } from "./json-value.js";
 import { hasSearchableText, searchableText } from "./search-text.js";
 import { titleFromContent } from "./session-title.js";
-import { isSurfaceEligibleType } from "./surface.js";
+import { isSurfaceEligibleType, keepsMessage, TextMessage } from "./surface.js";
 
 /**
  * A checked event as the store hands it to a backend: serialized once, when the store took it in,
@@ -78,22 +78,56 @@ export class SerializedEvent {
 
   /**
    * Serializes a caller's value, checked already (valid and lossless JSON), at once: the result
-   * shares nothing with it. Its view for the running state is taken now too: the event read back
-   * for a surface-eligible type (the surface keeps it), else the envelope and the members of
-   * `data` the invariants read of such an event (turn, step, callId).
+   * shares nothing with it. Its view for the running state is taken now too: the envelope, the
+   * surface markers and the members of `data` the invariants read (turn, step, callId, and a
+   * result's error code); for a message-producing event, the message it produces is kept as the
+   * text of its `data` (see {@link TextMessage}).
    * @internal
    */
   static take(value: SessionEvent): SerializedEvent {
     const serialized = new SerializedEvent(value, false);
+    const data = value.data as {
+      turn?: unknown;
+      step?: unknown;
+      callId?: unknown;
+      isError?: unknown;
+      error?: { code?: unknown };
+      content?: readonly unknown[];
+    };
     if (!isSurfaceEligibleType(value.type)) {
-      const data = value.data as { turn?: unknown; step?: unknown; callId?: unknown };
       serialized.#view = {
         type: value.type,
         seq: value.seq,
         time: value.time,
         data: { turn: data.turn, step: data.step, callId: data.callId },
       } as unknown as SessionEvent;
+      return serialized;
     }
+    const { surfaceOp, sourceEventSeqs } = value as {
+      readonly surfaceOp: string | { readonly op: string; start: number; end: number };
+      readonly sourceEventSeqs?: readonly number[];
+    };
+    const view = {
+      type: value.type,
+      seq: value.seq,
+      time: value.time,
+      data: {
+        turn: data.turn,
+        step: data.step,
+        callId: data.callId,
+        isError: data.isError,
+        error: data.error === undefined ? undefined : { code: data.error.code },
+      },
+      surfaceOp:
+        typeof surfaceOp === "string"
+          ? surfaceOp
+          : { op: surfaceOp.op, start: surfaceOp.start, end: surfaceOp.end },
+      sourceEventSeqs: sourceEventSeqs?.slice(),
+    } as unknown as SessionEvent;
+    // An assistant message with no content produces no message (see messageOf).
+    const produces = value.type !== "assistant/message" || (data.content?.length ?? 0) > 0;
+    keepsMessage(view, produces ? new TextMessage(value.type, serialized.data) : undefined);
+    serialized.#view = view;
     return serialized;
   }
 

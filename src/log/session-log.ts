@@ -275,10 +275,12 @@ export class SessionLog {
 
   /**
    * Deflates the surface's older messages (a log written to stays open: they are kept deflated
-   * until they are read). Not while a batch is tried: between `prepare` and `commit` is fine.
+   * until they are read), at most a few blocks a call; with `keepText`, the oldest until no more
+   * than that of text is left unpacked (see {@link unpackedText}). Not while a batch is tried:
+   * between `prepare` and `commit` is fine.
    */
-  packOlderMessages(): void {
-    packOlderMessages(this.#state.surface);
+  packOlderMessages(keepText?: number): void {
+    packOlderMessages(this.#state.surface, keepText);
   }
 
   /**
@@ -287,6 +289,24 @@ export class SessionLog {
    */
   get unpackedMessages(): number {
     return this.#state.surface.unpacked;
+  }
+
+  /**
+   * The size of the unpacked messages kept as the text of their events (the messages of batches
+   * taken from a caller), in UTF-16 code units.
+   * @internal
+   */
+  get unpackedText(): number {
+    return this.#state.surface.unpackedText;
+  }
+
+  /**
+   * How many unpacked messages are kept as derived (those of stored events read back, of parsed
+   * batches and of a seed), not as text.
+   * @internal
+   */
+  get unpackedDerived(): number {
+    return this.#state.surface.unpackedDerived;
   }
 
   /** Checks and commits a batch that starts at the end; returns the next seq. Same errors as `prepare`. */

@@ -8,7 +8,7 @@ import {
 } from "../generated.js";
 import { isAdmitted } from "./admitted-events.js";
 import { isSeq, missingSurfaceOp } from "./event-errors.js";
-import { copyJsonValue } from "./json-value.js";
+import { copyJsonValue, freezeParsed } from "./json-value.js";
 import { PackedBlock, PackedMessage } from "./packed-messages.js";
 import type { SurfaceEvent } from "./types.js";
 
@@ -24,8 +24,70 @@ export function isSurfaceEvent(event: SessionEvent): event is SurfaceEvent {
   return SURFACE_TYPES.has(event.type);
 }
 
-/** A node's message as kept: as derived, or packed with others (see {@link packOlderMessages}). */
-type KeptMessage = DerivedMessage | PackedMessage;
+/**
+ * A node's message as kept: as derived, as its event's text ({@link TextMessage}), or packed with
+ * others (see {@link packOlderMessages}).
+ */
+type KeptMessage = DerivedMessage | TextMessage | PackedMessage;
+
+/**
+ * A message kept as the JSON text of its event's `data`, as the store serialized the event when it
+ * took it in: keeping it costs neither a copy of the caller's value nor any work on the append's
+ * path, and it holds about the text's size. It is derived when first read, and the derived message
+ * is kept for as long as anyone holds it.
+ */
+export class TextMessage {
+  readonly #type: SurfaceEligibleType;
+  readonly #data: string;
+  #expanded: WeakRef<DerivedMessage> | undefined;
+
+  /** `data`: the JSON text of the `data` of an event of `type` that produces a message. */
+  constructor(type: SurfaceEligibleType, data: string) {
+    this.#type = type;
+    this.#data = data;
+  }
+
+  /** The length of the text kept, in UTF-16 code units. */
+  get size(): number {
+    return this.#data.length;
+  }
+
+  /** The message, frozen throughout: the same object while anyone holds it. */
+  expand(): DerivedMessage {
+    let message = this.#expanded?.deref();
+    if (message === undefined) {
+      const data = freezeParsed(JSON.parse(this.#data) as unknown);
+      message = messageOf({ type: this.#type, data } as SurfaceEvent) as DerivedMessage;
+      this.#expanded = new WeakRef(message);
+    }
+    return message;
+  }
+}
+
+/** The messages that views of taken events produce, kept as text (null: none). */
+const takenMessages = new WeakMap<object, TextMessage | null>();
+
+/**
+ * Marks `view`, a view of a caller's message-producing event, as producing `message`, kept as text.
+ * @internal
+ */
+export function keepsMessage(view: object, message: TextMessage | undefined): void {
+  takenMessages.set(view, message ?? null);
+}
+
+/** The message an event produces as the surface keeps it: its text for a taken event's view. */
+function keptMessageOf(event: SurfaceEvent): KeptMessage | undefined {
+  const taken = takenMessages.get(event);
+  if (taken === undefined) return messageOf(event);
+  return taken ?? undefined;
+}
+
+/** The message as derived, frozen. */
+function expandKept(message: KeptMessage): DerivedMessage {
+  return message instanceof PackedMessage || message instanceof TextMessage
+    ? message.expand()
+    : message;
+}
 
 interface SurfaceNode {
   readonly seq: number;
@@ -48,7 +110,7 @@ export const BLOCK_MESSAGES = 8;
 const BLOCKS_PER_CALL = 16;
 
 /** Packs a surface's older messages; module-private access to {@link Surface} (set below). */
-let packOlder: (surface: Surface) => void;
+let packOlder: (surface: Surface, keepText?: number) => void;
 
 /**
  * The surface, maintained incrementally: appending costs the new node; a replace (compaction)
@@ -64,9 +126,16 @@ export class Surface {
   #snapshot: WeakRef<readonly DerivedMessage[]> | undefined;
   /** Every node before this position is packed or has no message. */
   #packedTo = 0;
+  /** The size of the unpacked messages kept as text (see {@link TextMessage.size}). */
+  #text = 0;
+  /** How many unpacked messages are kept as derived. */
+  #derived = 0;
 
   static {
-    packOlder = (surface) => surface.#pack();
+    packOlder = (surface, keepText) =>
+      keepText === undefined
+        ? surface.#pack(BLOCKS_PER_CALL, Number.NEGATIVE_INFINITY)
+        : surface.#pack(Number.POSITIVE_INFINITY, keepText);
   }
 
   /**
@@ -75,6 +144,29 @@ export class Surface {
    */
   get unpacked(): number {
     return this.#nodes.length - this.#packedTo;
+  }
+
+  /**
+   * The size of the unpacked messages kept as text, in UTF-16 code units.
+   * @internal
+   */
+  get unpackedText(): number {
+    return this.#text;
+  }
+
+  /**
+   * How many unpacked messages are kept as derived (not as text).
+   * @internal
+   */
+  get unpackedDerived(): number {
+    return this.#derived;
+  }
+
+  /** Counts a node's message in (+1) or out (-1) of the unpacked ones. */
+  #count(message: KeptMessage | undefined, sign: 1 | -1): void {
+    if (message === undefined || message instanceof PackedMessage) return;
+    if (message instanceof TextMessage) this.#text += sign * message.size;
+    else this.#derived += sign;
   }
 
   /** The seqs on the surface, in surface order. */
@@ -107,7 +199,7 @@ export class Surface {
     if (op === "append") {
       const pushed = this.#append(event);
       return () => {
-        this.#nodes.pop();
+        this.#count((this.#nodes.pop() as SurfaceNode).message, -1);
         this.#members.delete(event.seq);
         if (pushed) this.#messages.pop();
         this.#packedTo = Math.min(this.#packedTo, this.#nodes.length);
@@ -116,7 +208,8 @@ export class Surface {
     }
     const { from, removed } = this.#replace(event, op);
     return () => {
-      this.#nodes.splice(from, 1, ...removed);
+      for (const node of this.#nodes.splice(from, 1, ...removed)) this.#count(node.message, -1);
+      for (const r of removed) this.#count(r.message, 1);
       this.#members.delete(event.seq);
       for (const r of removed) this.#members.add(r.seq);
       this.#packedTo = Math.min(this.#packedTo, from);
@@ -134,7 +227,8 @@ export class Surface {
 
   /** Appends the event's node; returns whether its message was pushed onto the messages. */
   #append(event: SurfaceEvent): boolean {
-    const message = messageOf(event);
+    const message = keptMessageOf(event);
+    this.#count(message, 1);
     this.#snapshot = undefined;
     this.#nodes.push({ seq: event.seq, message });
     this.#members.add(event.seq);
@@ -148,12 +242,16 @@ export class Surface {
     event: SurfaceEvent,
     op: Exclude<SurfaceEvent["surfaceOp"], "append">,
   ): { from: number; removed: SurfaceNode[] } {
-    const node: SurfaceNode = { seq: event.seq, message: messageOf(event) };
+    const node: SurfaceNode = { seq: event.seq, message: keptMessageOf(event) };
+    this.#count(node.message, 1);
     this.#snapshot = undefined;
     const from = this.positionOf(op.start);
     const to = this.positionOf(op.end);
     const removed = this.#nodes.splice(from, to - from + 1, node);
-    for (const r of removed) this.#members.delete(r.seq);
+    for (const r of removed) {
+      this.#members.delete(r.seq);
+      this.#count(r.message, -1);
+    }
     this.#members.add(event.seq);
     this.#packedTo = Math.min(this.#packedTo, from);
     this.#stale();
@@ -176,10 +274,7 @@ export class Surface {
     if (snapshot === undefined) {
       const kept = this.#messages;
       const out = new Array<DerivedMessage>(kept.length);
-      for (let i = 0; i < kept.length; i++) {
-        const message = kept[i] as KeptMessage;
-        out[i] = message instanceof PackedMessage ? message.expand() : message;
-      }
+      for (let i = 0; i < kept.length; i++) out[i] = expandKept(kept[i] as KeptMessage);
       snapshot = Object.freeze(out);
       this.#snapshot = new WeakRef(snapshot);
     }
@@ -187,13 +282,14 @@ export class Surface {
   }
 
   /**
-   * Packs the messages before the newest {@link KEEP_RECENT} nodes, up to {@link BLOCK_MESSAGES}
-   * to a block (the last block may hold fewer); at most {@link BLOCKS_PER_CALL} blocks. Must not
+   * Packs the messages before the newest {@link KEEP_RECENT} nodes, oldest first, up to
+   * {@link BLOCK_MESSAGES} to a block (the last block may hold fewer): at most `maxBlocks` blocks,
+   * and only while more than `keepText` of text is unpacked (see {@link unpackedText}). Must not
    * run while a batch is tried (its undo steps restore nodes by position).
    */
-  #pack(): void {
+  #pack(maxBlocks: number, keepText: number): void {
     const end = this.#nodes.length - KEEP_RECENT;
-    for (let blocks = 0; blocks < BLOCKS_PER_CALL; blocks++) {
+    for (let blocks = 0; blocks < maxBlocks && this.#text > keepText; blocks++) {
       const positions: number[] = [];
       let at = this.#packedTo;
       for (; at < end && positions.length < BLOCK_MESSAGES; at++) {
@@ -202,16 +298,23 @@ export class Surface {
       }
       if (positions.length === 0 || (positions.length < BLOCK_MESSAGES && at < end)) return;
       const block = new PackedBlock(
-        positions.map((p) => (this.#nodes[p] as SurfaceNode).message as DerivedMessage),
+        positions.map((p) => expandKept((this.#nodes[p] as SurfaceNode).message as KeptMessage)),
       );
       const messages = this.#messages;
+      // The messages list holds the nodes' messages in node order, so a node's message stands no
+      // earlier than as many places from the list's end as there are nodes after it.
+      let from = Math.max(0, messages.length - (this.#nodes.length - (positions[0] as number)));
       positions.forEach((p, index) => {
         const node = this.#nodes[p] as SurfaceNode;
+        const kept = node.message as KeptMessage;
         const packed = new PackedMessage(block, index);
-        // The messages list holds the same message near its end: it must let go of it too.
-        const listed = this.#messagesStale ? -1 : messages.lastIndexOf(node.message as KeptMessage);
-        if (listed >= 0) messages[listed] = packed;
-        else this.#stale();
+        this.#count(kept, -1);
+        // The messages list holds the same message: it must let go of it too.
+        const listed = this.#messagesStale ? -1 : messages.indexOf(kept, from);
+        if (listed >= 0) {
+          messages[listed] = packed;
+          from = listed + 1;
+        } else this.#stale();
         // A new node, not a changed one: a clone shares the old one.
         this.#nodes[p] = { seq: node.seq, message: packed };
       });
@@ -227,16 +330,20 @@ export class Surface {
     copy.#messages = this.#messages.slice();
     copy.#messagesStale = this.#messagesStale;
     copy.#packedTo = this.#packedTo;
+    copy.#text = this.#text;
+    copy.#derived = this.#derived;
     return copy;
   }
 }
 
 /**
  * Keeps the surface's older messages deflated (see {@link PackedBlock}): for a writer's log that
- * stays open, after each committed batch. Call it outside a batch being tried.
+ * stays open, after each committed batch. Call it outside a batch being tried. Packs at most
+ * {@link BLOCKS_PER_CALL} blocks; with `keepText`, as many as it takes to leave no more than that
+ * of text unpacked (see {@link Surface.unpackedText}), oldest first.
  */
-export function packOlderMessages(surface: Surface): void {
-  packOlder(surface);
+export function packOlderMessages(surface: Surface, keepText?: number): void {
+  packOlder(surface, keepText);
 }
 
 /**

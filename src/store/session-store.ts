@@ -47,10 +47,22 @@ import { SessionWatch, type WatchOptions } from "./session-watch.js";
 import { invalidParams, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
 /**
- * Messages a writer's surface may hold unpacked before an append packs them in line rather than
- * on a later turn of the event loop (see `#packLater`): about 3 MB of message text in a real log.
+ * Messages kept as derived (read back from storage, or appended parsed) that a writer's surface
+ * may hold unpacked before an append packs them in line rather than on a later turn of the event
+ * loop (see `#packLater`): about 3 MB of message text in a real log.
  */
 const PACK_BACKLOG = 1024;
+
+/**
+ * The most message text a store's live sessions keep unpacked as the text of their events (the
+ * messages of batches taken from a caller, see `TextMessage`), in UTF-16 code units: past it, the
+ * sessions appended to least recently are packed, oldest messages first, down to half of it.
+ * Holding the text costs about its size; packing it costs a deflate on the append's path. 16 Mi:
+ * the messages of a 300,000-event real log, and a sixth of what 1,000 open sessions may hold in
+ * all (M2).
+ * @internal
+ */
+export const UNPACKED_TEXT_BUDGET = 16 * 1024 * 1024;
 
 /** The latest instant `Date` can represent (ms): later activity times get no `updatedAt`. */
 const MAX_DATE_MS = 8.64e15;
@@ -237,6 +249,13 @@ export class SessionStore {
   readonly #maxWriterLocks: number;
   /** Logs appended to whose older messages are to be deflated (see {@link #packLater}). */
   readonly #toPack = new Set<SessionLog>();
+  /**
+   * The live logs that keep messages unpacked as text, by id, appended to least recently first,
+   * with how much each kept at its last count (see {@link #keepText}).
+   */
+  readonly #keptText = new Map<string, { log: SessionLog; text: number }>();
+  /** The sum of {@link #keptText}'s counts. */
+  #keptTextTotal = 0;
 
   constructor(options: SessionStoreOptions = {}) {
     this.backend = options.backend ?? new MemoryBackend();
@@ -419,7 +438,8 @@ export class SessionStore {
           throw error;
         }
         state.log.commit(prepared, { pack: false });
-        this.#packLater(state.log);
+        if (state.log.unpackedDerived > 0) this.#packLater(state.log);
+        this.#keepText(id, state.log);
       }
       return prepared.nextSeq;
     });
@@ -1029,6 +1049,8 @@ export class SessionStore {
     const session = new Session(this, log);
     this.#live.set(log.header.id, session);
     this.#state.set(session, { log, release });
+    // A seed taken from a caller keeps its messages as text.
+    this.#keepText(log.header.id, log);
     return session;
   }
 
@@ -1058,6 +1080,7 @@ export class SessionStore {
     if (live === undefined) return;
     this.#live.delete(id);
     this.#locked.delete(id);
+    this.#forgetText(id);
     await this.#state.get(live)?.release?.();
   }
 
@@ -1094,8 +1117,51 @@ export class SessionStore {
     setImmediate(() => {
       const logs = [...this.#toPack];
       this.#toPack.clear();
-      for (const pending of logs) pending.packOlderMessages();
+      for (const pending of logs) {
+        pending.packOlderMessages();
+        // It packs text too: the count follows.
+        const id = pending.header.id;
+        const kept = this.#keptText.get(id);
+        if (kept?.log === pending) this.#recountText(id, kept);
+      }
     });
+  }
+
+  /**
+   * Counts the message text `log` (the live log of `id`, just appended to) keeps unpacked and,
+   * past {@link UNPACKED_TEXT_BUDGET} in all, packs the logs appended to least recently, oldest
+   * messages first, until half of it is left: a writer keeps its newest messages as text, which
+   * costs nothing to keep, and a store with many open sessions holds a bounded amount of it.
+   */
+  #keepText(id: string, log: SessionLog): void {
+    this.#forgetText(id);
+    const text = log.unpackedText;
+    if (text === 0) return;
+    this.#keptText.set(id, { log, text });
+    this.#keptTextTotal += text;
+    if (this.#keptTextTotal <= UNPACKED_TEXT_BUDGET) return;
+    const target = UNPACKED_TEXT_BUDGET / 2;
+    for (const [oldest, kept] of this.#keptText) {
+      if (this.#keptTextTotal <= target) break;
+      kept.log.packOlderMessages(Math.max(0, kept.text - (this.#keptTextTotal - target)));
+      this.#recountText(oldest, kept);
+    }
+  }
+
+  /** Counts again the text a log kept counted in {@link #keptText} holds, in place. */
+  #recountText(id: string, kept: { log: SessionLog; text: number }): void {
+    const text = kept.log.unpackedText;
+    this.#keptTextTotal += text - kept.text;
+    kept.text = text;
+    if (text === 0) this.#keptText.delete(id);
+  }
+
+  /** No longer counts the text of `id`'s log (let go of, or counted anew). */
+  #forgetText(id: string): void {
+    const kept = this.#keptText.get(id);
+    if (kept === undefined) return;
+    this.#keptTextTotal -= kept.text;
+    this.#keptText.delete(id);
   }
 
   /** Runs `task` after every earlier task of the same id. */
