@@ -1,28 +1,25 @@
 // The append benchmarks' third contender: the store's own work on the same batches without storage, so a row shows how much of the subject is checks and how much is the store.
 import {
-  type DerivedMessage,
-  deriveMessages,
   type SessionEvent,
   type SessionHeader,
   SessionLog,
   validateSessionEvent,
 } from "../../src/index.js";
 import { jsonValueProblem } from "../../src/log/json-value.js";
-import { PackedBlock } from "../../src/log/packed-messages.js";
-import { BLOCK_MESSAGES } from "../../src/log/surface.js";
 import { fmt, type Measure, median, rotate, settle, timed } from "./harness.js";
 
 /**
  * Appends the batches to an in-memory `SessionLog`: what a store does to a batch besides storing
- * it — the copy and the lossless-JSON check, the schema, the log's invariants, serializing each
- * event once, the surface and the packing of its older messages. (Serializing is also in the
- * floors, which stringify the same data.)
+ * it — the lossless-JSON check, the schema, the log's invariants, serializing each event once and
+ * the surface, whose messages a store keeps as that text (within its budget, which one log of
+ * this size stays under: nothing is packed). (Serializing is also in the floors, which stringify
+ * the same data.)
  */
 export function checksOnly(header: SessionHeader, batches: readonly SessionEvent[][]): Measure {
   return () =>
     timed(() => {
       const log = SessionLog.fromSeed(header, []);
-      for (const batch of batches) log.append(batch);
+      for (const batch of batches) log.commit(log.prepare(batch), { pack: false });
     });
 }
 
@@ -35,11 +32,6 @@ export interface AppendFigures {
   readonly schemaMs: number;
   /** The least of a few runs of the lossless-JSON check alone over every event, in ms. */
   readonly losslessMs: number;
-  /**
-   * The least of a few runs of compressing the log's derived messages alone, eight to a block as
-   * the surface packs them, in ms.
-   */
-  readonly packMs: number;
 }
 
 /** How many runs the schema and lossless checks alone get (their least is kept). */
@@ -49,21 +41,13 @@ const PART_RUNS = 5;
  * The work no store that meets the issue's other demands can leave out, each part alone over the
  * whole log: the generated schema validator and the walk that refuses what JSON would not keep
  * (undefined members, NaN, accessors, cycles…, which `JSON.stringify` cannot tell), which every
- * validating store runs over every event; and compressing the derived messages, which a writer
- * holds for `deriveMessages` to answer synchronously and which M2 (1,000 open sessions in 300 MiB)
- * does not leave room for uncompressed. The least of {@link PART_RUNS} runs each.
+ * validating store runs over every event. The least of {@link PART_RUNS} runs each.
  */
 async function requiredParts(
   batches: readonly SessionEvent[][],
-): Promise<{ schemaMs: number; losslessMs: number; packMs: number }> {
-  const messages = deriveMessages(batches.flat());
-  const blocks: DerivedMessage[][] = [];
-  for (let at = 0; at < messages.length; at += BLOCK_MESSAGES) {
-    blocks.push(messages.slice(at, at + BLOCK_MESSAGES));
-  }
+): Promise<{ schemaMs: number; losslessMs: number }> {
   let schemaMs = Number.POSITIVE_INFINITY;
   let losslessMs = Number.POSITIVE_INFINITY;
-  let packMs = Number.POSITIVE_INFINITY;
   for (let run = 0; run < PART_RUNS; run++) {
     await settle();
     schemaMs = Math.min(
@@ -87,15 +71,8 @@ async function requiredParts(
         }
       }),
     );
-    await settle();
-    packMs = Math.min(
-      packMs,
-      await timed(() => {
-        for (const block of blocks) new PackedBlock(block);
-      }),
-    );
   }
-  return { schemaMs, losslessMs, packMs };
+  return { schemaMs, losslessMs };
 }
 
 /**
@@ -118,7 +95,7 @@ export async function withChecks(
   );
   const parts = await requiredParts(batches);
   progress(
-    `${label}: schema validation alone ${fmt(parts.schemaMs)} ms, lossless check alone ${fmt(parts.losslessMs)} ms, compressing the messages alone ${fmt(parts.packMs)} ms`,
+    `${label}: schema validation alone ${fmt(parts.schemaMs)} ms, lossless check alone ${fmt(parts.losslessMs)} ms`,
   );
   return { subject: s, baseline: f, checks: c, ...parts };
 }
@@ -141,10 +118,7 @@ export function checkFacts(figures: AppendFigures): Record<string, number> {
     floorPlusChecks: Math.round(median(bound) * 100) / 100,
     schemaMs: Math.round(figures.schemaMs),
     losslessMs: Math.round(figures.losslessMs),
-    packMs: Math.round(figures.packMs),
     // The least any store that validates and checks losslessness can reach over this floor.
     floorPlusRequired: over(figures.schemaMs + figures.losslessMs),
-    // …and that also keeps its messages compressed, as M2 demands (see requiredParts).
-    floorPlusBound: over(figures.schemaMs + figures.losslessMs + figures.packMs),
   };
 }
