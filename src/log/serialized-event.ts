@@ -3,7 +3,8 @@ import { CANONICAL_EVENT_MEMBERS, type EventType, type SessionEvent } from "../g
 import { freezeParsed } from "./json-value.js";
 import { hasSearchableText, searchableText } from "./search-text.js";
 import { titleFromContent } from "./session-title.js";
-import { isSurfaceEligibleType, keepsMessage, TextMessage } from "./surface.js";
+import { isSurfaceEligibleType, TakenSurfaceView, TextMessage } from "./surface.js";
+import type { SurfaceEvent } from "./types.js";
 
 /**
  * A checked event as the store hands it to a backend: serialized once, when the store took it in,
@@ -103,31 +104,24 @@ export class SerializedEvent {
       } as unknown as SessionEvent;
       return serialized;
     }
-    const { surfaceOp, sourceEventSeqs } = value as {
-      readonly surfaceOp: string | { readonly op: string; start: number; end: number };
-      readonly sourceEventSeqs?: readonly number[];
-    };
-    const view = {
-      type: value.type,
-      seq: value.seq,
-      time: value.time,
-      data: {
+    const { type, surfaceOp, sourceEventSeqs } = value as SurfaceEvent;
+    // An assistant message with no content produces no message (see messageOf).
+    const produces = type !== "assistant/message" || (data.content?.length ?? 0) > 0;
+    serialized.#view = new TakenSurfaceView(
+      value as SurfaceEvent,
+      {
         turn: data.turn,
         step: data.step,
         callId: data.callId,
         isError: data.isError,
         error: data.error === undefined ? undefined : { code: data.error.code },
       },
-      surfaceOp:
-        typeof surfaceOp === "string"
-          ? surfaceOp
-          : { op: surfaceOp.op, start: surfaceOp.start, end: surfaceOp.end },
-      sourceEventSeqs: sourceEventSeqs?.slice(),
-    } as unknown as SessionEvent;
-    // An assistant message with no content produces no message (see messageOf).
-    const produces = value.type !== "assistant/message" || (data.content?.length ?? 0) > 0;
-    keepsMessage(view, produces ? new TextMessage(value.type, serialized.data) : undefined);
-    serialized.#view = view;
+      {
+        surfaceOp: typeof surfaceOp === "string" ? surfaceOp : { ...surfaceOp },
+        sourceEventSeqs: sourceEventSeqs?.slice(),
+      },
+      produces ? new TextMessage(type, serialized.data) : undefined,
+    ) as unknown as SessionEvent;
     return serialized;
   }
 

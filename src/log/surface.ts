@@ -64,22 +64,43 @@ export class TextMessage {
   }
 }
 
-/** The messages that views of taken events produce, kept as text (null: none). */
-const takenMessages = new WeakMap<object, TextMessage | null>();
-
 /**
- * Marks `view`, a view of a caller's message-producing event, as producing `message`, kept as text.
+ * The view of a message-producing event taken from a caller (see `SerializedEvent.take`): the
+ * envelope, the surface markers and the members of `data` the log's rules read, and the message
+ * the event produces, kept as text (undefined when it produces none).
  * @internal
  */
-export function keepsMessage(view: object, message: TextMessage | undefined): void {
-  takenMessages.set(view, message ?? null);
+export class TakenSurfaceView {
+  readonly type: SurfaceEligibleType;
+  readonly seq: number;
+  readonly time: number;
+  readonly data: Readonly<Record<string, unknown>>;
+  readonly surfaceOp: SurfaceEvent["surfaceOp"];
+  readonly sourceEventSeqs: readonly number[] | undefined;
+  readonly message: TextMessage | undefined;
+
+  constructor(
+    envelope: { readonly type: SurfaceEligibleType; readonly seq: number; readonly time: number },
+    data: Readonly<Record<string, unknown>>,
+    markers: {
+      readonly surfaceOp: SurfaceEvent["surfaceOp"];
+      readonly sourceEventSeqs: readonly number[] | undefined;
+    },
+    message: TextMessage | undefined,
+  ) {
+    this.type = envelope.type;
+    this.seq = envelope.seq;
+    this.time = envelope.time;
+    this.data = data;
+    this.surfaceOp = markers.surfaceOp;
+    this.sourceEventSeqs = markers.sourceEventSeqs;
+    this.message = message;
+  }
 }
 
 /** The message an event produces as the surface keeps it: its text for a taken event's view. */
 function keptMessageOf(event: SurfaceEvent): KeptMessage | undefined {
-  const taken = takenMessages.get(event);
-  if (taken === undefined) return messageOf(event);
-  return taken ?? undefined;
+  return event instanceof TakenSurfaceView ? event.message : messageOf(event);
 }
 
 /** The message as derived, frozen. */
