@@ -154,6 +154,50 @@ describe("packed derived messages", () => {
     expect(isDeeplyFrozen(session.deriveMessages())).toBe(true);
   });
 
+  it("counts the text a store's session keeps through a compaction, and back after a refused one", async () => {
+    // The count is what the store's budget adds up: it follows every node that comes and goes.
+    // Seen failing with a replace that did not uncount the nodes it removed (the count stayed at
+    // the four turns' text).
+    const session = await new SessionStore().create({ id: "counted" });
+    const all: SessionEvent[] = [];
+    for (const batch of turns(1, 4, 0)) {
+      await session.append(batch);
+      all.push(...batch);
+    }
+    const textOf = (events: readonly SessionEvent[]) =>
+      events
+        .filter((e) => "surfaceOp" in e && e.surfaceOp !== undefined)
+        .filter((e) => e.type !== "assistant/message" || e.data.content.length > 0)
+        .reduce((sum, e) => sum + JSON.stringify(e.data).length, 0);
+    expect(session.log.unpackedText).toBe(textOf(all));
+    const surfaceSeqs = all
+      .filter((e) => "surfaceOp" in e && e.surfaceOp !== undefined)
+      .map((e) => e.seq);
+    const shadowed = surfaceSeqs.slice(1, 12);
+    const compaction = (from: number, closer: SessionEvent): SessionEvent[] => [
+      turnStart(from, 5, { kind: "injection", source: { kind: "user" } }),
+      compactStart(from + 1, 5),
+      compactSummary(from + 2, shadowed, "so far"),
+      userMessage(from + 3, "so far", {
+        surfaceOp: { op: "replace", start: shadowed[0] as number, end: shadowed.at(-1) as number },
+        sourceEventSeqs: shadowed,
+      }),
+      compactEnd(from + 4, 5),
+      closer,
+    ];
+    // A turn/end of another turn breaks turn-order: the whole batch, replace included, is undone.
+    await expect(
+      session.append(compaction(all.length, turnEnd(all.length + 5, 9))),
+    ).rejects.toMatchObject({ code: "INVALID_EVENT" });
+    expect(session.log.unpackedText).toBe(textOf(all));
+    const batch = compaction(all.length, turnEnd(all.length + 5, 5));
+    await session.append(batch);
+    all.push(...batch);
+    const kept = all.filter((e) => !shadowed.includes(e.seq));
+    expect(session.log.unpackedText).toBe(textOf(kept));
+    expect(session.deriveMessages()).toEqual(deriveMessages(all));
+  });
+
   it("packs the messages of the sessions appended to least recently past the store's text budget", async () => {
     // Seen failing without the budget: the two sessions kept 18 MiB of text unpacked.
     const store = new SessionStore();
