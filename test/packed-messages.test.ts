@@ -40,6 +40,20 @@ function turns(fromTurn: number, count: number, fromSeq: number): SessionEvent[]
   return out;
 }
 
+/** A session of a new in-memory store with `count` turns appended (see {@link turns}), and its events. */
+async function sessionWithTurns(
+  id: string,
+  count: number,
+): Promise<{ session: Session; all: SessionEvent[] }> {
+  const session = await new SessionStore().create({ id });
+  const all: SessionEvent[] = [];
+  for (const batch of turns(1, count, 0)) {
+    await session.append(batch);
+    all.push(...batch);
+  }
+  return { session, all };
+}
+
 function isDeeplyFrozen(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return true;
   return Object.isFrozen(value) && Object.values(value).every(isDeeplyFrozen);
@@ -158,12 +172,7 @@ describe("packed derived messages", () => {
     // The count is what the store's budget adds up: it follows every node that comes and goes.
     // Seen failing with a replace that did not uncount the nodes it removed (the count stayed at
     // the four turns' text).
-    const session = await new SessionStore().create({ id: "counted" });
-    const all: SessionEvent[] = [];
-    for (const batch of turns(1, 4, 0)) {
-      await session.append(batch);
-      all.push(...batch);
-    }
+    const { session, all } = await sessionWithTurns("counted", 4);
     const textOf = (events: readonly SessionEvent[]) =>
       events
         .filter((e) => "surfaceOp" in e && e.surfaceOp !== undefined)
@@ -274,12 +283,7 @@ describe("packed derived messages", () => {
   });
 
   it("leaves the messages as they were when a batch is refused after packing", async () => {
-    const session = await new SessionStore().create({ id: "packed-refused" });
-    const all: SessionEvent[] = [];
-    for (const batch of turns(1, 6, 0)) {
-      await session.append(batch);
-      all.push(...batch);
-    }
+    const { session, all } = await sessionWithTurns("packed-refused", 6);
     const before = session.deriveMessages();
     // A turn/end with no open turn breaks turn-order.
     await expect(session.append([turnEnd(all.length, 7)])).rejects.toMatchObject({
