@@ -1,9 +1,10 @@
-// Lossless JSON: copyJsonValue's deep frozen copies and JSON Pointer problem paths, freezeParsed and freezeParsedJsonValue.
+// Lossless JSON: copyJsonValue's deep frozen copies and JSON Pointer problem paths, jsonValueProblem, freezeParsed and freezeParsedJsonValue.
 import { describe, expect, it } from "vitest";
 import {
   copyJsonValue,
   freezeParsed,
   freezeParsedJsonValue,
+  jsonValueProblem,
   MAX_JSON_DEPTH,
 } from "../src/log/json-value.js";
 
@@ -20,6 +21,30 @@ function copied(value: unknown): unknown {
     return expect.unreachable(`expected a copy, got ${result.problem.found}`);
   return result.value;
 }
+
+class Point {
+  x = 1;
+}
+const sparse: number[] = [0];
+sparse[2] = 2;
+const cycle: Record<string, unknown> = { list: [] };
+(cycle.list as unknown[]).push(cycle);
+
+const problems: readonly [string, unknown, string, string][] = [
+  ["NaN", { a: { b: Number.NaN } }, "/a/b", "NaN"],
+  ["Infinity", [0, Number.POSITIVE_INFINITY], "/1", "Infinity"],
+  ["-Infinity", { x: [Number.NEGATIVE_INFINITY] }, "/x/0", "-Infinity"],
+  ["undefined", { keep: 1, gone: undefined }, "/gone", "undefined"],
+  ["a BigInt", { n: [10n] }, "/n/0", "bigint"],
+  ["a function", { f() {} }, "/f", "function"],
+  ["a symbol", { s: Symbol.iterator }, "/s", "symbol"],
+  ["a Map", { m: new Map() }, "/m", "Map"],
+  ["a Set", { s: new Set() }, "/s", "Set"],
+  ["a Date", { d: new Date(0) }, "/d", "Date"],
+  ["a class instance", { p: new Point() }, "/p", "Point"],
+  ["a sparse array", { sparse }, "/sparse/1", "sparse"],
+  ["a cycle", cycle, "/list/0", "cycle"],
+];
 
 describe("copyJsonValue", () => {
   it("copies lossless JSON deeply: equal, frozen, sharing nothing with the input", () => {
@@ -87,30 +112,6 @@ describe("copyJsonValue", () => {
     });
   });
 
-  class Point {
-    x = 1;
-  }
-  const sparse: number[] = [0];
-  sparse[2] = 2;
-  const cycle: Record<string, unknown> = { list: [] };
-  (cycle.list as unknown[]).push(cycle);
-
-  const problems: readonly [string, unknown, string, string][] = [
-    ["NaN", { a: { b: Number.NaN } }, "/a/b", "NaN"],
-    ["Infinity", [0, Number.POSITIVE_INFINITY], "/1", "Infinity"],
-    ["-Infinity", { x: [Number.NEGATIVE_INFINITY] }, "/x/0", "-Infinity"],
-    ["undefined", { keep: 1, gone: undefined }, "/gone", "undefined"],
-    ["a BigInt", { n: [10n] }, "/n/0", "bigint"],
-    ["a function", { f() {} }, "/f", "function"],
-    ["a symbol", { s: Symbol.iterator }, "/s", "symbol"],
-    ["a Map", { m: new Map() }, "/m", "Map"],
-    ["a Set", { s: new Set() }, "/s", "Set"],
-    ["a Date", { d: new Date(0) }, "/d", "Date"],
-    ["a class instance", { p: new Point() }, "/p", "Point"],
-    ["a sparse array", { sparse }, "/sparse/1", "sparse"],
-    ["a cycle", cycle, "/list/0", "cycle"],
-  ];
-
   it.each(problems)("reports %s with its JSON Pointer path", (_name, value, path, found) => {
     const result = copyJsonValue(value);
     expect("problem" in result && result.problem.path).toBe(path);
@@ -165,16 +166,59 @@ describe("copyJsonValue on deep nesting", () => {
   );
 });
 
+/** A chain of 600 objects whose last one points back at the 251st. */
+function longCycle(): unknown {
+  const chain: Record<string, unknown>[] = [];
+  for (let i = 0; i < 600; i++) chain.push({ i });
+  for (let i = 0; i < 599; i++) (chain[i] as Record<string, unknown>).next = chain[i + 1];
+  (chain[599] as Record<string, unknown>).back = chain[250];
+  return { head: chain[0] };
+}
+
+const LONG_CYCLE_PROBLEM = { path: `/head${"/next".repeat(599)}/back`, found: "a cycle" };
+
 describe("copyJsonValue on cycles", () => {
   it("reports a cycle far down a chain where the value first repeats", () => {
-    const chain: Record<string, unknown>[] = [];
-    for (let i = 0; i < 600; i++) chain.push({ i });
-    for (let i = 0; i < 599; i++) (chain[i] as Record<string, unknown>).next = chain[i + 1];
-    (chain[599] as Record<string, unknown>).back = chain[250];
-    const result = copyJsonValue({ head: chain[0] });
-    expect(result).toEqual({
-      problem: { path: `/head${"/next".repeat(599)}/back`, found: "a cycle" },
+    expect(copyJsonValue(longCycle())).toEqual({ problem: LONG_CYCLE_PROBLEM });
+  });
+});
+
+describe("jsonValueProblem", () => {
+  it.each(problems)("reports %s as copyJsonValue does", (_name, value, path, found) => {
+    expect(jsonValueProblem(value)).toEqual({ path, found: expect.stringContaining(found) });
+  });
+
+  it("reports a cycle far down a chain where the value first repeats", () => {
+    expect(jsonValueProblem(longCycle())).toEqual(LONG_CYCLE_PROBLEM);
+  });
+
+  it("reports nesting past the limit where it goes too deep", () => {
+    expect(jsonValueProblem({ data: nestedArrays(MAX_JSON_DEPTH) })).toEqual({
+      path: `/data${"/0".repeat(MAX_JSON_DEPTH - 1)}`,
+      found: `arrays or objects nested more than ${MAX_JSON_DEPTH} deep`,
     });
+  });
+
+  it("accepts lossless JSON, in any member order", () => {
+    expect(jsonValueProblem({ b: [1, "x", null, { c: true }], a: Object.create(null) })).toBe(
+      undefined,
+    );
+  });
+
+  // The walk lists members with for…in, which also lists enumerable members of Object.prototype:
+  // seen failing (problem at "/added", found "undefined") with the own-member guard left out.
+  it("looks only at own members when something added an enumerable member to Object.prototype", () => {
+    const prototype = Object.prototype as Record<string, unknown>;
+    prototype.added = undefined;
+    try {
+      expect(jsonValueProblem({ kept: { deeper: [1] } })).toBe(undefined);
+      expect(jsonValueProblem({ kept: { gone: undefined } })).toEqual({
+        path: "/kept/gone",
+        found: "undefined",
+      });
+    } finally {
+      delete prototype.added;
+    }
   });
 });
 

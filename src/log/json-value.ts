@@ -55,9 +55,12 @@ export function copyJsonValue(value: unknown): { value: unknown } | { problem: J
  * copy, for a value that is serialized at once (its JSON text is what is kept, not the value).
  */
 export function jsonValueProblem(value: unknown): JsonValueProblem | undefined {
-  const ancestors: object[] = [];
-  const found = check(value, ancestors);
-  return found === undefined ? undefined : problemOf(found, ancestors);
+  inheritedEnumerables = hasEnumerableMembers(Object.prototype);
+  const found = check(value, 0);
+  if (found === undefined) return undefined;
+  // The walk keeps no chain of the objects it is inside (it would be made for every value):
+  // a too-deep problem's chain is found again from the top along its keys.
+  return problemOf(found, found.tooDeep ? chainAlong(value, found.keys) : []);
 }
 
 /** The problem `found` reports, its path built on the way up; a too-deep chain that repeats is a cycle. */
@@ -65,7 +68,7 @@ function problemOf(result: Found, ancestors: readonly object[]): JsonValueProble
   const keys = result.keys.reverse();
   let found = result.found;
   if (result.tooDeep) {
-    // `ancestors` still holds the chain down to the problem: a repeated object is a cycle.
+    // `ancestors` holds the chain down to the problem: a repeated object is a cycle.
     const seen = new Set<object>();
     for (let i = 0; i < ancestors.length; i++) {
       const ancestor = ancestors[i] as object;
@@ -80,7 +83,30 @@ function problemOf(result: Found, ancestors: readonly object[]): JsonValueProble
   return { path: keys.map(pointerToken).join(""), found };
 }
 
-function check(v: unknown, ancestors: object[]): Found | undefined {
+/** The objects from `root` down along `reversedKeys` (a {@link Found}'s keys, from the problem up). */
+function chainAlong(root: unknown, reversedKeys: readonly (string | number)[]): object[] {
+  const chain: object[] = [];
+  let at = root;
+  for (let i = reversedKeys.length - 1; i >= 0 && typeof at === "object" && at !== null; i--) {
+    chain.push(at);
+    at = (at as Record<string | number, unknown>)[reversedKeys[i] as string | number];
+  }
+  if (typeof at === "object" && at !== null) chain.push(at);
+  return chain;
+}
+
+/**
+ * Whether Object.prototype has enumerable members (something added one), which `for…in` would
+ * list beside a plain object's own: read at the start of each check.
+ */
+let inheritedEnumerables = false;
+
+function hasEnumerableMembers(object: object): boolean {
+  for (const _ in object) return true;
+  return false;
+}
+
+function check(v: unknown, depth: number): Found | undefined {
   switch (typeof v) {
     case "string":
     case "boolean":
@@ -89,14 +115,10 @@ function check(v: unknown, ancestors: object[]): Found | undefined {
       return Number.isFinite(v) ? undefined : new Found(String(v));
     case "object": {
       if (v === null) return undefined;
-      if (ancestors.length >= MAX_JSON_DEPTH) {
+      if (depth >= MAX_JSON_DEPTH) {
         return new Found(`arrays or objects nested more than ${MAX_JSON_DEPTH} deep`, true);
       }
-      ancestors.push(v);
-      const out = Array.isArray(v) ? checkArray(v, ancestors) : checkObject(v, ancestors);
-      // On a problem the chain is left in place for the cycle check.
-      if (out === undefined) ancestors.pop();
-      return out;
+      return Array.isArray(v) ? checkArray(v, depth + 1) : checkObject(v, depth + 1);
     }
     case "undefined":
       return new Found("undefined");
@@ -105,23 +127,25 @@ function check(v: unknown, ancestors: object[]): Found | undefined {
   }
 }
 
-function checkArray(v: readonly unknown[], ancestors: object[]): Found | undefined {
+function checkArray(v: readonly unknown[], depth: number): Found | undefined {
   const length = v.length;
   for (let i = 0; i < length; i++) {
     if (!(i in v)) return at(new Found("a hole in a sparse array"), i);
-    const found = check(v[i], ancestors);
+    const found = check(v[i], depth);
     if (found !== undefined) return at(found, i);
   }
   return undefined;
 }
 
-function checkObject(v: object, ancestors: object[]): Found | undefined {
+function checkObject(v: object, depth: number): Found | undefined {
   const problem = prototypeProblem(v);
   if (problem !== undefined) return problem;
-  const keys = Object.keys(v);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    const found = check((v as Record<string, unknown>)[key], ancestors);
+  // for…in lists the own enumerable members in Object.keys' order without making an array of
+  // them; the prototype is Object.prototype or null, whose enumerable members (none, unless
+  // something added one) it would list after them.
+  for (const key in v) {
+    if (inheritedEnumerables && !Object.hasOwn(v, key)) continue;
+    const found = check((v as Record<string, unknown>)[key], depth);
     if (found !== undefined) return at(found, key);
   }
   return undefined;
