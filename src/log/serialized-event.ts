@@ -132,6 +132,16 @@ export class SerializedEvent {
   }
 
   /**
+   * `data` as a value, for a reader that only looks at it once (a search text, a title): the
+   * event's own when it is at hand, else parsed from {@link data} for this read alone (neither
+   * frozen nor kept, which {@link event} would do to the whole event).
+   * @internal
+   */
+  readData(): unknown {
+    return this.#event === undefined ? JSON.parse(this.data) : this.#event.data;
+  }
+
+  /**
    * What the running state checks and applies: the event itself, or (for an event the surface
    * does not keep, taken from a caller) its envelope and the members of `data` the invariants read.
    * @internal
@@ -180,14 +190,16 @@ export function serializedLines(events: readonly SerializedEvent[]): string {
 
 /** The searchable text of a serialized event (see `searchableText`), reading it back only when its type has any. */
 export function serializedSearchText(event: SerializedEvent): string {
-  return hasSearchableText(event.type) ? searchableText(event.event) : "";
+  return hasSearchableText(event.type)
+    ? searchableText({ type: event.type, data: event.readData() })
+    : "";
 }
 
 /** The title the first `user/message` among `events` gives a session (see `derivedTitle`). */
 export function serializedTitle(events: readonly SerializedEvent[]): string | undefined {
   for (const event of events) {
     if (event.type !== "user/message") continue;
-    return titleFromContent((event.event.data as { content?: unknown }).content);
+    return titleFromContent((event.readData() as { content?: unknown }).content);
   }
   return undefined;
 }
