@@ -42,29 +42,29 @@ export const POSTGRES_QUERIES = {
    * binds them), in one statement: it locks the session row against the other writers of the
    * session (as lockSessionRow), checks after that lock that the writer lock is still held (`@pid`,
    * `@key` as writerLockHeld; `@pid` NULL: the backend holds none) and that the batch starts at the
-   * append point, then inserts the events, their folded search texts (`@textSeq`, `@text`, as
-   * insertSearchTexts binds them) and moves the summary (`@updatedAt`, `@derivedTitle` as
-   * touchSummary), and tells the change channel (`@channel`) that session `@sessionId` changed,
-   * delivered at commit only if it commits. Nothing is written unless the session row was locked,
-   * the lock is held and the append point was proven (`appendable`); a data-modifying WITH query
-   * runs to its end even when nothing reads it. Why a stale snapshot cannot let a wrong batch land:
-   * under READ COMMITTED the statement's snapshot is taken before the row lock wait ends, so
-   * `lastSeq` (max(seq) in that snapshot) may miss what another writer of the session committed
-   * while this one waited. The proof does not rest on it. Every writer of a session's events holds
-   * its row lock (appends, repairs; a delete removes the row itself) and keeps the seqs a prefix
-   * 0…n-1. Once the lock is granted nothing else changes the session's events until this
-   * transaction ends, and then: the row at `@fromSeq` - 1 exists, since `previous` locked it (a row
-   * lock reads the newest version: a row deleted by a committed transaction, say a repair that cut
-   * the tail, is not returned), so n >= `@fromSeq`; and the primary key (session_id, seq) refuses
-   * the insert at `@fromSeq` when n > `@fromSeq`, whatever the snapshot shows (a unique violation:
-   * SEQ_CONFLICT, and nothing of the statement stays). An insert that succeeds therefore starts
-   * exactly at the stored end. A stale snapshot can only make `appendable` false; the backend then
-   * reads the append point again in a statement of its own, after the lock (appendPoint), and runs
-   * this statement once more when it matches. The writer lock check and the lock on the events row
-   * come after the session row lock (they read the locked row), so a new holder of the writer lock
-   * waits for this write (see takeWriterLock).
+   * append point, then inserts the events, leaves them to the next search's index step when one of
+   * them carries searchable text (`@searchable`, as markSearchPending), moves the summary
+   * (`@updatedAt`, `@derivedTitle` as touchSummary), and tells the change channel (`@channel`) that
+   * session `@sessionId` changed, delivered at commit only if it commits. Nothing is written unless
+   * the session row was locked, the lock is held and the append point was proven (`appendable`); a
+   * data-modifying WITH query runs to its end even when nothing reads it. Why a stale snapshot
+   * cannot let a wrong batch land: under READ COMMITTED the statement's snapshot is taken before
+   * the row lock wait ends, so `lastSeq` (max(seq) in that snapshot) may miss what another writer
+   * of the session committed while this one waited. The proof does not rest on it. Every writer of
+   * a session's events holds its row lock (appends, repairs; a delete removes the row itself) and
+   * keeps the seqs a prefix 0…n-1. Once the lock is granted nothing else changes the session's
+   * events until this transaction ends, and then: the row at `@fromSeq` - 1 exists, since
+   * `previous` locked it (a row lock reads the newest version: a row deleted by a committed
+   * transaction, say a repair that cut the tail, is not returned), so n >= `@fromSeq`; and the
+   * primary key (session_id, seq) refuses the insert at `@fromSeq` when n > `@fromSeq`, whatever
+   * the snapshot shows (a unique violation: SEQ_CONFLICT, and nothing of the statement stays). An
+   * insert that succeeds therefore starts exactly at the stored end. A stale snapshot can only make
+   * `appendable` false; the backend then reads the append point again in a statement of its own,
+   * after the lock (appendPoint), and runs this statement once more when it matches. The writer
+   * lock check and the lock on the events row come after the session row lock (they read the locked
+   * row), so a new holder of the writer lock waits for this write (see takeWriterLock).
    */
-  appendEvents: "WITH locked AS MATERIALIZED (\n  SELECT s.id FROM sessions AS s WHERE s.id = $1 FOR NO KEY UPDATE\n),\nprevious AS MATERIALIZED (\n  SELECT e.seq\n  FROM locked\n  JOIN events AS e ON e.session_id = locked.id AND e.seq = $2::bigint - 1\n  FOR KEY SHARE OF e\n),\npoint AS MATERIALIZED (\n  SELECT\n    (SELECT max(e.seq) FROM events AS e WHERE e.session_id = locked.id) AS last_seq,\n    (\n      $3::integer IS NULL\n      OR EXISTS (\n        SELECT 1\n        FROM pg_catalog.pg_locks AS l\n        WHERE locked.id IS NOT NULL\n          AND l.locktype = 'advisory'\n          AND l.granted\n          AND l.pid = $3::integer\n          AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())\n          AND l.classid = (($4::bigint >> 32) & 4294967295)::oid\n          AND l.objid = ($4::bigint & 4294967295)::oid\n          AND l.objsubid = 1\n      )\n    ) AS held,\n    ($2::bigint = 0 OR EXISTS (SELECT 1 FROM previous)) AS has_previous\n  FROM locked\n),\nchecked AS MATERIALIZED (\n  SELECT\n    last_seq,\n    held,\n    held AND has_previous AND coalesce(last_seq, -1) = $2::bigint - 1 AS appendable\n  FROM point\n),\nins AS (\n  INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)\n  SELECT $1::text, e.seq, e.type, e.time, e.data, e.source_event_seqs, e.surface_op\n  FROM checked, unnest(\n    $5::bigint[], $6::text[], $7::bigint[], $8::text[],\n    $9::text[], $10::text[]\n  ) AS e (seq, type, time, data, source_event_seqs, surface_op)\n  WHERE checked.appendable\n  ORDER BY e.seq\n  RETURNING seq\n),\ntexts AS (\n  INSERT INTO search_texts (session_id, seq, text)\n  SELECT $1::text, t.seq, t.text\n  FROM unnest($11::bigint[], $12::text[]) AS t (seq, text)\n  WHERE EXISTS (SELECT 1 FROM ins)\n),\nsummary AS (\n  UPDATE session_summaries\n  SET updated_at = $13, derived_title = coalesce(derived_title, $14::text)\n  WHERE session_id = $1 AND EXISTS (SELECT 1 FROM ins)\n)\nSELECT\n  EXISTS (SELECT 1 FROM checked)::boolean AS found,\n  (SELECT held FROM checked)::boolean AS held,\n  (SELECT appendable FROM checked)::boolean AS appendable,\n  (SELECT last_seq FROM checked)::bigint AS \"lastSeq\",\n  (\n    SELECT pg_notify($15::text, $1::text) FROM checked WHERE appendable\n  )::text AS notified;",
+  appendEvents: "WITH locked AS MATERIALIZED (\n  SELECT s.id FROM sessions AS s WHERE s.id = $1 FOR NO KEY UPDATE\n),\nprevious AS MATERIALIZED (\n  SELECT e.seq\n  FROM locked\n  JOIN events AS e ON e.session_id = locked.id AND e.seq = $2::bigint - 1\n  FOR KEY SHARE OF e\n),\npoint AS MATERIALIZED (\n  SELECT\n    (SELECT max(e.seq) FROM events AS e WHERE e.session_id = locked.id) AS last_seq,\n    (\n      $3::integer IS NULL\n      OR EXISTS (\n        SELECT 1\n        FROM pg_catalog.pg_locks AS l\n        WHERE locked.id IS NOT NULL\n          AND l.locktype = 'advisory'\n          AND l.granted\n          AND l.pid = $3::integer\n          AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())\n          AND l.classid = (($4::bigint >> 32) & 4294967295)::oid\n          AND l.objid = ($4::bigint & 4294967295)::oid\n          AND l.objsubid = 1\n      )\n    ) AS held,\n    ($2::bigint = 0 OR EXISTS (SELECT 1 FROM previous)) AS has_previous\n  FROM locked\n),\nchecked AS MATERIALIZED (\n  SELECT\n    last_seq,\n    held,\n    held AND has_previous AND coalesce(last_seq, -1) = $2::bigint - 1 AS appendable\n  FROM point\n),\nins AS (\n  INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)\n  SELECT $1::text, e.seq, e.type, e.time, e.data, e.source_event_seqs, e.surface_op\n  FROM checked, unnest(\n    $5::bigint[], $6::text[], $7::bigint[], $8::text[],\n    $9::text[], $10::text[]\n  ) AS e (seq, type, time, data, source_event_seqs, surface_op)\n  WHERE checked.appendable\n  ORDER BY e.seq\n  RETURNING seq\n),\npending AS (\n  INSERT INTO search_pending (session_id, from_seq, through)\n  SELECT $1::text, min(ins.seq), max(ins.seq) FROM ins HAVING $11::boolean AND count(*) > 0\n  ON CONFLICT (session_id) DO UPDATE\n  SET from_seq = least(search_pending.from_seq, excluded.from_seq),\n      through = greatest(search_pending.through, excluded.through)\n),\nsummary AS (\n  UPDATE session_summaries\n  SET updated_at = $12, derived_title = coalesce(derived_title, $13::text)\n  WHERE session_id = $1 AND EXISTS (SELECT 1 FROM ins)\n)\nSELECT\n  EXISTS (SELECT 1 FROM checked)::boolean AS found,\n  (SELECT held FROM checked)::boolean AS held,\n  (SELECT appendable FROM checked)::boolean AS appendable,\n  (SELECT last_seq FROM checked)::bigint AS \"lastSeq\",\n  (\n    SELECT pg_notify($14::text, $1::text) FROM checked WHERE appendable\n  )::text AS notified;",
   /**
    * The last turn/start or turn/end at or before `@boundary`, walking the primary key backwards
    * from it. The backend reads `turn` from the data (data is text: a damaged row must not fail the
@@ -258,14 +258,56 @@ export const POSTGRES_QUERIES = {
   commit: "COMMIT;",
   rollback: "ROLLBACK;",
   createSearchTexts: "CREATE TABLE IF NOT EXISTS search_texts (\n  session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq bigint NOT NULL,\n  text text NOT NULL,\n  CONSTRAINT search_texts_pkey PRIMARY KEY (session_id, seq)\n);",
+  /**
+   * Per session, the rows seq from_seq..through that may have no text yet (appended, created,
+   * repaired, or a fork's inherited ones its source had not indexed). A row in the range may have
+   * its text already (the index step writes the missing ones); every row outside it has its text.
+   */
+  createSearchPending: "CREATE TABLE IF NOT EXISTS search_pending (\n  session_id text COLLATE \"C\" PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,\n  from_seq bigint NOT NULL,\n  through bigint NOT NULL\n);",
   /** One row when the index was made (to_regclass looks in the search_path: the target schema). */
   searchIndexExists: "SELECT 1 AS found WHERE to_regclass('search_texts') IS NOT NULL;",
-  /** The folded texts of a batch, one array per member. */
-  insertSearchTexts: "INSERT INTO search_texts (session_id, seq, text)\nSELECT $1::text, t.seq, t.text\nFROM unnest($2::bigint[], $3::text[]) AS t (seq, text);",
-  /** A fork's inherited rows, copied inside the database. */
-  copySearchPrefix: "INSERT INTO search_texts (session_id, seq, text)\nSELECT $1::text, seq, text FROM search_texts\nWHERE session_id = $2 AND seq <= $3;",
-  /** Repair: the rows of a cut tail. */
+  /**
+   * One row when the table of rows waiting for their texts was made (an earlier build's index has
+   * none: it wrote the texts with the events).
+   */
+  searchPendingExists: "SELECT 1 AS found WHERE to_regclass('search_pending') IS NOT NULL;",
+  /**
+   * The folded texts of some rows, one array per member; a row that has its text keeps it (two
+   * searches may make the texts of the same rows at once).
+   */
+  insertSearchTexts: "INSERT INTO search_texts (session_id, seq, text)\nSELECT $1::text, t.seq, t.text\nFROM unnest($2::bigint[], $3::text[]) AS t (seq, text)\nON CONFLICT (session_id, seq) DO NOTHING;",
+  /** Rows `@fromSeq`..`@through` just written: the session's range takes them in. */
+  markSearchPending: "INSERT INTO search_pending (session_id, from_seq, through)\nVALUES ($1, $2, $3)\nON CONFLICT (session_id) DO UPDATE\nSET from_seq = least(search_pending.from_seq, excluded.from_seq),\n    through = greatest(search_pending.through, excluded.through);",
+  /**
+   * A fork's inherited rows: the source's texts and the part of its range inside the prefix, in one
+   * statement (one snapshot: a search making the source's texts meanwhile is seen wholly or not at
+   * all).
+   */
+  copySearchPrefix: "WITH texts AS (\n  INSERT INTO search_texts (session_id, seq, text)\n  SELECT $1::text, seq, text FROM search_texts\n  WHERE session_id = $2 AND seq <= $3\n)\nINSERT INTO search_pending (session_id, from_seq, through)\nSELECT $1::text, from_seq, least(through, $3::bigint) FROM search_pending\nWHERE session_id = $2 AND from_seq <= $3;",
+  /**
+   * Repair: the rows of a cut tail. (The session's range may reach past the end afterwards: the
+   * index step finds no rows there.)
+   */
   deleteSearchTexts: "DELETE FROM search_texts WHERE session_id = $1 AND seq >= $2;",
+  anySearchPending: "SELECT 1 AS found FROM search_pending LIMIT 1;",
+  searchPendingSessions: "SELECT session_id AS \"sessionId\" FROM search_pending ORDER BY session_id;",
+  /** The session's range, read after its row is shared (shareSessionRowForIndex). */
+  searchPendingOf: "SELECT from_seq AS \"fromSeq\", through FROM search_pending WHERE session_id = $1;",
+  /**
+   * One row when the session is stored, keeping its writers (appends, repairs: FOR NO KEY UPDATE)
+   * and its deletion out until the transaction ends, so that the rows read for their texts stay
+   * what they are until the texts are written; other searches doing the same go on.
+   */
+  shareSessionRowForIndex: "SELECT 1 AS found FROM sessions WHERE id = $1 FOR SHARE;",
+  /**
+   * The rows of a session from `@fromSeq` through `@through` whose type carries searchable text
+   * (`@types`, a JSON array), for the index step.
+   */
+  searchableRows: "SELECT seq, type, data\nFROM events\nWHERE session_id = $1 AND seq >= $2 AND seq <= $3\n  AND type IN (SELECT jsonb_array_elements_text($4::jsonb))\nORDER BY seq;",
+  /**
+   * The session's rows through `@indexed` have their texts: the range starts after them, or goes.
+   */
+  advanceSearchPending: "WITH gone AS (\n  DELETE FROM search_pending WHERE session_id = $1 AND through <= $2\n)\nUPDATE search_pending SET from_seq = $2::bigint + 1\nWHERE session_id = $1 AND through > $2;",
   /**
    * The stored event rows after (`@afterSessionId`, `@afterSeq`), `@limit` of them, to fill a new
    * index.
@@ -294,7 +336,7 @@ export const POSTGRES_QUERY_PARAMS = {
   shareSessionRow: ["sessionId"],
   sessionHeader: ["sessionId"],
   appendPoint: ["sessionId"],
-  appendEvents: ["sessionId", "fromSeq", "pid", "key", "seq", "type", "time", "data", "sourceEventSeqs", "surfaceOp", "textSeq", "text", "updatedAt", "derivedTitle", "channel"],
+  appendEvents: ["sessionId", "fromSeq", "pid", "key", "seq", "type", "time", "data", "sourceEventSeqs", "surfaceOp", "searchable", "updatedAt", "derivedTitle", "channel"],
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId", "fromSeq", "limit"],
   eventRows: ["sessionId", "fromSeq", "limit"],
@@ -341,10 +383,19 @@ export const POSTGRES_QUERY_PARAMS = {
   commit: [],
   rollback: [],
   createSearchTexts: [],
+  createSearchPending: [],
   searchIndexExists: [],
+  searchPendingExists: [],
   insertSearchTexts: ["sessionId", "seq", "text"],
+  markSearchPending: ["sessionId", "fromSeq", "through"],
   copySearchPrefix: ["childId", "sourceId", "boundary"],
   deleteSearchTexts: ["sessionId", "keep"],
+  anySearchPending: [],
+  searchPendingSessions: [],
+  searchPendingOf: ["sessionId"],
+  shareSessionRowForIndex: ["sessionId"],
+  searchableRows: ["sessionId", "fromSeq", "through", "types"],
+  advanceSearchPending: ["sessionId", "indexed"],
   searchEventRows: ["afterSessionId", "afterSeq", "limit"],
   searchSessions: ["afterCreatedAt", "afterId", "cwd", "terms", "limit"],
   searchMatches: ["ids", "terms", "limit"],
@@ -600,6 +651,27 @@ export const POSTGRES_QUERY_COLUMNS = {
   searchIndexExists: [
     { name: "found", type: "PostgresScalar" },
   ],
+  searchPendingExists: [
+    { name: "found", type: "PostgresScalar" },
+  ],
+  anySearchPending: [
+    { name: "found", type: "PostgresScalar" },
+  ],
+  searchPendingSessions: [
+    { name: "sessionId", type: "string" },
+  ],
+  searchPendingOf: [
+    { name: "fromSeq", type: "PostgresScalar" },
+    { name: "through", type: "PostgresScalar" },
+  ],
+  shareSessionRowForIndex: [
+    { name: "found", type: "PostgresScalar" },
+  ],
+  searchableRows: [
+    { name: "seq", type: "number" },
+    { name: "type", type: "string" },
+    { name: "data", type: "string" },
+  ],
   searchEventRows: [
     { name: "sessionId", type: "string" },
     { name: "seq", type: "number" },
@@ -808,6 +880,12 @@ export interface PostgresQueryRows {
     readonly serverEncoding: string | null;
   };
   readonly searchIndexExists: { readonly found: PostgresScalar };
+  readonly searchPendingExists: { readonly found: PostgresScalar };
+  readonly anySearchPending: { readonly found: PostgresScalar };
+  readonly searchPendingSessions: { readonly sessionId: string };
+  readonly searchPendingOf: { readonly fromSeq: PostgresScalar; readonly through: PostgresScalar };
+  readonly shareSessionRowForIndex: { readonly found: PostgresScalar };
+  readonly searchableRows: { readonly seq: number; readonly type: string; readonly data: string };
   readonly searchEventRows: {
     readonly sessionId: string;
     readonly seq: number;

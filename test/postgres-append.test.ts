@@ -74,7 +74,10 @@ describePostgres("PostgreSQL append", () => {
     return { side, blocked };
   }
 
-  /** Everything stored about session `id`: seqs, search texts, summary. */
+  /**
+   * Everything stored about session `id`: seqs, search texts, the range of rows waiting for
+   * their texts (made by the next search), summary.
+   */
   async function stored(h: PostgresHarness, id: string) {
     const seqs = (
       await h.sql<{ seq: number }>(
@@ -86,11 +89,21 @@ describePostgres("PostgreSQL append", () => {
       "SELECT seq::int AS seq, text FROM search_texts WHERE session_id = $1 ORDER BY seq",
       [id],
     );
+    const pending = await h.sql<{ from: number; through: number }>(
+      'SELECT from_seq::int AS "from", through::int AS through FROM search_pending WHERE session_id = $1',
+      [id],
+    );
     const summary = await h.sql(
       "SELECT updated_at::float8 AS updated_at, title, derived_title FROM session_summaries WHERE session_id = $1",
       [id],
     );
-    return { seqs, texts, summary };
+    return { seqs, texts, pending, summary };
+  }
+
+  /** What is stored about session `id` once a search has made the texts of the rows written. */
+  async function indexed(h: PostgresHarness, backend: PostgresBackend, id: string) {
+    await backend.search({ terms: ["needle"], limit: 1 });
+    return stored(h, id);
   }
 
   it("leaves no event, search text or summary change behind for a SEQ_CONFLICT batch", async () => {
@@ -175,7 +188,9 @@ describePostgres("PostgreSQL append", () => {
     );
     await side.query("COMMIT");
     await appending;
-    const after = await stored(h, "x");
+    expect((await stored(h, "x")).pending).toEqual([{ from: 0, through: 3 * TURN - 1 }]);
+    const after = await indexed(h, backend, "x");
+    expect(after.pending).toEqual([]);
     expect(after.seqs).toEqual(Array.from({ length: 3 * TURN }, (_, i) => i));
     expect(after.texts.filter((t) => t.text.includes("needle 3")).map((t) => t.seq)).toEqual([
       2 * TURN + 1,
@@ -216,7 +231,7 @@ describePostgres("PostgreSQL append", () => {
     await backend.create(header("big"), serializeEvents(simpleTurn(0, 1)));
     const batch = turns(TURN, 2, 2500);
     await backend.append("big", TURN, serializeEvents(batch));
-    const after = await stored(h, "big");
+    const after = await indexed(h, backend, "big");
     expect(after.seqs).toEqual(Array.from({ length: TURN + batch.length }, (_, i) => i));
     const needles = batch.filter((e) => e.type === "user/message").map((e) => e.seq);
     expect(after.texts.filter((t) => t.text.includes("needle")).map((t) => t.seq)).toEqual(needles);
@@ -252,7 +267,7 @@ describePostgres("PostgreSQL append", () => {
       code: "SEQ_CONFLICT",
       details: { expectedSeq: next + 1501 },
     });
-    const last = await stored(h, "big");
+    const last = await indexed(h, backend, "big");
     expect(last.seqs).toEqual([...after.seqs, next + 1500]);
     expect(last.texts).toEqual(after.texts);
     expect(last.summary).toEqual(after.summary);

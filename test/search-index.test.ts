@@ -17,7 +17,7 @@ import {
 } from "../src/index.js";
 import { SqliteSearchIndex } from "../src/store/sqlite/search-index.js";
 import { balancedLog, header } from "../src/testing/events.js";
-import { describePostgres, makePostgresHarness } from "./postgres-harness.js";
+import { describePostgres, makePostgresHarness, type PostgresHarness } from "./postgres-harness.js";
 
 const temp = mkdtempSync(join(tmpdir(), "seedline-search-index-"));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -559,6 +559,118 @@ describePostgres("PostgreSQL search index", () => {
       const found = await store.search({ query: "PROMPT 2" });
       expect(found.results.map((r) => r.sessionId)).toEqual(["b"]);
       expect(found.results[0]?.excerpts.map((e) => e.seq)).toEqual([10]);
+    } finally {
+      await harness.cleanup();
+    }
+  });
+});
+
+describePostgres("PostgreSQL search texts made by the search", () => {
+  /** The seqs of a session's rows that have their texts. */
+  async function pgTextSeqs(harness: PostgresHarness, sessionId: string): Promise<number[]> {
+    const rows = await harness.sql<{ seq: number }>(
+      "SELECT seq::int AS seq FROM search_texts WHERE session_id = $1 ORDER BY seq",
+      [sessionId],
+    );
+    return rows.map((row) => row.seq);
+  }
+
+  /** A session's range of rows waiting for their texts, if any. */
+  async function pgPending(harness: PostgresHarness, sessionId: string) {
+    const [row] = await harness.sql<{ from: number; through: number }>(
+      'SELECT from_seq::int AS "from", through::int AS through FROM search_pending WHERE session_id = $1',
+      [sessionId],
+    );
+    return row;
+  }
+
+  // Before, every append (and create, and repair) read each event of a searchable type back and
+  // sent its folded text with the events (about 8% of B1 PostgreSQL's time): this test failed at
+  // the first `pgTextSeqs` (the created sessions' texts were there).
+  it("writes no texts when events are written; the next search writes them and finds the events", async () => {
+    const harness = await makePostgresHarness();
+    try {
+      const backend = await harness.open();
+      await fill(backend);
+      expect(await pgTextSeqs(harness, "a")).toEqual([]);
+      expect(await pgPending(harness, "b")).toEqual({ from: 0, through: 17 });
+      const store = new SessionStore({ backend });
+      expect(await found(store, "prompt 2")).toEqual(["b"]);
+      expect(await pgTextSeqs(harness, "b")).toEqual(searchable(balancedLog(2)));
+      expect(await pgTextSeqs(harness, "a")).toEqual(searchable(balancedLog(1)));
+      expect(await pgPending(harness, "b")).toBe(undefined);
+
+      await store.append("b", turns(2, 3));
+      await store.append("b", turns(3, 4));
+      expect(await pgTextSeqs(harness, "b")).toEqual(searchable(balancedLog(2)));
+      expect(await pgPending(harness, "b")).toEqual({ from: 18, through: 35 });
+      expect(await found(store, "prompt 4")).toEqual(["b"]);
+      expect(await pgTextSeqs(harness, "b")).toEqual(searchable(balancedLog(4)));
+      await store.close();
+    } finally {
+      await harness.cleanup();
+    }
+  });
+
+  it("makes the texts of a range longer than one index step, and of two searches at once once", async () => {
+    const harness = await makePostgresHarness();
+    try {
+      const first = await harness.open();
+      const second = await harness.open();
+      const log = balancedLog(600);
+      await first.create(header("long"), serializeEvents(log));
+      expect(await pgPending(harness, "long")).toEqual({ from: 0, through: log.length - 1 });
+      const [one, two] = await Promise.all(
+        [first, second].map((backend) => found(new SessionStore({ backend }), "prompt 600")),
+      );
+      expect([one, two]).toEqual([["long"], ["long"]]);
+      expect(await pgTextSeqs(harness, "long")).toEqual(searchable(log));
+      expect(await pgPending(harness, "long")).toBe(undefined);
+      await first.close();
+      await second.close();
+    } finally {
+      await harness.cleanup();
+    }
+  });
+
+  it("finds a fork child's inherited rows whose source had not made their texts yet", async () => {
+    const harness = await makePostgresHarness();
+    try {
+      const backend = await harness.open();
+      await fill(backend);
+      const store = new SessionStore({ backend });
+      await store.fork("b", { childSessionId: "child" });
+      expect(await pgTextSeqs(harness, "child")).toEqual([]);
+      expect(await found(store, "prompt 2")).toEqual(["b", "child"]);
+      expect(await pgTextSeqs(harness, "child")).toEqual(searchable(balancedLog(2)));
+
+      // A source with texts for its first turns and a waiting appended one.
+      await store.append("b", turns(2, 3));
+      await store.fork("b", { childSessionId: "later" });
+      expect(await pgTextSeqs(harness, "later")).toEqual(searchable(balancedLog(2)));
+      expect(await found(store, "prompt 3")).toEqual(["b", "later"]);
+      expect(await pgTextSeqs(harness, "later")).toEqual(searchable(balancedLog(3)));
+      await store.close();
+    } finally {
+      await harness.cleanup();
+    }
+  });
+
+  it("gives an index an earlier build made (texts written with the events) its table of waiting rows", async () => {
+    const harness = await makePostgresHarness();
+    try {
+      const first = await harness.open();
+      await fill(first);
+      await new SessionStore({ backend: first }).search({ query: "prompt" });
+      await first.close();
+      await harness.sql("DROP TABLE search_pending");
+      const store = new SessionStore({ backend: await harness.open() });
+      expect(await pgTextSeqs(harness, "b")).toEqual(searchable(balancedLog(2)));
+      await store.append("b", turns(2, 3));
+      expect(await pgPending(harness, "b")).toEqual({ from: 18, through: 26 });
+      expect(await found(store, "prompt 3")).toEqual(["b"]);
+      expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
+      await store.close();
     } finally {
       await harness.cleanup();
     }

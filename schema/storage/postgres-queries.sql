@@ -50,9 +50,9 @@ SELECT max(seq)::bigint AS "lastSeq" FROM events WHERE session_id = @sessionId;
 -- binds them), in one statement: it locks the session row against the other writers of the
 -- session (as lockSessionRow), checks after that lock that the writer lock is still held (@pid,
 -- @key as writerLockHeld; @pid NULL: the backend holds none) and that the batch starts at the
--- append point, then inserts the events, their folded search texts (@textSeq, @text, as
--- insertSearchTexts binds them) and moves the summary (@updatedAt, @derivedTitle as touchSummary),
--- and tells the change channel (@channel) that session @sessionId changed, delivered at commit
+-- append point, then inserts the events, leaves them to the next search's index step when one of
+-- them carries searchable text (@searchable, as markSearchPending), moves the summary (@updatedAt,
+-- @derivedTitle as touchSummary), and tells the change channel (@channel) that session @sessionId changed, delivered at commit
 -- only if it commits. Nothing is written unless the session row was locked, the lock is held and
 -- the append point was proven (`appendable`); a data-modifying WITH query runs to its end even when
 -- nothing reads it.
@@ -120,11 +120,12 @@ ins AS (
   ORDER BY e.seq
   RETURNING seq
 ),
-texts AS (
-  INSERT INTO search_texts (session_id, seq, text)
-  SELECT @sessionId::text, t.seq, t.text
-  FROM unnest(@textSeq::bigint[], @text::text[]) AS t (seq, text)
-  WHERE EXISTS (SELECT 1 FROM ins)
+pending AS (
+  INSERT INTO search_pending (session_id, from_seq, through)
+  SELECT @sessionId::text, min(ins.seq), max(ins.seq) FROM ins HAVING @searchable::boolean AND count(*) > 0
+  ON CONFLICT (session_id) DO UPDATE
+  SET from_seq = least(search_pending.from_seq, excluded.from_seq),
+      through = greatest(search_pending.through, excluded.through)
 ),
 summary AS (
   UPDATE session_summaries
@@ -655,10 +656,12 @@ COMMIT;
 ROLLBACK;
 
 -- The search index (src/store/postgres/search-index.ts): derived data outside the versioned layout,
--- made by createSearchTexts when missing (the layout policy ignores it) and filled from the stored
--- events once. `text` is an event's searchable text folded (lower case, no accents); strpos() on
--- it is the substring rule of every backend. No extension is needed (pg_trgm need not be there):
--- a page walks the sessions in list order and probes each one's rows by the primary key.
+-- made by createSearchTexts and createSearchPending when missing (the layout policy ignores it) and
+-- filled from the stored events once. `text` is an event's searchable text folded (lower case, no
+-- accents); strpos() on it is the substring rule of every backend. No extension is needed (pg_trgm
+-- need not be there): a page walks the sessions in list order and probes each one's rows by the
+-- primary key. Writes leave the texts to the next search: the rows they write wait in
+-- search_pending, and that search makes their texts from the events first.
 
 -- name: createSearchTexts
 CREATE TABLE IF NOT EXISTS search_texts (
@@ -668,25 +671,90 @@ CREATE TABLE IF NOT EXISTS search_texts (
   CONSTRAINT search_texts_pkey PRIMARY KEY (session_id, seq)
 );
 
+-- name: createSearchPending
+-- Per session, the rows seq from_seq..through that may have no text yet (appended, created,
+-- repaired, or a fork's inherited ones its source had not indexed). A row in the range may have its
+-- text already (the index step writes the missing ones); every row outside it has its text.
+CREATE TABLE IF NOT EXISTS search_pending (
+  session_id text COLLATE "C" PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+  from_seq bigint NOT NULL,
+  through bigint NOT NULL
+);
+
 -- name: searchIndexExists
 -- One row when the index was made (to_regclass looks in the search_path: the target schema).
 SELECT 1 AS found WHERE to_regclass('search_texts') IS NOT NULL;
 
+-- name: searchPendingExists
+-- One row when the table of rows waiting for their texts was made (an earlier build's index has
+-- none: it wrote the texts with the events).
+SELECT 1 AS found WHERE to_regclass('search_pending') IS NOT NULL;
+
 -- name: insertSearchTexts
--- The folded texts of a batch, one array per member.
+-- The folded texts of some rows, one array per member; a row that has its text keeps it (two
+-- searches may make the texts of the same rows at once).
 INSERT INTO search_texts (session_id, seq, text)
 SELECT @sessionId::text, t.seq, t.text
-FROM unnest(@seq::bigint[], @text::text[]) AS t (seq, text);
+FROM unnest(@seq::bigint[], @text::text[]) AS t (seq, text)
+ON CONFLICT (session_id, seq) DO NOTHING;
+
+-- name: markSearchPending
+-- Rows @fromSeq..@through just written: the session's range takes them in.
+INSERT INTO search_pending (session_id, from_seq, through)
+VALUES (@sessionId, @fromSeq, @through)
+ON CONFLICT (session_id) DO UPDATE
+SET from_seq = least(search_pending.from_seq, excluded.from_seq),
+    through = greatest(search_pending.through, excluded.through);
 
 -- name: copySearchPrefix
--- A fork's inherited rows, copied inside the database.
-INSERT INTO search_texts (session_id, seq, text)
-SELECT @childId::text, seq, text FROM search_texts
-WHERE session_id = @sourceId AND seq <= @boundary;
+-- A fork's inherited rows: the source's texts and the part of its range inside the prefix, in one
+-- statement (one snapshot: a search making the source's texts meanwhile is seen wholly or not at all).
+WITH texts AS (
+  INSERT INTO search_texts (session_id, seq, text)
+  SELECT @childId::text, seq, text FROM search_texts
+  WHERE session_id = @sourceId AND seq <= @boundary
+)
+INSERT INTO search_pending (session_id, from_seq, through)
+SELECT @childId::text, from_seq, least(through, @boundary::bigint) FROM search_pending
+WHERE session_id = @sourceId AND from_seq <= @boundary;
 
 -- name: deleteSearchTexts
--- Repair: the rows of a cut tail.
+-- Repair: the rows of a cut tail. (The session's range may reach past the end afterwards: the
+-- index step finds no rows there.)
 DELETE FROM search_texts WHERE session_id = @sessionId AND seq >= @keep;
+
+-- name: anySearchPending
+SELECT 1 AS found FROM search_pending LIMIT 1;
+
+-- name: searchPendingSessions
+SELECT session_id AS "sessionId" FROM search_pending ORDER BY session_id;
+
+-- name: searchPendingOf
+-- The session's range, read after its row is shared (shareSessionRowForIndex).
+SELECT from_seq AS "fromSeq", through FROM search_pending WHERE session_id = @sessionId;
+
+-- name: shareSessionRowForIndex
+-- One row when the session is stored, keeping its writers (appends, repairs: FOR NO KEY UPDATE)
+-- and its deletion out until the transaction ends, so that the rows read for their texts stay
+-- what they are until the texts are written; other searches doing the same go on.
+SELECT 1 AS found FROM sessions WHERE id = @sessionId FOR SHARE;
+
+-- name: searchableRows
+-- The rows of a session from @fromSeq through @through whose type carries searchable text
+-- (@types, a JSON array), for the index step.
+SELECT seq, type, data
+FROM events
+WHERE session_id = @sessionId AND seq >= @fromSeq AND seq <= @through
+  AND type IN (SELECT jsonb_array_elements_text(@types::jsonb))
+ORDER BY seq;
+
+-- name: advanceSearchPending
+-- The session's rows through @indexed have their texts: the range starts after them, or goes.
+WITH gone AS (
+  DELETE FROM search_pending WHERE session_id = @sessionId AND through <= @indexed
+)
+UPDATE search_pending SET from_seq = @indexed::bigint + 1
+WHERE session_id = @sessionId AND through > @indexed;
 
 -- name: searchEventRows
 -- The stored event rows after (@afterSessionId, @afterSeq), @limit of them, to fill a new index.

@@ -25,10 +25,11 @@ import {
 } from "./pg-errors.js";
 import { eventArrays, markerOfRow, splitSessionFrom, splitSettledRead } from "./rows.js";
 import {
+  anySearchable,
   ensureSearchIndex,
-  insertSearchTexts,
+  indexPending,
+  markWritten,
   searchPage,
-  serializedTextArrays,
 } from "./search-index.js";
 import {
   POSTGRES_TABLES,
@@ -96,7 +97,8 @@ const JSON_MEMBERS = sql.jsonMembers(POSTGRES_TABLES.events);
  * connection; an append is one statement per INSERT_CHUNK events (appendEvents) that locks its
  * session's row (so writers of one session take turns and writers of different sessions never
  * wait for each other), checks that the batch starts at the stored next seq, and inserts the
- * events with their search texts and summary; the primary key (session id, seq) refuses a
+ * events, moves the summary and leaves their search texts to the next search (search-index.ts);
+ * the primary key (session id, seq) refuses a
  * duplicate seq whatever else happens. Serialization failures and deadlocks are retried. One
  * writer per session is kept by advisory locks (see {@link WriterLocks}).
  *
@@ -231,7 +233,8 @@ export class PostgresBackend implements backend.SessionBackend {
    * Appends a batch in one transaction of one statement per INSERT_CHUNK events (appendEvents):
    * the statement locks the session row, checks that this instance's writer lock (when it holds
    * one) is still held on the lock connection and that the batch starts at the append point, then
-   * inserts the events and their search texts, moves the summary and notifies the change channel.
+   * inserts the events, marks them for the next search's index step, moves the summary and
+   * notifies the change channel.
    * A writer whose lock went with its connection stores nothing.
    * @throws StorageError SEQ_CONFLICT, SESSION_NOT_FOUND; StorageUnavailableError for a lost
    *   lock, a broken connection or a timeout.
@@ -287,7 +290,7 @@ export class PostgresBackend implements backend.SessionBackend {
           const chunk = events.slice(start, start + INSERT_CHUNK);
           await this.#appendChunk(c, id, fromSeq + start, chunk.length, {
             ...eventArrays(id, chunk),
-            ...serializedTextArrays(chunk),
+            searchable: anySearchable(chunk),
             ...shared,
             fromSeq: fromSeq + start,
           });
@@ -538,9 +541,14 @@ export class PostgresBackend implements backend.SessionBackend {
     });
   }
 
-  /** Searches the index (search-index.ts) on one snapshot. */
+  /**
+   * Searches the index (search-index.ts) on one snapshot, once the texts of the rows written
+   * since the last search are made.
+   */
   async search(query: backend.SearchQuery): Promise<backend.SearchPage> {
-    return this.#read("search sessions", (c) => searchPage(c, this.#queries, query));
+    const what = "search sessions";
+    await indexPending(this.#queries, (work) => this.#transaction("beginWrite", what, work));
+    return this.#read(what, (c) => searchPage(c, this.#queries, query));
   }
 
   /**
@@ -688,7 +696,7 @@ export class PostgresBackend implements backend.SessionBackend {
         throw this.#insertFailure(error, id, fromSeq + start, chunk.length);
       }
       // After the events: a conflict above is reported as the events' own.
-      await insertSearchTexts(c, this.#queries, id, chunk);
+      await markWritten(c, this.#queries, id, fromSeq + start, chunk);
     }
     const last = events.at(-1);
     if (last === undefined) return;

@@ -1,9 +1,14 @@
-// The PostgreSQL search index: folded searchable text per event in a side table, kept in the write transactions; derived data, made when missing.
+// The PostgreSQL search index: folded searchable text per event in a side table, made by the next search for the rows written since (writes only mark them); derived data, made when missing.
 import type { ClientBase } from "pg";
 import type { SessionEvent } from "../../generated.js";
-import { foldForSearch, MAX_EXCERPTS, searchableText } from "../../log/search-text.js";
+import {
+  foldForSearch,
+  hasSearchableText,
+  MAX_EXCERPTS,
+  SEARCHABLE_TYPES_JSON,
+  searchableText,
+} from "../../log/search-text.js";
 import type { SerializedEvent } from "../../log/serialized-event.js";
-import { serializedSearchText } from "../../log/serialized-event.js";
 import type { SearchHit, SearchPage, SearchQuery } from "../backend.js";
 import { decodeCursor } from "../list-cursor.js";
 import { checkListLimit } from "../list-limit.js";
@@ -13,7 +18,12 @@ import type { Queries } from "./statements.js";
 
 /** The relations of the index: not part of the versioned layout, so the layout policy leaves them be. */
 export function isSearchRelation(name: string): boolean {
-  return name === "search_texts" || name === "search_texts_pkey";
+  return (
+    name === "search_texts" ||
+    name === "search_texts_pkey" ||
+    name === "search_pending" ||
+    name === "search_pending_pkey"
+  );
 }
 
 /** Lists start strictly after this key: above every stored session (as list-pages.ts's first page). */
@@ -23,15 +33,17 @@ const FIRST_PAGE = { at: Number.MAX_SAFE_INTEGER + 1, id: "" };
 /** Event rows read at once while a new index is filled. */
 const BACKFILL_PAGE = 5000;
 
+/** Event rows read at once by the index step: a range of seqs of one session. */
+const INDEX_PAGE = 4096;
+
 /** The folded searchable texts of events, as insertSearchTexts binds them (none: undefined). */
 function textArrays(
-  events: readonly (SessionEvent | SerializedEvent)[],
-  textOf: (event: SessionEvent | SerializedEvent) => string,
+  events: readonly SessionEvent[],
 ): { seq: number[]; text: string[] } | undefined {
   const seq: number[] = [];
   const text: string[] = [];
   for (const event of events) {
-    const found = textOf(event);
+    const found = searchableText(event);
     if (found === "") continue;
     seq.push(event.seq);
     text.push(foldForSearch(found));
@@ -39,25 +51,53 @@ function textArrays(
   return seq.length === 0 ? undefined : { seq, text };
 }
 
+/** The events of rows read for their texts, by session (a damaged row carries no text). */
+function eventsOfRows(
+  rows: readonly { sessionId?: unknown; seq: unknown; type: unknown; data: unknown }[],
+  sessionId?: string,
+): Map<string, SessionEvent[]> {
+  const bySession = new Map<string, SessionEvent[]>();
+  for (const row of rows) {
+    let data: unknown;
+    try {
+      data = JSON.parse(String(row.data));
+    } catch {
+      continue;
+    }
+    const id = sessionId ?? String(row.sessionId);
+    const event = { type: row.type, seq: Number(row.seq), data } as unknown as SessionEvent;
+    const list = bySession.get(id) ?? [];
+    list.push(event);
+    bySession.set(id, list);
+  }
+  return bySession;
+}
+
 /**
  * Makes the index when the target schema has none, filling it from the stored events, in one
  * transaction under the layout's advisory lock (another process doing the same waits, then finds
- * it made).
+ * it made). An index made by an earlier build (which wrote the texts with the events) gets the
+ * table of rows waiting for their texts, empty.
  */
 export async function ensureSearchIndex(
   client: ClientBase,
   queries: Queries,
   schema: string,
 ): Promise<void> {
-  if ((await queries.first(client, "searchIndexExists", {})) !== undefined) return;
+  const made = async () =>
+    (await queries.first(client, "searchIndexExists", {})) !== undefined &&
+    (await queries.first(client, "searchPendingExists", {})) !== undefined;
+  if (await made()) return;
   await queries.run(client, "beginWrite", {});
   try {
     await queries.rows(client, "lockLayoutCreation", {
       key: advisoryKey("seedline-layout", schema),
     });
-    if ((await queries.first(client, "searchIndexExists", {})) === undefined) {
+    if (!(await made())) {
+      const fill = (await queries.first(client, "searchIndexExists", {})) === undefined;
       await queries.run(client, "createSearchTexts", {});
-      await backfill(client, queries);
+      await queries.run(client, "createSearchPending", {});
+      if (fill) await backfill(client, queries);
     }
     await queries.run(client, "commit", {});
   } catch (error) {
@@ -72,21 +112,8 @@ async function backfill(client: ClientBase, queries: Queries): Promise<void> {
   let after = { afterSessionId: "", afterSeq: -1 };
   for (;;) {
     const rows = await queries.rows(client, "searchEventRows", { ...after, limit: BACKFILL_PAGE });
-    const bySession = new Map<string, SessionEvent[]>();
-    for (const row of rows) {
-      let data: unknown;
-      try {
-        data = JSON.parse(String(row.data));
-      } catch {
-        continue; // a damaged row carries no text
-      }
-      const event = { type: row.type, seq: row.seq, data } as unknown as SessionEvent;
-      const list = bySession.get(String(row.sessionId)) ?? [];
-      list.push(event);
-      bySession.set(String(row.sessionId), list);
-    }
-    for (const [sessionId, events] of bySession) {
-      const arrays = textArrays(events, searchableText);
+    for (const [sessionId, events] of eventsOfRows(rows)) {
+      const arrays = textArrays(events);
       if (arrays !== undefined)
         await queries.run(client, "insertSearchTexts", { sessionId, ...arrays });
     }
@@ -96,28 +123,73 @@ async function backfill(client: ClientBase, queries: Queries): Promise<void> {
   }
 }
 
-/**
- * The folded searchable texts of serialized events, as appendEvents binds them (`textSeq`, `text`;
- * empty arrays when none has text).
- */
-export function serializedTextArrays(events: readonly SerializedEvent[]): {
-  textSeq: number[];
-  text: string[];
-} {
-  const arrays = textArrays(events, (event) => serializedSearchText(event as SerializedEvent));
-  return { textSeq: arrays?.seq ?? [], text: arrays?.text ?? [] };
+/** Whether any of `events` carries searchable text (appendEvents' `searchable`). */
+export function anySearchable(events: readonly SerializedEvent[]): boolean {
+  for (const event of events) if (hasSearchableText(event.type)) return true;
+  return false;
 }
 
-/** Indexes events just inserted (inside the write's transaction). */
-export async function insertSearchTexts(
+/**
+ * Leaves events just inserted at `fromSeq` (inside the write's transaction) to the next search,
+ * which writes their texts: the session's range takes them in. Nothing is read of the events but
+ * their types.
+ */
+export async function markWritten(
   client: ClientBase,
   queries: Queries,
   sessionId: string,
+  fromSeq: number,
   events: readonly SerializedEvent[],
 ): Promise<void> {
-  const arrays = textArrays(events, (event) => serializedSearchText(event as SerializedEvent));
-  if (arrays !== undefined)
-    await queries.run(client, "insertSearchTexts", { sessionId, ...arrays });
+  const last = events.at(-1);
+  if (last === undefined || !anySearchable(events)) return;
+  await queries.run(client, "markSearchPending", { sessionId, fromSeq, through: last.seq });
+}
+
+/**
+ * Runs `work` in a write transaction of its own (the backend's, retried and rolled back as every
+ * write is).
+ */
+export type InTransaction = <T>(work: (client: ClientBase) => Promise<T>) => Promise<T>;
+
+/**
+ * The index step a search runs first: writes the texts of every session's rows waiting for them
+ * (search_pending), {@link INDEX_PAGE} seqs a transaction. Each transaction shares the session's
+ * row, so its writers wait (at most one page) and the rows read stay what they are until their
+ * texts are written; two searches doing the same at once write each text once.
+ */
+export async function indexPending(queries: Queries, inTransaction: InTransaction): Promise<void> {
+  const sessions = await inTransaction(async (c) =>
+    (await queries.first(c, "anySearchPending", {})) === undefined
+      ? []
+      : await queries.rows(c, "searchPendingSessions", {}),
+  );
+  for (const { sessionId } of sessions) {
+    const id = String(sessionId);
+    for (let done = false; !done; ) {
+      done = await inTransaction(async (c) => {
+        if ((await queries.first(c, "shareSessionRowForIndex", { sessionId: id })) === undefined) {
+          return true; // deleted: its range went with it
+        }
+        const range = await queries.first(c, "searchPendingOf", { sessionId: id });
+        if (range === undefined) return true;
+        const fromSeq = Number(range.fromSeq);
+        const through = Math.min(Number(range.through), fromSeq + INDEX_PAGE - 1);
+        const rows = await queries.rows(c, "searchableRows", {
+          sessionId: id,
+          fromSeq,
+          through,
+          types: SEARCHABLE_TYPES_JSON,
+        });
+        const arrays = textArrays(eventsOfRows(rows, id).get(id) ?? []);
+        if (arrays !== undefined) {
+          await queries.run(c, "insertSearchTexts", { sessionId: id, ...arrays });
+        }
+        await queries.run(c, "advanceSearchPending", { sessionId: id, indexed: through });
+        return through >= Number(range.through);
+      });
+    }
+  }
 }
 
 /**
