@@ -289,7 +289,7 @@ export const POSTGRES_QUERIES = {
    * index step finds no rows there.)
    */
   deleteSearchTexts: "DELETE FROM search_texts WHERE session_id = $1 AND seq >= $2;",
-  anySearchPending: "SELECT 1 AS found FROM search_pending LIMIT 1;",
+  /** The sessions with rows waiting for their texts (none: nothing to do before a search). */
   searchPendingSessions: "SELECT session_id AS \"sessionId\" FROM search_pending ORDER BY session_id;",
   /** The session's range, read after its row is shared (shareSessionRowForIndex). */
   searchPendingOf: "SELECT from_seq AS \"fromSeq\", through FROM search_pending WHERE session_id = $1;",
@@ -390,7 +390,6 @@ export const POSTGRES_QUERY_PARAMS = {
   markSearchPending: ["sessionId", "fromSeq", "through"],
   copySearchPrefix: ["childId", "sourceId", "boundary"],
   deleteSearchTexts: ["sessionId", "keep"],
-  anySearchPending: [],
   searchPendingSessions: [],
   searchPendingOf: ["sessionId"],
   shareSessionRowForIndex: ["sessionId"],
@@ -654,9 +653,6 @@ export const POSTGRES_QUERY_COLUMNS = {
   searchPendingExists: [
     { name: "found", type: "PostgresScalar" },
   ],
-  anySearchPending: [
-    { name: "found", type: "PostgresScalar" },
-  ],
   searchPendingSessions: [
     { name: "sessionId", type: "string" },
   ],
@@ -881,7 +877,6 @@ export interface PostgresQueryRows {
   };
   readonly searchIndexExists: { readonly found: PostgresScalar };
   readonly searchPendingExists: { readonly found: PostgresScalar };
-  readonly anySearchPending: { readonly found: PostgresScalar };
   readonly searchPendingSessions: { readonly sessionId: string };
   readonly searchPendingOf: { readonly fromSeq: PostgresScalar; readonly through: PostgresScalar };
   readonly shareSessionRowForIndex: { readonly found: PostgresScalar };

@@ -88,8 +88,10 @@ export class StorageError<C extends StorageErrorCode = StorageErrorCode> extends
 /**
  * The store could not be reached, or the connection to it broke during an operation (a database
  * server such as PostgreSQL). The server rolls back a transaction whose connection ends, so
- * nothing of the operation was stored — unless the connection broke while the COMMIT was in
- * flight (`commitUnknown`): then the outcome is unknown, and retrying the same append is safe (an
+ * nothing of the operation was stored — unless the connection broke while the commit was in
+ * flight (`commitUnknown`: a COMMIT, or a statement that is its own transaction, such as a
+ * PostgreSQL append of up to 1,000 events, that the server did not answer): then the outcome is
+ * unknown, and retrying the same append is safe (an
  * identical retry is acknowledged, a different one is SEQ_CONFLICT). `cause` holds the driver's
  * error.
  */
@@ -98,7 +100,7 @@ export class StorageUnavailableError extends StorageError<"STORAGE_UNAVAILABLE">
   get location(): string {
     return this.details.location;
   }
-  /** Whether the connection broke while a COMMIT was in flight, so the write may have landed. */
+  /** Whether the connection broke while the commit was in flight, so the write may have landed. */
   get commitUnknown(): boolean {
     return this.details.commitUnknown;
   }

@@ -29,6 +29,8 @@ export class TcpProxy {
   #blackholed = false;
   /** How many connections it accepted. */
   accepted = 0;
+  /** What clients sent while recording (see {@link record}). */
+  #recorded: Buffer[] | undefined;
 
   private constructor(server: Server, host: string, port: number) {
     this.#server = server;
@@ -91,6 +93,18 @@ export class TcpProxy {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
+  /** Starts keeping what every client sends to the server (the bytes, as they are forwarded). */
+  record(): void {
+    this.#recorded = [];
+  }
+
+  /** What clients sent since {@link record}, as Latin-1 text (SQL texts readable); stops recording. */
+  recorded(): string {
+    const text = Buffer.concat(this.#recorded ?? []).toString("latin1");
+    this.#recorded = undefined;
+    return text;
+  }
+
   #accept(socket: Socket): void {
     this.accepted++;
     socket.on("error", () => {});
@@ -124,7 +138,11 @@ export class TcpProxy {
       if (held()) queue.push(chunk);
       else to.write(chunk);
     };
-    client.on("data", forward(upstream, pipe.toUpstream));
+    const send = forward(upstream, pipe.toUpstream);
+    client.on("data", (chunk: Buffer) => {
+      this.#recorded?.push(chunk);
+      send(chunk);
+    });
     upstream.on("data", forward(client, pipe.toClient));
     const closed = () => {
       if (held()) {

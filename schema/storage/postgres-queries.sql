@@ -723,10 +723,8 @@ WHERE session_id = @sourceId AND from_seq <= @boundary;
 -- index step finds no rows there.)
 DELETE FROM search_texts WHERE session_id = @sessionId AND seq >= @keep;
 
--- name: anySearchPending
-SELECT 1 AS found FROM search_pending LIMIT 1;
-
 -- name: searchPendingSessions
+-- The sessions with rows waiting for their texts (none: nothing to do before a search).
 SELECT session_id AS "sessionId" FROM search_pending ORDER BY session_id;
 
 -- name: searchPendingOf

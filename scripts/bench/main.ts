@@ -235,10 +235,18 @@ async function main(): Promise<void> {
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(`${table(rows)}\n`);
   for (const r of rows) {
-    const { checksMs, floorPlusChecks, schemaMs, losslessMs, floorPlusRequired } = r.facts;
+    const {
+      checksMs,
+      floorPlusChecks,
+      serializeMs,
+      floorPlusChecksBeyondSerializing,
+      schemaMs,
+      losslessMs,
+      floorPlusRequired,
+    } = r.facts;
     if (checksMs === undefined) continue;
     process.stdout.write(
-      `${r.id} ${r.facts.backend ?? r.what.split(" ")[0]}: the store's checks alone (no storage) ${checksMs} ms, floor + checks ${floorPlusChecks}×; of them the schema validation ${schemaMs} ms and the lossless check ${losslessMs} ms, floor + those two ${floorPlusRequired}×\n`,
+      `${r.id} ${r.facts.backend ?? r.what.split(" ")[0]}: the store's checks alone (no storage) ${checksMs} ms, floor + checks ${floorPlusChecks}×; JSON.stringify alone (the floor's too) ${serializeMs} ms, floor + the checks beyond it ${floorPlusChecksBeyondSerializing}×; the schema validation ${schemaMs} ms and the lossless check ${losslessMs} ms, floor + those two ${floorPlusRequired}×\n`,
     );
   }
   for (const skip of skipped)

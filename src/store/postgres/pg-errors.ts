@@ -43,6 +43,14 @@ export function isConnectionLoss(error: unknown): boolean {
   return DRIVER_MESSAGES.test(error.message);
 }
 
+/**
+ * Whether the server answered a statement with an error: the statement failed, so a statement run
+ * as its own transaction (no BEGIN) committed nothing, whatever became of the connection after.
+ */
+export function isServerAnswer(error: unknown): boolean {
+  return error instanceof DatabaseError;
+}
+
 /** Whether the server cancelled a statement that ran past statement_timeout (the connection is fine). */
 export function isStatementTimeout(error: unknown): boolean {
   return error instanceof DatabaseError && error.code === QUERY_CANCELED;
@@ -68,7 +76,8 @@ export const FOREIGN_KEY_VIOLATION = "23503";
 
 /**
  * The error a caller hears for a connection that broke during `what`, or could not be made.
- * @param committing whether the COMMIT was in flight.
+ * @param committing whether the commit was in flight (a COMMIT, or a statement run as its own
+ *   transaction that the server did not answer).
  */
 export function connectionLost(
   error: unknown,
@@ -78,7 +87,7 @@ export function connectionLost(
 ): StorageUnavailableError {
   const reason = error instanceof Error ? error.message : show(error);
   const outcome = committing
-    ? "the connection broke while the COMMIT was in flight, so the outcome is unknown: reload the session, or retry the same append (an identical retry is acknowledged)"
+    ? "the connection broke while the commit was in flight, so the outcome is unknown: reload the session, or retry the same append (an identical retry is acknowledged)"
     : "the server rolled the transaction back, so nothing of it was stored";
   return new StorageUnavailableError(
     "STORAGE_UNAVAILABLE",

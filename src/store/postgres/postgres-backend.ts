@@ -16,6 +16,7 @@ import {
   FOREIGN_KEY_VIOLATION,
   isConnectionLoss,
   isRetryable,
+  isServerAnswer,
   isStatementTimeout,
   refusedByServer,
   serverError,
@@ -230,8 +231,9 @@ export class PostgresBackend implements backend.SessionBackend {
   }
 
   /**
-   * Appends a batch in one transaction of one statement per INSERT_CHUNK events (appendEvents):
-   * the statement locks the session row, checks that this instance's writer lock (when it holds
+   * Appends a batch in one transaction of one statement per INSERT_CHUNK events (appendEvents),
+   * a batch of one chunk in that statement alone, with no BEGIN or COMMIT around it: the statement
+   * locks the session row, checks that this instance's writer lock (when it holds
    * one) is still held on the lock connection and that the batch starts at the append point, then
    * inserts the events, marks them for the next search's index step, moves the summary and
    * notifies the change channel.
@@ -270,34 +272,37 @@ export class PostgresBackend implements backend.SessionBackend {
     fromSeq: number,
     events: readonly SerializedEvent[],
   ): Promise<void> {
-    await this.#write(
-      id,
-      what,
-      async (c) => {
-        // Checked before any statement: a lock known lost stores nothing, not even a row lock wait.
-        const holder = this.#holderOrThrow(id);
-        sql.checkBatchSeqs(id, fromSeq, events);
-        const shared = {
-          pid: holder?.pid ?? null,
-          key: holder?.key ?? null,
-          channel: this.#queries.channel,
-          // Every chunk moves the summary to the batch's end; the first title stored stays.
-          updatedAt: events.at(-1)?.time ?? null,
-          derivedTitle: serializedTitle(events) ?? null,
-        };
-        // An empty batch runs one statement too: it checks the append point and notifies.
-        for (let start = 0; start === 0 || start < events.length; start += INSERT_CHUNK) {
-          const chunk = events.slice(start, start + INSERT_CHUNK);
-          await this.#appendChunk(c, id, fromSeq + start, chunk.length, {
-            ...eventArrays(id, chunk),
-            searchable: anySearchable(chunk),
-            ...shared,
-            fromSeq: fromSeq + start,
-          });
-        }
-      },
-      "notified",
-    );
+    // Checked before any statement: a lock known lost stores nothing, not even a row lock wait.
+    const holder = this.#holderOrThrow(id);
+    sql.checkBatchSeqs(id, fromSeq, events);
+    const shared = {
+      pid: holder?.pid ?? null,
+      key: holder?.key ?? null,
+      channel: this.#queries.channel,
+      // Every chunk moves the summary to the batch's end; the first title stored stays.
+      updatedAt: events.at(-1)?.time ?? null,
+      derivedTitle: serializedTitle(events) ?? null,
+    };
+    const append = async (c: PoolClient) => {
+      // An empty batch runs one statement too: it checks the append point and notifies.
+      for (let start = 0; start === 0 || start < events.length; start += INSERT_CHUNK) {
+        const chunk = events.slice(start, start + INSERT_CHUNK);
+        await this.#appendChunk(c, id, fromSeq + start, chunk.length, {
+          ...eventArrays(id, chunk),
+          searchable: anySearchable(chunk),
+          ...shared,
+          fromSeq: fromSeq + start,
+        });
+      }
+    };
+    if (events.length > INSERT_CHUNK) {
+      await this.#write(id, what, append, "notified");
+      return;
+    }
+    // One statement does the whole append: it is the transaction, without the round trips of a
+    // BEGIN and a COMMIT (each run of appendEvents commits or changes nothing on its own).
+    await this.#ownTransaction(what, append);
+    this.#changes.notify(id);
   }
 
   /**
@@ -547,7 +552,10 @@ export class PostgresBackend implements backend.SessionBackend {
    */
   async search(query: backend.SearchQuery): Promise<backend.SearchPage> {
     const what = "search sessions";
-    await indexPending(this.#queries, (work) => this.#transaction("beginWrite", what, work));
+    await indexPending(this.#queries, {
+      once: (work) => this.#withClient(what, work),
+      inTransaction: (work) => this.#transaction("beginWrite", what, work),
+    });
     return this.#read(what, (c) => searchPage(c, this.#queries, query));
   }
 
@@ -799,6 +807,38 @@ export class PostgresBackend implements backend.SessionBackend {
         if (isStatementTimeout(error)) {
           // A COMMIT cancelled late may have landed (it waits only for replication).
           if (committing) throw connectionLost(error, this.location, what, true);
+          throw timedOut(error, this.location, what, this.timeouts.statementMs);
+        }
+        if (isRetryable(error) && attempt < ATTEMPTS) {
+          await new Promise((wait) => setTimeout(wait, RETRY_MS * attempt * (1 + Math.random())));
+          continue;
+        }
+        throw refusedByServer(error, this.location);
+      }
+    }
+  }
+
+  /**
+   * Runs `work`, whose statements are each a whole write (each commits or changes nothing on its
+   * own), outside an explicit transaction on a pooled connection; retried on a serialization
+   * failure or deadlock as {@link #transaction} is. A connection that broke is dropped: the write
+   * is known not to have landed when the server answered its statement with an error (the statement
+   * failed), and may have landed when the connection broke with no answer (`commitUnknown`).
+   */
+  async #ownTransaction<T>(what: string, work: (c: PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const c = await this.#connect(what);
+      try {
+        const value = await work(c);
+        c.release();
+        return value;
+      } catch (error) {
+        if (isConnectionLoss(error)) {
+          this.#drop(c, error);
+          throw connectionLost(error, this.location, what, !isServerAnswer(error));
+        }
+        c.release();
+        if (isStatementTimeout(error)) {
           throw timedOut(error, this.location, what, this.timeouts.statementMs);
         }
         if (isRetryable(error) && attempt < ATTEMPTS) {

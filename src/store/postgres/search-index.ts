@@ -146,28 +146,27 @@ export async function markWritten(
   await queries.run(client, "markSearchPending", { sessionId, fromSeq, through: last.seq });
 }
 
-/**
- * Runs `work` in a write transaction of its own (the backend's, retried and rolled back as every
- * write is).
- */
-export type InTransaction = <T>(work: (client: ClientBase) => Promise<T>) => Promise<T>;
+/** How the index step reaches the server: the backend's own connections, errors and retries. */
+export interface IndexRunner {
+  /** Runs one statement outside a transaction. */
+  once<T>(work: (client: ClientBase) => Promise<T>): Promise<T>;
+  /** Runs `work` in a write transaction of its own. */
+  inTransaction<T>(work: (client: ClientBase) => Promise<T>): Promise<T>;
+}
 
 /**
  * The index step a search runs first: writes the texts of every session's rows waiting for them
  * (search_pending), {@link INDEX_PAGE} seqs a transaction. Each transaction shares the session's
  * row, so its writers wait (at most one page) and the rows read stay what they are until their
- * texts are written; two searches doing the same at once write each text once.
+ * texts are written; two searches doing the same at once write each text once. With nothing
+ * waiting it is one statement.
  */
-export async function indexPending(queries: Queries, inTransaction: InTransaction): Promise<void> {
-  const sessions = await inTransaction(async (c) =>
-    (await queries.first(c, "anySearchPending", {})) === undefined
-      ? []
-      : await queries.rows(c, "searchPendingSessions", {}),
-  );
+export async function indexPending(queries: Queries, runner: IndexRunner): Promise<void> {
+  const sessions = await runner.once((c) => queries.rows(c, "searchPendingSessions", {}));
   for (const { sessionId } of sessions) {
     const id = String(sessionId);
     for (let done = false; !done; ) {
-      done = await inTransaction(async (c) => {
+      done = await runner.inTransaction(async (c) => {
         if ((await queries.first(c, "shareSessionRowForIndex", { sessionId: id })) === undefined) {
           return true; // deleted: its range went with it
         }
