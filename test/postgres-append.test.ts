@@ -4,6 +4,7 @@ import { afterEach, expect, it } from "vitest";
 import type { SessionEvent, SessionHeader } from "../src/generated.js";
 import { serializeEvents } from "../src/index.js";
 import { PostgresBackend } from "../src/store/postgres/postgres-backend.js";
+import type { PostgresTimeouts } from "../src/store/postgres/timeouts.js";
 import { simpleTurn, TIME } from "./builders.js";
 import { appName, storeUrl } from "./postgres-fault-tools.js";
 import {
@@ -50,6 +51,17 @@ describePostgres("PostgreSQL append", () => {
     const h = await makePostgresHarness();
     harnesses.push(h);
     return { h, backend: await h.open() };
+  }
+
+  /** A backend whose connections go through a proxy (the caller closes both). */
+  async function proxied(timeouts?: Partial<PostgresTimeouts>) {
+    const h = await makePostgresHarness();
+    harnesses.push(h);
+    const port = Number(new URL(POSTGRES_TEST_URL).port || 5432);
+    const proxy = await TcpProxy.start("127.0.0.1", port);
+    const url = storeUrl(h.schema, appName(), proxy.port);
+    const backend = await PostgresBackend.open(url, timeouts === undefined ? {} : { timeouts });
+    return { h, proxy, backend };
   }
 
   /**
@@ -280,13 +292,7 @@ describePostgres("PostgreSQL append", () => {
   // (B1 PostgreSQL about a tenth longer). Seen failing with the batch of one chunk run through
   // #write: the client sent "BEGIN ISOLATION LEVEL READ COMMITTED" for it.
   it("appends a batch of one chunk as one statement, with no BEGIN or COMMIT, and a longer batch in one transaction", async () => {
-    const h = await makePostgresHarness();
-    harnesses.push(h);
-    const proxy = await TcpProxy.start(
-      "127.0.0.1",
-      Number(new URL(POSTGRES_TEST_URL).port || 5432),
-    );
-    const backend = await PostgresBackend.open(storeUrl(h.schema, appName(), proxy.port));
+    const { h, proxy, backend } = await proxied();
     try {
       await backend.create(header("one"), serializeEvents(simpleTurn(0, 1)));
       const release = await backend.lock("one");
@@ -320,15 +326,7 @@ describePostgres("PostgreSQL append", () => {
   // and COMMIT round trips the server rolled such a batch back: seen failing with the batch run
   // through #write, which reported commitUnknown false.
   it("reports a one-statement append the server did not answer as commitUnknown, and it may land", async () => {
-    const h = await makePostgresHarness();
-    harnesses.push(h);
-    const proxy = await TcpProxy.start(
-      "127.0.0.1",
-      Number(new URL(POSTGRES_TEST_URL).port || 5432),
-    );
-    const backend = await PostgresBackend.open(storeUrl(h.schema, appName(), proxy.port), {
-      timeouts: { queryMs: 500, connectMs: 500, keepAliveMs: 200 },
-    });
+    const { h, proxy, backend } = await proxied({ queryMs: 500, connectMs: 500, keepAliveMs: 200 });
     try {
       await backend.create(header("cut"), serializeEvents(simpleTurn(0, 1)));
       const { side, blocked } = await holdSessionRow(h, "cut");

@@ -566,6 +566,16 @@ describePostgres("PostgreSQL search index", () => {
 });
 
 describePostgres("PostgreSQL search texts made by the search", () => {
+  /** Runs `test` on a fresh schema, dropped afterwards whatever happens. */
+  async function withHarness(test: (harness: PostgresHarness) => Promise<void>): Promise<void> {
+    const harness = await makePostgresHarness();
+    try {
+      await test(harness);
+    } finally {
+      await harness.cleanup();
+    }
+  }
+
   /** The seqs of a session's rows that have their texts. */
   async function pgTextSeqs(harness: PostgresHarness, sessionId: string): Promise<number[]> {
     const rows = await harness.sql<{ seq: number }>(
@@ -588,8 +598,7 @@ describePostgres("PostgreSQL search texts made by the search", () => {
   // sent its folded text with the events (about 8% of B1 PostgreSQL's time): this test failed at
   // the first `pgTextSeqs` (the created sessions' texts were there).
   it("writes no texts when events are written; the next search writes them and finds the events", async () => {
-    const harness = await makePostgresHarness();
-    try {
+    await withHarness(async (harness) => {
       const backend = await harness.open();
       await fill(backend);
       expect(await pgTextSeqs(harness, "a")).toEqual([]);
@@ -607,14 +616,11 @@ describePostgres("PostgreSQL search texts made by the search", () => {
       expect(await found(store, "prompt 4")).toEqual(["b"]);
       expect(await pgTextSeqs(harness, "b")).toEqual(searchable(balancedLog(4)));
       await store.close();
-    } finally {
-      await harness.cleanup();
-    }
+    });
   });
 
   it("makes the texts of a range longer than one index step, and of two searches at once once", async () => {
-    const harness = await makePostgresHarness();
-    try {
+    await withHarness(async (harness) => {
       const first = await harness.open();
       const second = await harness.open();
       const log = balancedLog(600);
@@ -628,14 +634,11 @@ describePostgres("PostgreSQL search texts made by the search", () => {
       expect(await pgPending(harness, "long")).toBe(undefined);
       await first.close();
       await second.close();
-    } finally {
-      await harness.cleanup();
-    }
+    });
   });
 
   it("finds a fork child's inherited rows whose source had not made their texts yet", async () => {
-    const harness = await makePostgresHarness();
-    try {
+    await withHarness(async (harness) => {
       const backend = await harness.open();
       await fill(backend);
       const store = new SessionStore({ backend });
@@ -651,14 +654,11 @@ describePostgres("PostgreSQL search texts made by the search", () => {
       expect(await found(store, "prompt 3")).toEqual(["b", "later"]);
       expect(await pgTextSeqs(harness, "later")).toEqual(searchable(balancedLog(3)));
       await store.close();
-    } finally {
-      await harness.cleanup();
-    }
+    });
   });
 
   it("gives an index an earlier build made (texts written with the events) its table of waiting rows", async () => {
-    const harness = await makePostgresHarness();
-    try {
+    await withHarness(async (harness) => {
       const first = await harness.open();
       await fill(first);
       await new SessionStore({ backend: first }).search({ query: "prompt" });
@@ -671,8 +671,6 @@ describePostgres("PostgreSQL search texts made by the search", () => {
       expect(await found(store, "prompt 3")).toEqual(["b"]);
       expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
       await store.close();
-    } finally {
-      await harness.cleanup();
-    }
+    });
   });
 });

@@ -301,7 +301,7 @@ export class PostgresBackend implements backend.SessionBackend {
     }
     // One statement does the whole append: it is the transaction, without the round trips of a
     // BEGIN and a COMMIT (each run of appendEvents commits or changes nothing on its own).
-    await this.#ownTransaction(what, append);
+    await this.#withClient(what, append, "writes");
     this.#changes.notify(id);
   }
 
@@ -819,13 +819,18 @@ export class PostgresBackend implements backend.SessionBackend {
   }
 
   /**
-   * Runs `work`, whose statements are each a whole write (each commits or changes nothing on its
-   * own), outside an explicit transaction on a pooled connection; retried on a serialization
-   * failure or deadlock as {@link #transaction} is. A connection that broke is dropped: the write
-   * is known not to have landed when the server answered its statement with an error (the statement
-   * failed), and may have landed when the connection broke with no answer (`commitUnknown`).
+   * Runs `work` outside an explicit transaction on a pooled connection: reads, or (`writes`)
+   * statements that are each a whole write, committing or changing nothing on their own, which are
+   * retried on a serialization failure or deadlock as in {@link #transaction}. A connection that
+   * broke is dropped; a write is then known not to have landed when the server answered its
+   * statement with an error (the statement failed), and may have landed when the connection broke
+   * with no answer (`commitUnknown`).
    */
-  async #ownTransaction<T>(what: string, work: (c: PoolClient) => Promise<T>): Promise<T> {
+  async #withClient<T>(
+    what: string,
+    work: (c: PoolClient) => Promise<T>,
+    writes?: "writes",
+  ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const c = await this.#connect(what);
       try {
@@ -835,38 +840,19 @@ export class PostgresBackend implements backend.SessionBackend {
       } catch (error) {
         if (isConnectionLoss(error)) {
           this.#drop(c, error);
-          throw connectionLost(error, this.location, what, !isServerAnswer(error));
+          const unanswered = writes !== undefined && !isServerAnswer(error);
+          throw connectionLost(error, this.location, what, unanswered);
         }
         c.release();
         if (isStatementTimeout(error)) {
           throw timedOut(error, this.location, what, this.timeouts.statementMs);
         }
-        if (isRetryable(error) && attempt < ATTEMPTS) {
+        if (writes !== undefined && isRetryable(error) && attempt < ATTEMPTS) {
           await new Promise((wait) => setTimeout(wait, RETRY_MS * attempt * (1 + Math.random())));
           continue;
         }
         throw refusedByServer(error, this.location);
       }
-    }
-  }
-
-  /** Runs one statement outside a transaction on a pooled connection. */
-  async #withClient<T>(what: string, work: (c: PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.#connect(what);
-    try {
-      const value = await work(c);
-      c.release();
-      return value;
-    } catch (error) {
-      if (isConnectionLoss(error)) {
-        this.#drop(c, error);
-        throw connectionLost(error, this.location, what, false);
-      }
-      c.release();
-      if (isStatementTimeout(error)) {
-        throw timedOut(error, this.location, what, this.timeouts.statementMs);
-      }
-      throw refusedByServer(error, this.location);
     }
   }
 
