@@ -303,7 +303,7 @@ export const POSTGRES_QUERIES = {
    * The rows of a session from `@fromSeq` through `@through` whose type carries searchable text
    * (`@types`, a JSON array), for the index step.
    */
-  searchableRows: "SELECT seq, type, data\nFROM events\nWHERE session_id = $1 AND seq >= $2 AND seq <= $3\n  AND type IN (SELECT jsonb_array_elements_text($4::jsonb))\nORDER BY seq;",
+  searchableRows: "SELECT session_id AS \"sessionId\", seq, type, data\nFROM events\nWHERE session_id = $1 AND seq >= $2 AND seq <= $3\n  AND type IN (SELECT jsonb_array_elements_text($4::jsonb))\nORDER BY seq;",
   /**
    * The session's rows through `@indexed` have their texts: the range starts after them, or goes.
    */
@@ -664,6 +664,7 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "found", type: "PostgresScalar" },
   ],
   searchableRows: [
+    { name: "sessionId", type: "string" },
     { name: "seq", type: "number" },
     { name: "type", type: "string" },
     { name: "data", type: "string" },
@@ -880,7 +881,12 @@ export interface PostgresQueryRows {
   readonly searchPendingSessions: { readonly sessionId: string };
   readonly searchPendingOf: { readonly fromSeq: PostgresScalar; readonly through: PostgresScalar };
   readonly shareSessionRowForIndex: { readonly found: PostgresScalar };
-  readonly searchableRows: { readonly seq: number; readonly type: string; readonly data: string };
+  readonly searchableRows: {
+    readonly sessionId: string;
+    readonly seq: number;
+    readonly type: string;
+    readonly data: string;
+  };
   readonly searchEventRows: {
     readonly sessionId: string;
     readonly seq: number;

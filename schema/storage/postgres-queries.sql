@@ -740,7 +740,7 @@ SELECT 1 AS found FROM sessions WHERE id = @sessionId FOR SHARE;
 -- name: searchableRows
 -- The rows of a session from @fromSeq through @through whose type carries searchable text
 -- (@types, a JSON array), for the index step.
-SELECT seq, type, data
+SELECT session_id AS "sessionId", seq, type, data
 FROM events
 WHERE session_id = @sessionId AND seq >= @fromSeq AND seq <= @through
   AND type IN (SELECT jsonb_array_elements_text(@types::jsonb))

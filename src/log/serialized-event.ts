@@ -1,7 +1,6 @@
 // An event serialized once, when it is taken in: the JSON text every backend writes, and what the running state reads.
 import { CANONICAL_EVENT_MEMBERS, type EventType, type SessionEvent } from "../generated.js";
 import { freezeParsed } from "./json-value.js";
-import { hasSearchableText, searchableText } from "./search-text.js";
 import { titleFromContent } from "./session-title.js";
 import { isSurfaceEligibleType, TakenSurfaceView, TextMessage } from "./surface.js";
 import type { SurfaceEvent } from "./types.js";
@@ -11,7 +10,7 @@ import type { SurfaceEvent } from "./types.js";
  * so that nothing the caller does to its value afterwards changes what is written. `data` and the
  * surface markers are serialized apart (the SQL backends keep them in columns of their own) and
  * `json`, the whole event in the canonical member order (its JSONL line without the newline), is
- * made of them. A backend that needs the event as a value (a search text, a title) reads
+ * made of them. A backend that needs the event as a value (a turn marker's turn) reads
  * {@link event}, which parses `json` back.
  */
 export class SerializedEvent {
@@ -132,7 +131,7 @@ export class SerializedEvent {
   }
 
   /**
-   * `data` as a value, for a reader that only looks at it once (a search text, a title): the
+   * `data` as a value, for a reader that only looks at it once (a title): the
    * event's own when it is at hand, else parsed from {@link data} for this read alone (neither
    * frozen nor kept, which {@link event} would do to the whole event).
    * @internal
@@ -186,13 +185,6 @@ export function serializedLines(events: readonly SerializedEvent[]): string {
   let text = "";
   for (let i = 0; i < events.length; i++) text += `${(events[i] as SerializedEvent).json}\n`;
   return text;
-}
-
-/** The searchable text of a serialized event (see `searchableText`), reading it back only when its type has any. */
-export function serializedSearchText(event: SerializedEvent): string {
-  return hasSearchableText(event.type)
-    ? searchableText({ type: event.type, data: event.readData() })
-    : "";
 }
 
 /** The title the first `user/message` among `events` gives a session (see `derivedTitle`). */

@@ -53,8 +53,7 @@ function textArrays(
 
 /** The events of rows read for their texts, by session (a damaged row carries no text). */
 function eventsOfRows(
-  rows: readonly { sessionId?: unknown; seq: unknown; type: unknown; data: unknown }[],
-  sessionId?: string,
+  rows: readonly { sessionId: unknown; seq: unknown; type: unknown; data: unknown }[],
 ): Map<string, SessionEvent[]> {
   const bySession = new Map<string, SessionEvent[]>();
   for (const row of rows) {
@@ -64,7 +63,7 @@ function eventsOfRows(
     } catch {
       continue;
     }
-    const id = sessionId ?? String(row.sessionId);
+    const id = String(row.sessionId);
     const event = { type: row.type, seq: Number(row.seq), data } as unknown as SessionEvent;
     const list = bySession.get(id) ?? [];
     list.push(event);
@@ -180,7 +179,7 @@ export async function indexPending(queries: Queries, runner: IndexRunner): Promi
           through,
           types: SEARCHABLE_TYPES_JSON,
         });
-        const arrays = textArrays(eventsOfRows(rows, id).get(id) ?? []);
+        const arrays = textArrays(eventsOfRows(rows).get(id) ?? []);
         if (arrays !== undefined) {
           await queries.run(c, "insertSearchTexts", { sessionId: id, ...arrays });
         }
