@@ -23,8 +23,9 @@ export class SerializedEvent {
    * back in); `data` keeps its members' order.
    */
   readonly json: string;
-  /** `data` as JSON text. */
-  readonly data: string;
+  /** Where `data`'s text ends in {@link json} (its start is found when it is first asked for). */
+  readonly #dataEnd: number;
+  #data: string | undefined;
   /** `sourceEventSeqs` as JSON text; undefined when the event has none. */
   readonly sourceEventSeqs: string | undefined;
   /** `surfaceOp` as JSON text; undefined when the event has none. */
@@ -41,15 +42,15 @@ export class SerializedEvent {
     const op = surfaceOp === undefined ? undefined : JSON.stringify(surfaceOp);
     if (inCanonicalOrder(value)) {
       // The common case: one JSON.stringify of the whole event, a flat text (cheaper to write
-      // than one joined of parts), and `data` a slice of it: after the envelope's first members
-      // (a known type, two numbers: `,"data":` first occurs where data starts), and before the
-      // surface markers, whose text is the one JSON.stringify gives them alone.
+      // than one joined of parts), and `data` a slice of it, taken when asked for (most events'
+      // `data` is only ever written as part of the line): it ends before the surface markers,
+      // whose text is the one JSON.stringify gives them alone.
       const json = JSON.stringify(value);
       let end = json.length - 1;
       if (seqs !== undefined) end -= SEQS_MEMBER.length + seqs.length;
       if (op !== undefined) end -= OP_MEMBER.length + op.length;
       this.json = json;
-      this.data = json.slice(json.indexOf(DATA_MEMBER) + DATA_MEMBER.length, end);
+      this.#dataEnd = end;
     } else {
       // One JSON.stringify of the data (the bulk of an event); the envelope's members are joined
       // around it, in the canonical order, without copying it.
@@ -58,7 +59,8 @@ export class SerializedEvent {
       if (seqs !== undefined) json += `${SEQS_MEMBER}${seqs}`;
       if (op !== undefined) json += `${OP_MEMBER}${op}`;
       this.json = `${json}}`;
-      this.data = data;
+      this.#data = data;
+      this.#dataEnd = 0;
     }
     this.sourceEventSeqs = seqs;
     this.surfaceOp = op;
@@ -122,6 +124,18 @@ export class SerializedEvent {
       produces ? new TextMessage(type, serialized.data) : undefined,
     ) as unknown as SessionEvent;
     return serialized;
+  }
+
+  /**
+   * `data` as JSON text: a slice of {@link json}, after the envelope's first members (a known
+   * type, two numbers: `,"data":` first occurs where data starts).
+   */
+  get data(): string {
+    this.#data ??= this.json.slice(
+      this.json.indexOf(DATA_MEMBER) + DATA_MEMBER.length,
+      this.#dataEnd,
+    );
+    return this.#data;
   }
 
   /** The event read back from {@link json}, frozen: parsed when first asked for, then kept. */

@@ -1,7 +1,7 @@
 // What a JSONL backend remembers of a log file between reads and writes: identity, size, intact prefix, turn markers.
 import { type BigIntStats, fstatSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import type { SessionHeader } from "../../generated.js";
+import type { SessionHeader, TurnEndEvent, TurnStartEvent } from "../../generated.js";
 import type { TurnMarker } from "../../log/invariants.js";
 import { formatHeaderLine } from "../../log/jsonl-codec.js";
 import type { SerializedEvent } from "../../log/serialized-event.js";
@@ -123,7 +123,10 @@ export function collectMarker(
 
 /**
  * Pushes the turn markers of `events` (seqs from `firstSeq`) to `markers` and returns it. `data`
- * is the bytes of their lines, one per event, written at byte `start`.
+ * is the bytes of their lines, one per event, written at byte `start`. A marker's line end is
+ * counted from the text of the lines before it, only as far as the last marker that is not the
+ * batch's last line (that one ends where `data` does): a batch that opens with its turn/start and
+ * ends with its turn/end counts one line. The turn is read off the event's view, not parsed back.
  */
 export function indexMarkers(
   events: readonly SerializedEvent[],
@@ -132,16 +135,23 @@ export function indexMarkers(
   data: Buffer,
   markers: IndexedMarker[],
 ): IndexedMarker[] {
+  const last = events.length - 1;
+  /** Bytes of the lines before line `counted`. */
   let at = 0;
-  for (let i = 0; i < events.length; i++) {
+  let counted = 0;
+  for (let i = 0; i <= last; i++) {
     const serialized = events[i] as SerializedEvent;
-    at = data.indexOf(10, at) + 1;
-    if (serialized.type !== "turn/start" && serialized.type !== "turn/end") continue;
-    // A marker is read back (a few bytes): the other events are not.
-    const event = serialized.event;
-    if (event.type === "turn/start" || event.type === "turn/end") {
-      markers.push({ seq: firstSeq + i, type: event.type, turn: event.data.turn, end: start + at });
+    const type = serialized.type;
+    if (type !== "turn/start" && type !== "turn/end") continue;
+    let end = data.length;
+    if (i < last) {
+      for (; counted <= i; counted++) {
+        at += Buffer.byteLength((events[counted] as SerializedEvent).json, "utf8") + 1;
+      }
+      end = at;
     }
+    const turn = (serialized.view as TurnStartEvent | TurnEndEvent).data.turn;
+    markers.push({ seq: firstSeq + i, type, turn, end: start + end });
   }
   return markers;
 }
