@@ -428,7 +428,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
 
 -- name: createSearchPending
 -- Per session, the rows seq from_seq..through not yet in the trigram index: appended rows (created,
--- repaired), or a fork's inherited ones. A row in the range may lack its text in search_texts (a
+-- repaired), or a fork's inherited ones. An append leaves its range open (through the largest safe
+-- integer: every later row too), so that the appends after it until the next search write nothing. A row in the range may lack its text in search_texts (a
 -- write makes none; a fork copies its source's, an earlier build wrote them at append): the next
 -- search writes the missing texts from the events and indexes the range instead of the write
 -- (search-index.ts). Rows outside the range have their texts and are indexed.
@@ -474,7 +475,8 @@ SELECT from_seq AS fromSeq, through FROM search_pending WHERE session_id = @sess
 
 -- name: markPending
 -- Rows @fromSeq..@through just written: a new range, or the session's range extended when it ends
--- right before them (no change when it ends elsewhere: the caller indexes that range first).
+-- right before them (no change when it ends elsewhere — the caller reads it: an open range holds
+-- them already, another is indexed first).
 INSERT INTO search_pending (session_id, from_seq, through) VALUES (@sessionId, @fromSeq, @through)
 ON CONFLICT (session_id) DO UPDATE SET through = excluded.through
 WHERE through = excluded.from_seq - 1;

@@ -38,6 +38,13 @@ const FIRST_PAGE = { at: Number.MAX_SAFE_INTEGER + 1, id: "" };
  */
 const INDEX_CAP = 2000;
 
+/**
+ * The `through` of an unindexed range that takes every later row of its session in: what an
+ * append leaves (see {@link SqliteSearchIndex.written}). A range's rows are read up to the
+ * session's end, so an earlier build reading it indexes them all too.
+ */
+const OPEN_END = Number.MAX_SAFE_INTEGER;
+
 /** How many event rows the backfill of a new index, or the indexing of a range, reads at a time. */
 const BACKFILL_PAGE = 4096;
 
@@ -104,25 +111,27 @@ export class SqliteSearchIndex {
 
   /**
    * Leaves events just inserted at `fromSeq` on (inside the write's transaction) to the next
-   * search, which writes their texts: the session's unindexed range takes them in. Nothing is read
-   * of the events but their types.
+   * search, which writes their texts: the session's unindexed range takes them in. A range an
+   * append starts or continues is left open ({@link OPEN_END}), so that the appends after it, until
+   * the next search, find their rows inside it and write nothing: the range's row is read, not
+   * rewritten (a row changed by every commit costs each its page write). Nothing is read of the
+   * events but their types.
    */
   written(sessionId: string, fromSeq: number, events: readonly SerializedEvent[]): void {
-    const last = events.at(-1);
-    if (last === undefined) return;
-    const range = { sessionId, fromSeq, through: last.seq };
+    if (events.length === 0) return;
+    const range = { sessionId, fromSeq, through: OPEN_END };
     if (!events.some((event) => hasSearchableText(event.type))) {
       this.#statements.run("extendPending", range);
       return;
     }
     if (this.#statements.run("markPending", range) > 0) return;
+    const pending = this.#statements.get("pendingOf", { sessionId });
+    // Open already: these rows are inside it.
+    if (pending === undefined || Number(pending.through) >= fromSeq) return;
     // The session's range ends before rows that are indexed (an earlier build indexed appends at
     // once): that range goes into the index now, and these rows start a new one.
-    const pending = this.#statements.get("pendingOf", { sessionId });
-    if (pending !== undefined) {
-      const through = Math.min(Number(pending.through), fromSeq - 1);
-      this.#indexRange(sessionId, Number(pending.fromSeq), through);
-    }
+    const through = Math.min(Number(pending.through), fromSeq - 1);
+    this.#indexRange(sessionId, Number(pending.fromSeq), through);
     this.#statements.run("replacePending", range);
   }
 
