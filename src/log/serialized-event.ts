@@ -33,19 +33,19 @@ export class SerializedEvent {
   #event: SessionEvent | undefined;
   #view: SessionEvent | undefined;
 
-  private constructor(value: SessionEvent, owned: boolean) {
+  private constructor(value: SessionEvent, owned: boolean, text?: string) {
     const { sourceEventSeqs, surfaceOp } = value as {
       readonly sourceEventSeqs?: unknown;
       readonly surfaceOp?: unknown;
     };
     const seqs = sourceEventSeqs === undefined ? undefined : JSON.stringify(sourceEventSeqs);
     const op = surfaceOp === undefined ? undefined : JSON.stringify(surfaceOp);
-    if (inCanonicalOrder(value)) {
+    if (text !== undefined || inCanonicalOrder(value)) {
       // The common case: one JSON.stringify of the whole event, a flat text (cheaper to write
       // than one joined of parts), and `data` a slice of it, taken when asked for (most events'
       // `data` is only ever written as part of the line): it ends before the surface markers,
       // whose text is the one JSON.stringify gives them alone.
-      const json = JSON.stringify(value);
+      const json = text ?? JSON.stringify(value);
       let end = json.length - 1;
       if (seqs !== undefined) end -= SEQS_MEMBER.length + seqs.length;
       if (op !== undefined) end -= OP_MEMBER.length + op.length;
@@ -83,11 +83,13 @@ export class SerializedEvent {
    * shares nothing with it. Its view for the running state is taken now too: the envelope, the
    * surface markers and the members of `data` the invariants read (turn, step, callId, and a
    * result's error code); for a message-producing event, the message it produces is kept as the
-   * text of its `data` (see {@link TextMessage}).
+   * text of its `data` (see {@link TextMessage}). `text`, when given, is `JSON.stringify(value)` of
+   * a value whose members are in the canonical order ({@link inCanonicalOrder}), made by a caller
+   * that serializes a whole batch before it takes the views.
    * @internal
    */
-  static take(value: SessionEvent): SerializedEvent {
-    const serialized = new SerializedEvent(value, false);
+  static take(value: SessionEvent, text?: string): SerializedEvent {
+    const serialized = new SerializedEvent(value, false, text);
     const data = value.data as {
       turn?: unknown;
       step?: unknown;
@@ -177,7 +179,7 @@ const DATA_AT = CANONICAL_ORDER.indexOf("data");
  * `data`, then `sourceEventSeqs` and `surfaceOp` when present), so that `JSON.stringify` of the
  * whole event writes its canonical JSON text.
  */
-function inCanonicalOrder(event: SessionEvent): boolean {
+export function inCanonicalOrder(event: SessionEvent): boolean {
   let next = 0;
   for (const member in event) {
     const at = CANONICAL_ORDER.indexOf(member, next);
