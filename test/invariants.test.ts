@@ -544,6 +544,21 @@ describe("provenance", () => {
   it("rejects a duplicate source seq", () => {
     expectRefused(prefix, [toolResult(4, 1, 1, "c1", { sourceEventSeqs: [3, 3] })], "provenance");
   });
+
+  // Seqs in increasing order are checked without a set; any other order with one.
+  it("accepts increasing source seqs, and rejects one that repeats or reaches the event's own after them", () => {
+    expectAccepted(prefix, [toolResult(4, 1, 1, "c1", { sourceEventSeqs: [0, 1, 2, 3] })]);
+    expectRefused(
+      prefix,
+      [toolResult(4, 1, 1, "c1", { sourceEventSeqs: [0, 1, 3, 2, 3] })],
+      "provenance",
+    );
+    expectRefused(
+      prefix,
+      [toolResult(4, 1, 1, "c1", { sourceEventSeqs: [0, 1, 4] })],
+      "provenance",
+    );
+  });
 });
 
 describe("replace", () => {

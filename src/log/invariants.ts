@@ -215,6 +215,10 @@ export class LogState {
   /** The provenance and replace rules of a surface event. */
   #checkSurface(event: SurfaceEvent, index: number): void {
     const sources = event.sourceEventSeqs ?? [];
+    const op = event.surfaceOp;
+    // Seqs in increasing order below the event's own (as writers list them: an assistant message
+    // lists each of its chunks) break neither rule; only a replace needs them as a set.
+    if (op === "append" && increasingBelow(sources, event.seq)) return;
     const seen = new Set<number>();
     for (const s of sources) {
       if (s >= event.seq)
@@ -222,7 +226,6 @@ export class LogState {
       if (seen.has(s)) breaks(event, index, "provenance", "no duplicate source seqs", `${s} twice`);
       seen.add(s);
     }
-    const op = event.surfaceOp;
     if (op !== "append") {
       const from = this.surface.positionOf(op.start);
       const to = this.surface.positionOf(op.end);
@@ -295,6 +298,17 @@ export class LogState {
       else this.#journal.undo.push(this.surface.apply(event));
     }
   }
+}
+
+/** Whether `seqs` go up strictly, each below `seq`. */
+function increasingBelow(seqs: readonly number[], seq: number): boolean {
+  let previous = -1;
+  for (let i = 0; i < seqs.length; i++) {
+    const s = seqs[i] as number;
+    if (s <= previous || s >= seq) return false;
+    previous = s;
+  }
+  return true;
 }
 
 /** A synthetic result that answers no call: `isError` with `error.code` "interrupted". */
