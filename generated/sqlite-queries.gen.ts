@@ -185,10 +185,10 @@ export const SQLITE_QUERIES = {
    * Per session, the rows seq from_seq..through not yet in the trigram index: appended rows
    * (created, repaired), or a fork's inherited ones. An append leaves its range open (through the
    * largest safe integer: every later row too), so that the appends after it until the next search
-   * write nothing. A row in the range may lack its text in search_texts (a write makes none; a fork
-   * copies its source's, an earlier build wrote them at append): the next search writes the missing
-   * texts from the events and indexes the range instead of the write (search-index.ts). Rows
-   * outside the range have their texts and are indexed.
+   * write nothing. A row in the range may lack its text in search_texts (a write makes none; an
+   * earlier build wrote them at append, and copied a fork's from its source): the next search
+   * writes the missing texts from the events and indexes the range instead of the write
+   * (search-index.ts). Rows outside the range have their texts and are indexed.
    */
   createSearchPending: "CREATE TABLE IF NOT EXISTS search_pending (\n  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,\n  from_seq INTEGER NOT NULL,\n  through INTEGER NOT NULL\n) STRICT;",
   /** One row when the index was made. */
@@ -230,7 +230,8 @@ export const SQLITE_QUERIES = {
   /** A range a cut left empty. */
   dropEmptyPending: "DELETE FROM search_pending WHERE session_id = @sessionId AND through < from_seq;",
   /**
-   * A row that has its text already (copied by a fork, or written by an earlier build) keeps it.
+   * A row that has its text already (an earlier build wrote it at append or copied it at a fork)
+   * keeps it.
    */
   insertSearchText: "INSERT OR IGNORE INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);",
   /**
@@ -238,11 +239,6 @@ export const SQLITE_QUERIES = {
    * index).
    */
   indexSearchTexts: "INSERT INTO search_fts (rowid, text)\nSELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;",
-  /**
-   * A fork's inherited texts, copied inside the database (markPending leaves them to the next
-   * search, which makes the texts of the source's rows that had none yet).
-   */
-  copySearchPrefix: "INSERT INTO search_texts (session_id, seq, text)\nSELECT @childId, seq, text FROM search_texts\nWHERE session_id = @sourceId AND seq <= @boundary\nORDER BY seq;",
   /**
    * Takes the rows of a session from `@fromSeq` on out of the trigram index (before they are
    * deleted), passing over its unindexed range (the index holds none of those rows; FTS5 asked to
@@ -359,7 +355,6 @@ export const SQLITE_QUERY_PARAMS = {
   dropEmptyPending: ["sessionId"],
   insertSearchText: ["sessionId", "seq", "text"],
   indexSearchTexts: ["sessionId", "fromSeq"],
-  copySearchPrefix: ["childId", "sourceId", "boundary"],
   unindexSearchTexts: ["sessionId", "fromSeq"],
   deleteSearchTexts: ["sessionId", "fromSeq"],
   searchEventRows: ["afterSessionId", "afterSeq", "limit"],

@@ -580,10 +580,14 @@ describe("SQLite search texts made by the search", () => {
     expect(await found(store, "prompt 2")).toEqual(["b", "child"]);
     expect(textSeqs(path, "child")).toEqual(searchable(balancedLog(2)));
 
-    // A source with texts for its first turns and an unindexed appended one.
+    // A source with texts for its first turns and an unindexed appended one: the fork copies the
+    // events alone (copying the source's texts was about a tenth of B4 SQLite), and the search
+    // makes the child's texts from them. Seen failing with the texts copied: the first two turns'
+    // seqs right after the fork.
     await store.append("b", turns(2, 3));
     await store.fork("b", { childSessionId: "later" });
-    expect(textSeqs(path, "later")).toEqual(searchable(balancedLog(2)));
+    expect(textSeqs(path, "later")).toEqual([]);
+    expect(pending(path, "later")).toEqual({ from: 0, through: 26 });
     expect(await found(store, "prompt 3")).toEqual(["b", "later"]);
     expect(textSeqs(path, "later")).toEqual(searchable(balancedLog(3)));
     checkWhole(path);

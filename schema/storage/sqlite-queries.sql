@@ -429,10 +429,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
 -- name: createSearchPending
 -- Per session, the rows seq from_seq..through not yet in the trigram index: appended rows (created,
 -- repaired), or a fork's inherited ones. An append leaves its range open (through the largest safe
--- integer: every later row too), so that the appends after it until the next search write nothing. A row in the range may lack its text in search_texts (a
--- write makes none; a fork copies its source's, an earlier build wrote them at append): the next
--- search writes the missing texts from the events and indexes the range instead of the write
--- (search-index.ts). Rows outside the range have their texts and are indexed.
+-- integer: every later row too), so that the appends after it until the next search write nothing.
+-- A row in the range may lack its text in search_texts (a write makes none; an earlier build wrote
+-- them at append, and copied a fork's from its source): the next search writes the missing texts
+-- from the events and indexes the range instead of the write (search-index.ts). Rows outside the
+-- range have their texts and are indexed.
 CREATE TABLE IF NOT EXISTS search_pending (
   session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
   from_seq INTEGER NOT NULL,
@@ -516,21 +517,14 @@ WHERE session_id = @sessionId AND through >= @fromSeq;
 DELETE FROM search_pending WHERE session_id = @sessionId AND through < from_seq;
 
 -- name: insertSearchText
--- A row that has its text already (copied by a fork, or written by an earlier build) keeps it.
+-- A row that has its text already (an earlier build wrote it at append or copied it at a fork)
+-- keeps it.
 INSERT OR IGNORE INTO search_texts (session_id, seq, text) VALUES (@sessionId, @seq, @text);
 
 -- name: indexSearchTexts
 -- Adds the rows of a session from @fromSeq on to the trigram index (the backfill of a new index).
 INSERT INTO search_fts (rowid, text)
 SELECT id, text FROM search_texts WHERE session_id = @sessionId AND seq >= @fromSeq;
-
--- name: copySearchPrefix
--- A fork's inherited texts, copied inside the database (markPending leaves them to the next search,
--- which makes the texts of the source's rows that had none yet).
-INSERT INTO search_texts (session_id, seq, text)
-SELECT @childId, seq, text FROM search_texts
-WHERE session_id = @sourceId AND seq <= @boundary
-ORDER BY seq;
 
 -- name: unindexSearchTexts
 -- Takes the rows of a session from @fromSeq on out of the trigram index (before they are deleted),

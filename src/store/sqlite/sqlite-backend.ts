@@ -308,7 +308,7 @@ export class SqliteBackend implements backend.SessionBackend {
         updatedAt: last?.time ?? header.createdAt,
         derivedTitle: first === undefined ? null : (sql.titleOfData(first.data) ?? null),
       });
-      this.#search.copyPrefix(sourceId, header.id, boundary);
+      this.#search.forked(header.id, boundary);
     });
     this.#changes.notify(header.id);
   }
