@@ -34,6 +34,12 @@ export function hasSearchableText(type: string): boolean {
   return Object.hasOwn(SEARCHABLE_EVENT_MEMBERS, type);
 }
 
+/** Whether any of `events` is of a type that carries searchable text. */
+export function anySearchable(events: readonly { readonly type: string }[]): boolean {
+  for (const event of events) if (hasSearchableText(event.type)) return true;
+  return false;
+}
+
 /** The types of event that carry searchable text, as a JSON array (for the SQL backends' filters). */
 export const SEARCHABLE_TYPES_JSON = JSON.stringify(Object.keys(SEARCHABLE_EVENT_MEMBERS));
 

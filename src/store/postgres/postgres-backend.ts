@@ -2,6 +2,7 @@
 import { Client, type ClientConfig, Pool, type PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
+import { anySearchable } from "../../log/search-text.js";
 import { type SerializedEvent, serializedTitle } from "../../log/serialized-event.js";
 import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
@@ -25,13 +26,7 @@ import {
   unreachable,
 } from "./pg-errors.js";
 import { eventArrays, markerOfRow, splitSessionFrom, splitSettledRead } from "./rows.js";
-import {
-  anySearchable,
-  ensureSearchIndex,
-  indexPending,
-  markWritten,
-  searchPage,
-} from "./search-index.js";
+import { ensureSearchIndex, indexPending, markWritten, searchPage } from "./search-index.js";
 import {
   POSTGRES_TABLES,
   type PostgresQueryParams,
@@ -67,6 +62,12 @@ export interface PostgresBackendOptions {
 /** How often a transaction that ran into a serialization failure or deadlock is tried. */
 const ATTEMPTS = 5;
 const RETRY_MS = 20;
+
+/** Waits before retry `attempt` of a serialization failure or deadlock: longer each time, jittered. */
+function retryWait(attempt: number): Promise<void> {
+  return new Promise((wait) => setTimeout(wait, RETRY_MS * attempt * (1 + Math.random())));
+}
+
 /** Rows per insertEvents statement: bounds the size of one bind message for a large import. */
 const INSERT_CHUNK = 1000;
 
@@ -810,7 +811,7 @@ export class PostgresBackend implements backend.SessionBackend {
           throw timedOut(error, this.location, what, this.timeouts.statementMs);
         }
         if (isRetryable(error) && attempt < ATTEMPTS) {
-          await new Promise((wait) => setTimeout(wait, RETRY_MS * attempt * (1 + Math.random())));
+          await retryWait(attempt);
           continue;
         }
         throw refusedByServer(error, this.location);
@@ -848,7 +849,7 @@ export class PostgresBackend implements backend.SessionBackend {
           throw timedOut(error, this.location, what, this.timeouts.statementMs);
         }
         if (writes !== undefined && isRetryable(error) && attempt < ATTEMPTS) {
-          await new Promise((wait) => setTimeout(wait, RETRY_MS * attempt * (1 + Math.random())));
+          await retryWait(attempt);
           continue;
         }
         throw refusedByServer(error, this.location);

@@ -2,8 +2,8 @@
 import type { ClientBase } from "pg";
 import type { SessionEvent } from "../../generated.js";
 import {
+  anySearchable,
   foldForSearch,
-  hasSearchableText,
   MAX_EXCERPTS,
   SEARCHABLE_TYPES_JSON,
   searchableText,
@@ -120,12 +120,6 @@ async function backfill(client: ClientBase, queries: Queries): Promise<void> {
     if (last === undefined || rows.length < BACKFILL_PAGE) return;
     after = { afterSessionId: String(last.sessionId), afterSeq: Number(last.seq) };
   }
-}
-
-/** Whether any of `events` carries searchable text (appendEvents' `searchable`). */
-export function anySearchable(events: readonly SerializedEvent[]): boolean {
-  for (const event of events) if (hasSearchableText(event.type)) return true;
-  return false;
 }
 
 /**

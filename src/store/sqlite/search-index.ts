@@ -1,8 +1,8 @@
 // The SQLite search index: folded searchable text per event under an FTS5 trigram index, both made by the next search for the rows written since (writes only mark them); derived data, made when missing.
 
 import {
+  anySearchable,
   foldForSearch,
-  hasSearchableText,
   MAX_EXCERPTS,
   SEARCHABLE_TYPES_JSON,
   searchableText,
@@ -120,7 +120,7 @@ export class SqliteSearchIndex {
   written(sessionId: string, fromSeq: number, events: readonly SerializedEvent[]): void {
     if (events.length === 0) return;
     const range = { sessionId, fromSeq, through: OPEN_END };
-    if (!events.some((event) => hasSearchableText(event.type))) {
+    if (!anySearchable(events)) {
       this.#statements.run("extendPending", range);
       return;
     }
