@@ -418,30 +418,43 @@ export class SessionStore {
     // refused event in batch order.
     const batch = TakenBatch.take(events, options.parsed === true ? "parsed" : "copy");
     return this.#serial(id, async () => {
-      const session = await this.#writable(id);
-      if (typeof target !== "string" && session !== target) throw notLive(id);
-      const state = this.#requireState(session);
-      // A retry (a batch starting before the end) is compared with the stored events it repeats.
-      const span = state.log.repeatedSpan(batch);
-      const stored =
-        span === undefined
-          ? undefined
-          : ((await this.backend.loadFrom(id, span.from, span.count))?.events ?? []);
-      const prepared = state.log.prepare(batch, "copy", stored);
-      if (prepared.events.length > 0) {
-        try {
-          await this.backend.append(id, prepared.fromSeq, prepared.serialized);
-        } catch (error) {
-          if (error instanceof StorageError && error.code === "STORAGE_UNAVAILABLE") {
-            this.#letGo(state);
+      for (let attempt = 1; ; attempt++) {
+        const session = await this.#writable(id);
+        if (typeof target !== "string" && session !== target) throw notLive(id);
+        const state = this.#requireState(session);
+        // A retry (a batch starting before the end) is compared with the stored events it repeats.
+        const span = state.log.repeatedSpan(batch);
+        const stored =
+          span === undefined
+            ? undefined
+            : ((await this.backend.loadFrom(id, span.from, span.count))?.events ?? []);
+        const prepared = state.log.prepare(batch, "copy", stored);
+        if (prepared.events.length > 0) {
+          try {
+            await this.backend.append(id, prepared.fromSeq, prepared.serialized);
+          } catch (error) {
+            if (error instanceof StorageError && error.code === "STORAGE_UNAVAILABLE") {
+              this.#letGo(state);
+            } else if (
+              attempt === 1 &&
+              error instanceof StorageError &&
+              error.code === "SEQ_CONFLICT"
+            ) {
+              // The stored log went past this store's state while it held the writer lock: an
+              // append of its own reported as possibly landed (commitUnknown) landed since, after
+              // this retry read the log. The state catches up and the batch is tried once more,
+              // so that a repeat of what landed is acknowledged.
+              await this.#current(id);
+              continue;
+            }
+            throw error;
           }
-          throw error;
+          state.log.commit(prepared, { pack: false });
+          if (state.log.unpackedDerived > 0) this.#packLater(state.log);
+          this.#keepText(id, state.log);
         }
-        state.log.commit(prepared, { pack: false });
-        if (state.log.unpackedDerived > 0) this.#packLater(state.log);
-        this.#keepText(id, state.log);
+        return prepared.nextSeq;
       }
-      return prepared.nextSeq;
     });
   }
 
