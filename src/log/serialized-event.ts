@@ -196,13 +196,6 @@ export function serializeEvents(events: readonly SessionEvent[]): SerializedEven
   return events.map((event) => SerializedEvent.of(event));
 }
 
-/** The JSONL lines of `events`: each one's JSON text and a newline. */
-export function serializedLines(events: readonly SerializedEvent[]): string {
-  let text = "";
-  for (let i = 0; i < events.length; i++) text += `${(events[i] as SerializedEvent).json}\n`;
-  return text;
-}
-
 /** The title the first `user/message` among `events` gives a session (see `derivedTitle`). */
 export function serializedTitle(events: readonly SerializedEvent[]): string | undefined {
   for (const event of events) {

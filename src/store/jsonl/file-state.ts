@@ -1,10 +1,9 @@
 // What a JSONL backend remembers of a log file between reads and writes: identity, size, intact prefix, turn markers.
 import { type BigIntStats, fstatSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import type { SessionHeader, TurnEndEvent, TurnStartEvent } from "../../generated.js";
+import type { SessionHeader } from "../../generated.js";
 import type { TurnMarker } from "../../log/invariants.js";
 import { formatHeaderLine } from "../../log/jsonl-codec.js";
-import type { SerializedEvent } from "../../log/serialized-event.js";
 
 /**
  * What an instance knows of a log file, so that an append or a fork need not read it again and
@@ -82,12 +81,6 @@ export function lineCheck(start: number, line: string | Uint8Array): LineCheck {
   return { start, bytes: Buffer.from(bytes) };
 }
 
-/** The check of the last line in `data`, a run of whole lines written at byte `start`. */
-export function lastLineCheck(data: Buffer, start: number): LineCheck {
-  const from = data.lastIndexOf(10, data.length - 2) + 1;
-  return lineCheck(start + from, data.subarray(from));
-}
-
 /**
  * Whether an open file still holds the log `state` describes, as far as two small reads can
  * tell: its header line (in canonical form) and the first bytes of its last intact line, each
@@ -119,41 +112,6 @@ export function collectMarker(
   if (type !== "turn/start" && type !== "turn/end") return;
   const turn = (event.data as { turn?: unknown } | undefined)?.turn;
   markers.push({ seq: event.seq as number, type, turn: typeof turn === "number" ? turn : 0, end });
-}
-
-/**
- * Pushes the turn markers of `events` (seqs from `firstSeq`) to `markers` and returns it. `data`
- * is the bytes of their lines, one per event, written at byte `start`. A marker's line end is
- * counted from the text of the lines before it, only as far as the last marker that is not the
- * batch's last line (that one ends where `data` does): a batch that opens with its turn/start and
- * ends with its turn/end counts one line. The turn is read off the event's view, not parsed back.
- */
-export function indexMarkers(
-  events: readonly SerializedEvent[],
-  firstSeq: number,
-  start: number,
-  data: Buffer,
-  markers: IndexedMarker[],
-): IndexedMarker[] {
-  const last = events.length - 1;
-  /** Bytes of the lines before line `counted`. */
-  let at = 0;
-  let counted = 0;
-  for (let i = 0; i <= last; i++) {
-    const serialized = events[i] as SerializedEvent;
-    const type = serialized.type;
-    if (type !== "turn/start" && type !== "turn/end") continue;
-    let end = data.length;
-    if (i < last) {
-      for (; counted <= i; counted++) {
-        at += Buffer.byteLength((events[counted] as SerializedEvent).json, "utf8") + 1;
-      }
-      end = at;
-    }
-    const turn = (serialized.view as TurnStartEvent | TurnEndEvent).data.turn;
-    markers.push({ seq: firstSeq + i, type, turn, end: start + end });
-  }
-  return markers;
 }
 
 /** The last marker with a seq at or before `seq` (binary search over seq order). */

@@ -10,7 +10,7 @@ import {
   parseEventLine,
   parseHeaderLine,
 } from "../../log/jsonl-codec.js";
-import { type SerializedEvent, serializedLines } from "../../log/serialized-event.js";
+import type { SerializedEvent } from "../../log/serialized-event.js";
 import { isErrno } from "../../util/errno.js";
 import { KeyedQueue } from "../../util/keyed-queue.js";
 import type {
@@ -42,15 +42,14 @@ import {
   type FileOps,
   NODE_FILE_OPS,
 } from "./durable-file.js";
+import { LineEncoder } from "./event-lines.js";
 import {
   collectMarker,
   type FileState,
   fileKey,
   type IndexedMarker,
-  indexMarkers,
   keyOf,
   type LineCheck,
-  lastLineCheck,
   lineCheck,
   markerAt,
   type OpenFile,
@@ -160,6 +159,7 @@ export class JsonlBackend implements SessionBackend {
   /** The one folder holding every log, lock and temp file. */
   readonly sessionsDir: string;
   readonly #files: DurableFiles;
+  readonly #lines = new LineEncoder();
   readonly #locks: LockFiles;
   readonly #chunkBytes: number;
   /**
@@ -292,16 +292,18 @@ export class JsonlBackend implements SessionBackend {
         if (events.length === 0) return;
         this.#forgetState(id);
         if (state.size > state.intactEnd) await this.#files.cut(handle, state.intactEnd);
-        const data = Buffer.from(serializedLines(events), "utf8");
-        await this.#files.writeAt(handle, data, state.intactEnd);
-        const size = state.intactEnd + data.length;
+        const written = await this.#lines.write(events, state.length, state.intactEnd, (data) =>
+          this.#files.writeAt(handle, data, state.intactEnd),
+        );
+        const size = state.intactEnd + written.bytes;
+        state.markers.push(...written.markers);
         this.#record(id, {
           ...state,
           size,
           length: state.length + events.length,
           intactEnd: size,
-          markers: indexMarkers(events, state.length, state.intactEnd, data, state.markers),
-          last: lastLineCheck(data, state.intactEnd),
+          markers: state.markers,
+          last: written.last,
         });
       } finally {
         if (held === undefined) await handle.close();
@@ -635,27 +637,23 @@ export class JsonlBackend implements SessionBackend {
         const prefix = await this.#prefixOf(id, handle, state, keep);
         this.#forgetState(id);
         if (state.size > prefix.end) await this.#files.cut(handle, prefix.end);
-        let size = prefix.end;
-        let data: Buffer | undefined;
-        if (closers.length > 0) {
-          data = Buffer.from(serializedLines(closers), "utf8");
-          await this.#files.writeAt(handle, data, prefix.end);
-          size += data.length;
-        }
+        const written =
+          closers.length === 0
+            ? undefined
+            : await this.#lines.write(closers, keep, prefix.end, (data) =>
+                this.#files.writeAt(handle, data, prefix.end),
+              );
+        const size = prefix.end + (written?.bytes ?? 0);
         const kept = state.markers.filter((m) => m.seq < keep);
+        if (written !== undefined) kept.push(...written.markers);
         this.#record(id, {
           ...state,
           size,
           length: keep + closers.length,
           intactEnd: size,
-          markers: data === undefined ? kept : indexMarkers(closers, keep, prefix.end, data, kept),
+          markers: kept,
           // Without closers the last line is the old one only when nothing intact was cut.
-          last:
-            data !== undefined
-              ? lastLineCheck(data, prefix.end)
-              : keep === state.length
-                ? state.last
-                : undefined,
+          last: written?.last ?? (keep === state.length ? state.last : undefined),
         });
       } finally {
         await handle.close();
