@@ -14,8 +14,8 @@ import {
   statSync,
   watch,
   writeFileSync,
+  writeSync,
 } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { createInterface } from "node:readline";
@@ -30,7 +30,7 @@ import {
 } from "../src/index.js";
 import { nextTurnEndAfter } from "../src/log/fork-rules.js";
 import { formatEventLine, formatHeaderLine } from "../src/log/jsonl-codec.js";
-import type { FileOps } from "../src/store/jsonl/durable-file.js";
+import { type FileOps, NODE_FILE_OPS } from "../src/store/jsonl/durable-file.js";
 import { JsonlBackend, type JsonlBackendOptions } from "../src/store/jsonl/jsonl-backend.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
 import { balancedLog, simpleTurn, stepStart, TIME, turnStart, userMessage } from "./builders.js";
@@ -289,13 +289,13 @@ describe("appending", () => {
     const backend = open(root, {
       fileOps: {
         // A real partial write: half the bytes reach the file, then the disk reports EIO.
-        write: async (handle: FileHandle, data: Uint8Array, position: number) => {
+        write: async (file, data, position) => {
           if (failNext) {
             failNext = false;
-            await handle.write(data, 0, data.length >> 1, position);
+            writeSync(file.fd, data, 0, data.length >> 1, position);
             throw Object.assign(new Error("EIO: simulated"), { code: "EIO" });
           }
-          await handle.write(data, 0, data.length, position);
+          await NODE_FILE_OPS.write(file, data, position);
         },
       },
     });
@@ -318,12 +318,12 @@ describe("appending", () => {
     let failNext = false;
     const backend = open(root, {
       fileOps: {
-        sync: async (handle: FileHandle) => {
+        sync: async (file, alone) => {
           if (failNext) {
             failNext = false;
             throw Object.assign(new Error("EIO: simulated fsync"), { code: "EIO" });
           }
-          await handle.sync();
+          await NODE_FILE_OPS.sync(file, alone);
         },
       },
     });
@@ -903,9 +903,9 @@ describe("durability", () => {
     for (const durability of ["fsync", "process"] as const) {
       let syncs = 0;
       const fileOps: Partial<FileOps> = {
-        sync: async (handle) => {
+        sync: async (file, alone) => {
           syncs++;
-          await handle.sync();
+          await NODE_FILE_OPS.sync(file, alone);
         },
       };
       const root = tempDir();
@@ -935,9 +935,9 @@ describe("durability", () => {
   it("flushes a lone write on the calling thread, and writes going on together through the thread pool", async () => {
     const flushes: boolean[] = [];
     const fileOps: Partial<FileOps> = {
-      sync: async (handle, alone) => {
+      sync: async (file, alone) => {
         flushes.push(alone);
-        await handle.sync();
+        await NODE_FILE_OPS.sync(file, alone);
       },
     };
     const root = tempDir();
