@@ -119,6 +119,16 @@ function checkIntegrity(path: string): void {
   }
 }
 
+/** A SQLite store in `temp/<file>` holding {@link fill}'s two sessions, and its backend. */
+async function filledStore(
+  file: string,
+): Promise<{ path: string; backend: SqliteBackend; store: SessionStore }> {
+  const path = join(temp, file);
+  const backend = await SqliteBackend.open(path);
+  await fill(backend);
+  return { path, backend, store: new SessionStore({ backend }) };
+}
+
 /** Sessions found by a search, sorted. */
 async function found(store: SessionStore, query: string): Promise<string[]> {
   return (await store.search({ query })).results.map((r) => r.sessionId).sort();
@@ -129,10 +139,7 @@ describe("SQLite search index of appended rows", () => {
   // tokenizer in its own transaction (B1 SQLite ~1.4x its floor): this test failed at the first
   // `indexed` after the append (the rows already indexed, nothing waiting).
   it("leaves appended texts out of the trigram index until a search, which finds them at once", async () => {
-    const path = join(temp, "appends.db");
-    const backend = await SqliteBackend.open(path);
-    await fill(backend);
-    const store = new SessionStore({ backend });
+    const { path, store } = await filledStore("appends.db");
     expect(indexed(path).waiting).toBe(2);
     expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
     const before = indexed(path);
@@ -157,10 +164,7 @@ describe("SQLite search index of appended rows", () => {
   // Each append rewrote the session's range (its `through`), a page write in every commit (B1
   // SQLite ~3% of its time): this test failed at the second count, 3 writes of search_pending.
   it("writes the unindexed range once for the appends between two searches, however many", async () => {
-    const path = join(temp, "appends-open.db");
-    const backend = await SqliteBackend.open(path);
-    await fill(backend);
-    const store = new SessionStore({ backend });
+    const { path, store } = await filledStore("appends-open.db");
     expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
     // Every insert into and update of search_pending, counted by triggers the backend's own
     // connection runs (made after it opened the store, dropped before it closes).
@@ -199,10 +203,7 @@ describe("SQLite search index of appended rows", () => {
   // left rows 5..8 in the index and the integrity check failed ("database disk image is
   // malformed").
   it("cuts the tail of an unindexed range, and below it, leaving the trigram index whole", async () => {
-    const path = join(temp, "appends-cut.db");
-    const backend = await SqliteBackend.open(path);
-    await fill(backend);
-    const store = new SessionStore({ backend });
+    const { path, backend, store } = await filledStore("appends-cut.db");
     expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
     await store.append("b", balancedLog(4).slice(balancedLog(2).length));
     await store.append("a", balancedLog(3).slice(balancedLog(1).length));
@@ -234,10 +235,7 @@ describe("SQLite search index of fork children", () => {
   // the trigram tokenizer in its own transaction (B4 SQLite went from 0.99x to 2.5x its copy):
   // this test failed at the first `indexed` (nothing waiting; the child's rows indexed).
   it("leaves a fork's inherited texts out of the trigram index until the next search, which finds them", async () => {
-    const path = join(temp, "forks.db");
-    const backend = await SqliteBackend.open(path);
-    await fill(backend);
-    const store = new SessionStore({ backend });
+    const { path, store } = await filledStore("forks.db");
     expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
     const before = indexed(path).rows;
     await store.fork("b", { childSessionId: "child" });
@@ -257,10 +255,7 @@ describe("SQLite search index of fork children", () => {
   });
 
   it("deletes and cuts a child whose prefix waits, leaving the trigram index whole", async () => {
-    const path = join(temp, "forks-deleted.db");
-    const backend = await SqliteBackend.open(path);
-    await fill(backend);
-    const store = new SessionStore({ backend });
+    const { path, backend, store } = await filledStore("forks-deleted.db");
     expect(await found(store, "prompt 1")).toEqual(["a", "b"]);
     await store.fork("b", { childSessionId: "gone" });
     await store.fork("b", { childSessionId: "kept" });
@@ -501,10 +496,7 @@ describe("SQLite search texts made by the search", () => {
   // the other process appended between the index step and the read had no text yet and was not
   // found: `found` gave [] instead of ["b"].
   it("finds what another process appends between the index step and the read, reading again", async () => {
-    const path = join(temp, "texts-between.db");
-    const backend = await SqliteBackend.open(path);
-    await fill(backend);
-    const store = new SessionStore({ backend });
+    const { path, store } = await filledStore("texts-between.db");
     let result: string[] = [];
     const seen = await withAppendsAfterIndexSteps(path, "b", 1, async () => {
       result = await found(store, "prompt 3");
@@ -516,10 +508,7 @@ describe("SQLite search texts made by the search", () => {
   }, 60_000);
 
   it("indexes and searches in one write transaction when every read found rows appended since", async () => {
-    const path = join(temp, "texts-busy.db");
-    const backend = await SqliteBackend.open(path);
-    await fill(backend);
-    const store = new SessionStore({ backend });
+    const { path, store } = await filledStore("texts-busy.db");
     let result: string[] = [];
     const seen = await withAppendsAfterIndexSteps(path, "b", 2, async () => {
       result = await found(store, "prompt 4");
@@ -571,10 +560,7 @@ describe("SQLite search texts made by the search", () => {
   // copied (as when every row had its text), the child of a source never searched had no range
   // and was not found: `found` gave ["b"].
   it("finds a fork child's inherited rows whose source had not made their texts yet", async () => {
-    const path = join(temp, "texts-fork.db");
-    const backend = await SqliteBackend.open(path);
-    await fill(backend);
-    const store = new SessionStore({ backend });
+    const { path, store } = await filledStore("texts-fork.db");
     await store.fork("b", { childSessionId: "child" });
     expect(textSeqs(path, "child")).toEqual([]);
     expect(await found(store, "prompt 2")).toEqual(["b", "child"]);
