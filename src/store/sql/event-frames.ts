@@ -1,6 +1,6 @@
 // Event rows framed the way JSONL lines are: the intact run, then a torn tail or corruption, by the whole log or a page.
 import { StorageError, show } from "../../errors.js";
-import { eventOfValues } from "./settled-rows.js";
+import { valuesEventBuilder } from "./settled-rows.js";
 
 /** An event row as eventLines reads it: its seq, its type and its rebuilt JSONL line. */
 export interface EventRow {
@@ -55,11 +55,11 @@ export function valueRowForm(
 ): RowForm<readonly unknown[]> {
   const seqAt = columns.indexOf("seq");
   const typeAt = columns.indexOf("type");
-  const parsed = columns.map((member) => json.has(member));
+  const build = valuesEventBuilder(columns, json);
   return {
     seq: (row) => row[seqAt],
     type: (row) => row[typeAt],
-    event: (row) => eventOfValues(row, columns, parsed),
+    event: (row) => build(row),
     show: (row) => show(row),
   };
 }
