@@ -39,6 +39,7 @@ interface Row {
   ratio: { median: number; min: number; max: number };
   target: { op: string; value: number };
   met: boolean;
+  facts: Record<string, number | string>;
 }
 
 interface Results {
@@ -107,6 +108,20 @@ describe("npm run bench -- --quick", () => {
       expect(row.target.value).toBeGreaterThan(0);
       expect(typeof row.met).toBe("boolean");
       expect(row.floor.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("measures the load and resume rows' checks alone, and prints floor + checks for each", () => {
+    const reads = results.rows.filter((r) => r.id === "B3" || r.id === "B9");
+    // sqlite and jsonl always; postgres when its server answers.
+    expect(reads.length).toBeGreaterThanOrEqual(4);
+    for (const row of reads) {
+      const { backend, readChecksMs, floorPlusReadChecks } = row.facts;
+      expect(readChecksMs, row.what).toBeGreaterThan(0);
+      expect(floorPlusReadChecks, row.what).toBeGreaterThan(1);
+      expect(stdout).toContain(
+        `${row.id} ${backend}: the reader's checks alone on events parsed beforehand`,
+      );
     }
   });
 

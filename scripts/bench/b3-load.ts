@@ -13,16 +13,8 @@ import {
   type Sizes,
   storeOver,
 } from "./fixtures.js";
-import {
-  alternate,
-  type Benchmark,
-  type BenchRow,
-  fmt,
-  type Measure,
-  row,
-  tempDir,
-  timed,
-} from "./harness.js";
+import { type Benchmark, type BenchRow, type Measure, row, tempDir, timed } from "./harness.js";
+import { loadChecks, readCheckFacts, withReadChecks } from "./read-checks.js";
 import { syntheticLog } from "./synthetic-log.js";
 
 /** An event row as the floors select it: type, seq, time, data, source_event_seqs, surface_op. */
@@ -87,6 +79,8 @@ export function b3Load(sizes: Sizes): Benchmark {
     title: "load a large session, validation on",
     async run(ctx) {
       const log = syntheticLog(SEED, sizes.logEvents, "b3");
+      const lines = log.events.map((event) => JSON.stringify(event));
+      const checks = loadChecks(log.header, lines);
       const rows: BenchRow[] = [];
       for (const kind of ["sqlite", "jsonl"] as BackendKind[]) {
         const temp = tempDir(`b3-${kind}`);
@@ -112,8 +106,13 @@ export function b3Load(sizes: Sizes): Benchmark {
             if (length !== log.events.length) throw new Error(`B3 ${kind} floor: ${length} events`);
             return ms;
           };
-          const figures = await alternate(ctx.rounds, subject, floor, (r, s, f) =>
-            ctx.progress(`B3 ${kind} round ${r + 1}: store ${fmt(s)} ms, raw ${fmt(f)} ms`),
+          const figures = await withReadChecks(
+            ctx.rounds,
+            `B3 ${kind}`,
+            subject,
+            floor,
+            checks,
+            ctx.progress,
           );
           db?.close();
           await backend.close();
@@ -128,7 +127,12 @@ export function b3Load(sizes: Sizes): Benchmark {
               unit: "ms",
               ...figures,
               target: { op: "<=", value: 1.35 },
-              facts: { backend: kind, events: log.events.length, eventBytes: log.eventBytes },
+              facts: {
+                backend: kind,
+                events: log.events.length,
+                eventBytes: log.eventBytes,
+                ...readCheckFacts(figures),
+              },
             }),
           );
         } finally {

@@ -2,8 +2,9 @@
 import type pg from "pg";
 import { eventFromRow, loadThroughStore, type RawEventRow } from "./b3-load.js";
 import { SEED, type Sizes } from "./fixtures.js";
-import { alternate, type Benchmark, fmt, row, timed } from "./harness.js";
+import { type Benchmark, row, timed } from "./harness.js";
 import { benchSchema, fillPostgres, postgresUnavailable } from "./postgres.js";
+import { loadChecks, readCheckFacts, withReadChecks } from "./read-checks.js";
 import { syntheticLog } from "./synthetic-log.js";
 
 const SELECT_ROWS = {
@@ -47,8 +48,17 @@ export function b3PostgresLoad(sizes: Sizes): Benchmark {
           if (length !== log.events.length) throw new Error(`B3 postgres floor: ${length} events`);
           return ms;
         };
-        const figures = await alternate(ctx.rounds, subject, floor, (r, s, f) =>
-          ctx.progress(`B3 postgres round ${r + 1}: store ${fmt(s)} ms, raw ${fmt(f)} ms`),
+        const checks = loadChecks(
+          log.header,
+          log.events.map((event) => JSON.stringify(event)),
+        );
+        const figures = await withReadChecks(
+          ctx.rounds,
+          "B3 postgres",
+          subject,
+          floor,
+          checks,
+          ctx.progress,
         );
         return [
           row({
@@ -58,7 +68,12 @@ export function b3PostgresLoad(sizes: Sizes): Benchmark {
             unit: "ms",
             ...figures,
             target: { op: "<=", value: 1.35 },
-            facts: { backend: "postgres", events: log.events.length, eventBytes: log.eventBytes },
+            facts: {
+              backend: "postgres",
+              events: log.events.length,
+              eventBytes: log.eventBytes,
+              ...readCheckFacts(figures),
+            },
           }),
         ];
       } finally {

@@ -3,8 +3,9 @@ import type pg from "pg";
 import { eventFromRow, type RawEventRow } from "./b3-load.js";
 import { B9_TARGET, messageProducing, resumeThroughStore } from "./b9-resume.js";
 import { SEED, type Sizes } from "./fixtures.js";
-import { alternate, type Benchmark, fmt, row, timed } from "./harness.js";
+import { type Benchmark, row, timed } from "./harness.js";
 import { benchSchema, fillPostgres, postgresUnavailable } from "./postgres.js";
+import { readCheckFacts, resumeChecks, resumeLines, withReadChecks } from "./read-checks.js";
 import { syntheticLog } from "./synthetic-log.js";
 
 const SELECT_MESSAGE_ROWS = {
@@ -53,8 +54,15 @@ export function b9PostgresResume(sizes: Sizes): Benchmark {
           }
           return ms;
         };
-        const figures = await alternate(ctx.rounds, subject, floor, (r, s, f) =>
-          ctx.progress(`B9 postgres round ${r + 1}: resume ${fmt(s)} ms, raw ${fmt(f)} ms`),
+        const resumed = resumeLines(log.events);
+        const checks = resumeChecks(log.header, resumed.lines, resumed.turnEnd);
+        const figures = await withReadChecks(
+          ctx.rounds,
+          "B9 postgres",
+          subject,
+          floor,
+          checks,
+          ctx.progress,
         );
         return [
           row({
@@ -70,6 +78,7 @@ export function b9PostgresResume(sizes: Sizes): Benchmark {
               events: log.events.length,
               messageProducingEvents: producing,
               eventBytes: log.eventBytes,
+              ...readCheckFacts(figures),
             },
           }),
         ];

@@ -14,16 +14,8 @@ import {
   type Sizes,
   storeOver,
 } from "./fixtures.js";
-import {
-  alternate,
-  type Benchmark,
-  type BenchRow,
-  fmt,
-  type Measure,
-  row,
-  tempDir,
-  timed,
-} from "./harness.js";
+import { type Benchmark, type BenchRow, type Measure, row, tempDir, timed } from "./harness.js";
+import { readCheckFacts, resumeChecks, resumeLines, withReadChecks } from "./read-checks.js";
 import { syntheticLog } from "./synthetic-log.js";
 
 /** quality.md's target for B9. */
@@ -105,6 +97,8 @@ export function b9Resume(sizes: Sizes): Benchmark {
     async run(ctx) {
       const log = syntheticLog(SEED, sizes.logEvents, "b9");
       const producing = messageProducing(log.events);
+      const resumed = resumeLines(log.events);
+      const checks = resumeChecks(log.header, resumed.lines, resumed.turnEnd);
       const rows: BenchRow[] = [];
       for (const kind of ["sqlite", "jsonl"] as BackendKind[]) {
         const temp = tempDir(`b9-${kind}`);
@@ -130,8 +124,13 @@ export function b9Resume(sizes: Sizes): Benchmark {
             }
             return ms;
           };
-          const figures = await alternate(ctx.rounds, subject, floor, (r, s, f) =>
-            ctx.progress(`B9 ${kind} round ${r + 1}: resume ${fmt(s)} ms, raw ${fmt(f)} ms`),
+          const figures = await withReadChecks(
+            ctx.rounds,
+            `B9 ${kind}`,
+            subject,
+            floor,
+            checks,
+            ctx.progress,
           );
           db?.close();
           await backend.close();
@@ -151,6 +150,7 @@ export function b9Resume(sizes: Sizes): Benchmark {
                 events: log.events.length,
                 messageProducingEvents: producing,
                 eventBytes: log.eventBytes,
+                ...readCheckFacts(figures),
               },
             }),
           );
