@@ -13,8 +13,16 @@ import {
   type Sizes,
   storeOver,
 } from "./fixtures.js";
-import { type Benchmark, type BenchRow, type Measure, row, tempDir, timed } from "./harness.js";
-import { loadChecks, readCheckFacts, withReadChecks } from "./read-checks.js";
+import {
+  alternateWithChecks,
+  type Benchmark,
+  type BenchRow,
+  type Measure,
+  row,
+  tempDir,
+  timed,
+} from "./harness.js";
+import { loadChecks, readCheckFacts } from "./read-checks.js";
 import { syntheticLog } from "./synthetic-log.js";
 
 /** An event row as the floors select it: type, seq, time, data, source_event_seqs, surface_op. */
@@ -106,7 +114,7 @@ export function b3Load(sizes: Sizes): Benchmark {
             if (length !== log.events.length) throw new Error(`B3 ${kind} floor: ${length} events`);
             return ms;
           };
-          const figures = await withReadChecks(
+          const figures = await alternateWithChecks(
             ctx.rounds,
             `B3 ${kind}`,
             subject,

@@ -2,9 +2,9 @@
 import type pg from "pg";
 import { eventFromRow, loadThroughStore, type RawEventRow } from "./b3-load.js";
 import { SEED, type Sizes } from "./fixtures.js";
-import { type Benchmark, row, timed } from "./harness.js";
+import { alternateWithChecks, type Benchmark, row, timed } from "./harness.js";
 import { benchSchema, fillPostgres, postgresUnavailable } from "./postgres.js";
-import { loadChecks, readCheckFacts, withReadChecks } from "./read-checks.js";
+import { loadChecks, readCheckFacts } from "./read-checks.js";
 import { syntheticLog } from "./synthetic-log.js";
 
 const SELECT_ROWS = {
@@ -52,7 +52,7 @@ export function b3PostgresLoad(sizes: Sizes): Benchmark {
           log.header,
           log.events.map((event) => JSON.stringify(event)),
         );
-        const figures = await withReadChecks(
+        const figures = await alternateWithChecks(
           ctx.rounds,
           "B3 postgres",
           subject,

@@ -3,9 +3,9 @@ import type pg from "pg";
 import { eventFromRow, type RawEventRow } from "./b3-load.js";
 import { B9_TARGET, messageProducing, resumeThroughStore } from "./b9-resume.js";
 import { SEED, type Sizes } from "./fixtures.js";
-import { type Benchmark, row, timed } from "./harness.js";
+import { alternateWithChecks, type Benchmark, row, timed } from "./harness.js";
 import { benchSchema, fillPostgres, postgresUnavailable } from "./postgres.js";
-import { readCheckFacts, resumeChecks, resumeLines, withReadChecks } from "./read-checks.js";
+import { readCheckFacts, resumeChecks, resumeLines } from "./read-checks.js";
 import { syntheticLog } from "./synthetic-log.js";
 
 const SELECT_MESSAGE_ROWS = {
@@ -56,7 +56,7 @@ export function b9PostgresResume(sizes: Sizes): Benchmark {
         };
         const resumed = resumeLines(log.events);
         const checks = resumeChecks(log.header, resumed.lines, resumed.turnEnd);
-        const figures = await withReadChecks(
+        const figures = await alternateWithChecks(
           ctx.rounds,
           "B9 postgres",
           subject,

@@ -14,8 +14,16 @@ import {
   type Sizes,
   storeOver,
 } from "./fixtures.js";
-import { type Benchmark, type BenchRow, type Measure, row, tempDir, timed } from "./harness.js";
-import { readCheckFacts, resumeChecks, resumeLines, withReadChecks } from "./read-checks.js";
+import {
+  alternateWithChecks,
+  type Benchmark,
+  type BenchRow,
+  type Measure,
+  row,
+  tempDir,
+  timed,
+} from "./harness.js";
+import { readCheckFacts, resumeChecks, resumeLines } from "./read-checks.js";
 import { syntheticLog } from "./synthetic-log.js";
 
 /** quality.md's target for B9. */
@@ -124,7 +132,7 @@ export function b9Resume(sizes: Sizes): Benchmark {
             }
             return ms;
           };
-          const figures = await withReadChecks(
+          const figures = await alternateWithChecks(
             ctx.rounds,
             `B9 ${kind}`,
             subject,

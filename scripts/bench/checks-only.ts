@@ -6,7 +6,16 @@ import {
   validateSessionEvent,
 } from "../../src/index.js";
 import { jsonValueProblem } from "../../src/log/json-value.js";
-import { fmt, type Measure, median, rotate, settle, timed } from "./harness.js";
+import {
+  alternateWithChecks,
+  type FiguresWithChecks,
+  floorPlusChecks,
+  fmt,
+  type Measure,
+  median,
+  settle,
+  timed,
+} from "./harness.js";
 
 /**
  * Appends the batches to an in-memory `SessionLog`: what a store does to a batch besides storing
@@ -24,10 +33,7 @@ export function checksOnly(header: SessionHeader, batches: readonly SessionEvent
 }
 
 /** The figures of a subject, its floor and the checks alone, measured in rotation. */
-export interface AppendFigures {
-  readonly subject: number[];
-  readonly baseline: number[];
-  readonly checks: number[];
+export interface AppendFigures extends FiguresWithChecks {
   /** The least of a few runs of the schema validation alone over every event, in ms. */
   readonly schemaMs: number;
   /** The least of a few runs of the lossless-JSON check alone over every event, in ms. */
@@ -102,16 +108,12 @@ export async function withChecks(
   batches: readonly SessionEvent[][],
   progress: (message: string) => void,
 ): Promise<AppendFigures> {
-  const [s = [], f = [], c = []] = await rotate(rounds, [subject, floor, checks], (r, figures) =>
-    progress(
-      `${label} round ${r + 1}: store ${fmt(figures[0] as number)} ms, raw ${fmt(figures[1] as number)} ms, checks alone ${fmt(figures[2] as number)} ms`,
-    ),
-  );
+  const figures = await alternateWithChecks(rounds, label, subject, floor, checks, progress);
   const parts = await requiredParts(batches);
   progress(
     `${label}: schema validation alone ${fmt(parts.schemaMs)} ms, lossless check alone ${fmt(parts.losslessMs)} ms, JSON.stringify alone ${fmt(parts.serializeMs)} ms`,
   );
-  return { subject: s, baseline: f, checks: c, ...parts };
+  return { ...figures, ...parts };
 }
 
 /**
@@ -122,22 +124,14 @@ export async function withChecks(
  * this store's checks can reach over this floor, whatever its storage.
  */
 export function checkFacts(figures: AppendFigures): Record<string, number> {
-  const bound = figures.checks.map((c, i) => {
-    const f = figures.baseline[i] as number;
-    return (f + c) / f;
-  });
-  const beyond = figures.checks.map((c, i) => {
-    const f = figures.baseline[i] as number;
-    return (f + c - figures.serializeMs) / f;
-  });
   const floor = median(figures.baseline);
   /** (floor + `ms`) / floor, to two decimals. */
   const over = (ms: number) => Math.round(((floor + ms) / floor) * 100) / 100;
   return {
     checksMs: Math.round(median(figures.checks)),
-    floorPlusChecks: Math.round(median(bound) * 100) / 100,
+    floorPlusChecks: floorPlusChecks(figures),
     serializeMs: Math.round(figures.serializeMs),
-    floorPlusChecksBeyondSerializing: Math.round(median(beyond) * 100) / 100,
+    floorPlusChecksBeyondSerializing: floorPlusChecks(figures, figures.serializeMs),
     schemaMs: Math.round(figures.schemaMs),
     losslessMs: Math.round(figures.losslessMs),
     // The least any store that validates and checks losslessness can reach over this floor.

@@ -170,6 +170,45 @@ export async function alternate(
   return { subject: s, baseline: f };
 }
 
+/** A subject's figures, its floor's and those of its checks alone, round by round. */
+export interface FiguresWithChecks {
+  readonly subject: number[];
+  readonly baseline: number[];
+  readonly checks: number[];
+}
+
+/**
+ * {@link rotate} for a subject, its floor and a third contender, the subject's checks alone,
+ * reporting each round through `progress` under `label`.
+ */
+export async function alternateWithChecks(
+  rounds: number,
+  label: string,
+  subject: Measure,
+  floor: Measure,
+  checks: Measure,
+  progress: (message: string) => void,
+): Promise<FiguresWithChecks> {
+  const [s = [], f = [], c = []] = await rotate(rounds, [subject, floor, checks], (r, figures) =>
+    progress(
+      `${label} round ${r + 1}: store ${fmt(figures[0] as number)} ms, raw ${fmt(figures[1] as number)} ms, checks alone ${fmt(figures[2] as number)} ms`,
+    ),
+  );
+  return { subject: s, baseline: f, checks: c };
+}
+
+/**
+ * The median over rounds of (floor + checks − `less`) / floor, to two decimals: the ratio of a
+ * subject whose only cost over the floor were its checks (less `less` ms of them).
+ */
+export function floorPlusChecks(figures: FiguresWithChecks, less = 0): number {
+  const ratios = figures.checks.map((c, i) => {
+    const f = figures.baseline[i] as number;
+    return (f + c - less) / f;
+  });
+  return Math.round(median(ratios) * 100) / 100;
+}
+
 /**
  * Builds a row from the rounds' figures. With `ratioOf: "absolute"` the subject's figures are held
  * to the target as they are, and `baseline` (a floor for context, or empty) is not divided by.

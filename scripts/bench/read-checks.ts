@@ -1,6 +1,13 @@
 // The load and resume benchmarks' third contender: a reader's checks on events it has parsed, without storage, so a row shows how much of the subject is checks and how much is reading.
 import { type SessionEvent, type SessionHeader, SessionLog } from "../../src/index.js";
-import { fmt, type Measure, median, rotate, settle, timed } from "./harness.js";
+import {
+  type FiguresWithChecks,
+  floorPlusChecks,
+  type Measure,
+  median,
+  settle,
+  timed,
+} from "./harness.js";
 
 /**
  * How many events the store checks at a time on a full read (its read page). Checking the same
@@ -78,45 +85,14 @@ export function resumeLines(events: readonly SessionEvent[]): {
   return { lines, turnEnd: JSON.stringify(events[last]) };
 }
 
-/** The figures of a read's subject, its floor and its checks alone, measured in rotation. */
-export interface ReadFigures {
-  readonly subject: number[];
-  readonly baseline: number[];
-  readonly checks: number[];
-}
-
-/**
- * Measures a read row's subject and floor with its checks alone as a third contender, in
- * rotation, reporting each round through `progress`.
- */
-export async function withReadChecks(
-  rounds: number,
-  label: string,
-  subject: Measure,
-  floor: Measure,
-  checks: Measure,
-  progress: (message: string) => void,
-): Promise<ReadFigures> {
-  const [s = [], f = [], c = []] = await rotate(rounds, [subject, floor, checks], (r, figures) =>
-    progress(
-      `${label} round ${r + 1}: store ${fmt(figures[0] as number)} ms, raw ${fmt(figures[1] as number)} ms, checks alone ${fmt(figures[2] as number)} ms`,
-    ),
-  );
-  return { subject: s, baseline: f, checks: c };
-}
-
 /**
  * The facts a read row carries about its checks: their median time and the median over rounds of
  * (floor + checks) / floor — the ratio of a reader whose only cost over the floor were these
  * checks, whatever its storage.
  */
-export function readCheckFacts(figures: ReadFigures): Record<string, number> {
-  const bound = figures.checks.map((c, i) => {
-    const f = figures.baseline[i] as number;
-    return (f + c) / f;
-  });
+export function readCheckFacts(figures: FiguresWithChecks): Record<string, number> {
   return {
     readChecksMs: Math.round(median(figures.checks) * 10) / 10,
-    floorPlusReadChecks: Math.round(median(bound) * 100) / 100,
+    floorPlusReadChecks: floorPlusChecks(figures),
   };
 }
