@@ -167,4 +167,11 @@ export abstract class RpcClientMethods {
   ): Promise<RpcMethods["session/record"]["result"]> {
     return this.request("session/record", params);
   }
+
+  /** Opens a session for writing: takes its writer lock, repairs a turn a dead writer left open, and answers nextSeq, the turn still open and whether it repaired. */
+  sessionOpen(
+    params: RpcMethods["session/open"]["params"],
+  ): Promise<RpcMethods["session/open"]["result"]> {
+    return this.request("session/open", params);
+  }
 }

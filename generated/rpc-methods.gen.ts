@@ -47,6 +47,8 @@ import type {
   SessionSearchResult,
   SessionRecordParams,
   SessionRecordResult,
+  SessionOpenParams,
+  SessionOpenResult,
   SessionEventsParams,
   SessionUpdateParams,
 } from "./types.gen.js";
@@ -96,6 +98,8 @@ import {
   validateSessionSearchResult,
   validateSessionRecordParams,
   validateSessionRecordResult,
+  validateSessionOpenParams,
+  validateSessionOpenResult,
   validateSessionEventsParams,
   validateSessionUpdateParams,
 } from "./validators.gen.js";
@@ -372,6 +376,20 @@ export interface RpcMethods {
       | "STORAGE_UNAVAILABLE"
       | "STORAGE_REFUSED"
       | "RECORD_REFUSED"
+      | "INTERNAL";
+  };
+  /** Opens a session for writing: takes its writer lock, repairs a turn a dead writer left open, and answers nextSeq, the turn still open and whether it repaired. */
+  readonly "session/open": {
+    readonly params: SessionOpenParams;
+    readonly result: SessionOpenResult;
+    readonly errors:
+      | "INVALID_PARAMS"
+      | "SESSION_NOT_FOUND"
+      | "FORMAT_UNSUPPORTED"
+      | "CORRUPT_LOG"
+      | "SESSION_BUSY"
+      | "STORAGE_UNAVAILABLE"
+      | "STORAGE_REFUSED"
       | "INTERNAL";
   };
 }
@@ -759,6 +777,24 @@ export const RPC_METHODS = {
     orderingKey: "sessionId",
     summary: "Records ops of a turn (turn and step starts, chunks, tool results, ends) as one durable batch, numbering seqs, turns and steps and assembling the assistant/message.",
   },
+  "session/open": {
+    method: "session/open",
+    clientName: "sessionOpen",
+    validateParams: validateSessionOpenParams,
+    validateResult: validateSessionOpenResult,
+    errors: [
+      "INVALID_PARAMS",
+      "SESSION_NOT_FOUND",
+      "FORMAT_UNSUPPORTED",
+      "CORRUPT_LOG",
+      "SESSION_BUSY",
+      "STORAGE_UNAVAILABLE",
+      "STORAGE_REFUSED",
+      "INTERNAL",
+    ],
+    orderingKey: "sessionId",
+    summary: "Opens a session for writing: takes its writer lock, repairs a turn a dead writer left open, and answers nextSeq, the turn still open and whether it repaired.",
+  },
 } as const satisfies { readonly [M in RpcMethodName]: RpcMethodSpec<M> };
 
 /**
@@ -809,6 +845,7 @@ export const RPC_METHOD_NAMES = [
   "session/set_title",
   "session/search",
   "session/record",
+  "session/open",
 ] as const satisfies readonly RpcMethodName[];
 
 /** Whether `name` is a method of the table (own keys only, so `constructor` is not). */
@@ -843,6 +880,7 @@ export const RPC_METHOD = {
   sessionSetTitle: "session/set_title",
   sessionSearch: "session/search",
   sessionRecord: "session/record",
+  sessionOpen: "session/open",
 } as const satisfies { readonly [clientName: string]: RpcMethodName };
 
 /** Every notification the server sends: its params type. */

@@ -1355,7 +1355,7 @@ export interface SessionScript {
 export interface SessionAppendParams {
   readonly sessionId: SessionId;
   /**
-   * Full envelopes; the first seq must be the session's next seq (else SEQ_CONFLICT with expectedSeq). Only the envelope is checked here: the log checks each event and reports INVALID_EVENT (instancePath under /events/<i>, every problem of the batch in data.problems) or FORMAT_UNSUPPORTED for an unknown type. An empty batch changes nothing and answers the current nextSeq (it does not store a session created without events).
+   * Full envelopes; the first seq must be the session's next seq (else SEQ_CONFLICT with expectedSeq). Only the envelope is checked here: the log checks each event and reports INVALID_EVENT (instancePath under /events/<i>, every problem of the batch in data.problems) or FORMAT_UNSUPPORTED for an unknown type. An empty batch stores no event of its own: it opens the session for writing as session/open does (takes the writer lock, and stores the repair of a turn a dead writer left open) and answers the nextSeq after that; use session/open to learn whether it repaired. It does not store a session created without events.
    */
   readonly events: readonly {}[];
   readonly _meta?: AcpMeta;
@@ -1697,6 +1697,30 @@ export interface SessionNewParams {
  */
 export interface SessionNewResult {
   readonly sessionId: SessionId;
+}
+/**
+ * Opens a session for writing: the server takes its writer lock (kept while the server keeps the session open for writing, like an append's), reads what other processes stored, and repairs a log that ends inside a turn a dead writer left open (the closers are stored) or in a torn tail. A turn this server left open itself when it let go of the lock (an idle session, a tool still running) goes on, unless another process wrote the log in between. Call it before the first append of a session another process may have written, to learn the seq to append at. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: The session to open for writing.
+ */
+export interface SessionOpenParams {
+  readonly sessionId: SessionId;
+  readonly _meta?: AcpMeta;
+}
+/**
+ * Sent once the session is held for writing and any repair is durable.
+ */
+export interface SessionOpenResult {
+  /**
+   * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
+   */
+  readonly nextSeq: number;
+  /**
+   * Turn number: starts at 1 and increases by 1 across the whole log (a fork child continues its parent's numbering).
+   */
+  readonly openTurn?: number;
+  /**
+   * True when this open stored a repair: the interrupted closers of a turn left open (a synthetic tool/result per unanswered tool call, step/end, turn/end with reason interrupted), or the cut of a torn tail. False when the log was balanced, the turn was this server's own, or the server already held the session for writing.
+   */
+  readonly repaired: boolean;
 }
 /**
  * Reads a session's header and a page of its events. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: The session to read.

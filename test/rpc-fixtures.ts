@@ -421,6 +421,9 @@ export async function everyMethodScenario(client: SeedlineClient, prefix: string
     finished: true,
     pendingToolCalls: [{ callId: "c1", name: "ls", arguments: "{}" }],
   });
+  // Held for writing by this server, its turn open: nothing to repair.
+  const reopened = check("session/open", await client.sessionOpen({ sessionId: recordedId }));
+  expect(reopened).toEqual({ nextSeq: 7, openTurn: 1, repaired: false });
   const closed = check(
     "session/record",
     await client.sessionRecord({

@@ -47,6 +47,7 @@ const SPEC_METHODS: readonly [method: string, params: string, result: string][] 
   ["session/set_title", "SessionSetTitleParams", "SessionSetTitleResult"],
   ["session/search", "SessionSearchParams", "SessionSearchResult"],
   ["session/record", "SessionRecordParams", "SessionRecordResult"],
+  ["session/open", "SessionOpenParams", "SessionOpenResult"],
 ];
 
 /** rpc.md's error table, written out literally: the independent check of the fixed numbers. */

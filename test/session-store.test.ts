@@ -486,6 +486,49 @@ describe("openForWriting: crash repair", () => {
     ).toEqual(["x", "y"]);
   });
 
+  it("answers whether it repaired: a dead writer's turn once, then nothing", async () => {
+    const backend = new MemoryBackend();
+    await backend.create(header, serializeEvents(crashedEvents()));
+    const opened = await storeOver(backend).open("crashed");
+    expect(opened.repaired).toBe(true);
+    expect(opened.session.nextSeq).toBe(17);
+    expect(opened.session.openTurn).toBeUndefined();
+    const store = storeOver(backend);
+    expect((await store.open("crashed")).repaired).toBe(false);
+    // Held already: nothing to repair.
+    expect((await store.open("crashed")).repaired).toBe(false);
+  });
+
+  it("goes on with a turn it was writing when it unloaded the session", async () => {
+    // Seen failing before the fix: the append after unload was SEQ_CONFLICT ("expected the batch
+    // to start at seq 10 … got 9"), the turn closed as interrupted when the lock was taken again.
+    const store = storeOver();
+    await store.create({ id: "mine", seed: simpleTurn(0, 1) });
+    const turn = simpleTurn(7, 2);
+    expect(await store.append("mine", turn.slice(0, 2))).toBe(9);
+    await store.unload("mine");
+    expect((await store.load("mine")).openTurn).toBe(2);
+    expect(await store.append("mine", turn.slice(2))).toBe(14);
+    expect((await store.readEvents("mine")).slice(7)).toEqual(turn);
+  });
+
+  it("closes a turn it unloaded when another store wrote the log in between", async () => {
+    const backend = new MemoryBackend();
+    const store = storeOver(backend);
+    await store.create({ id: "shared", seed: simpleTurn(0, 1) });
+    await store.append("shared", simpleTurn(7, 2).slice(0, 2));
+    await store.unload("shared");
+    // The other store closes turn 2 as a dead writer's, then leaves turn 3 open.
+    const other = storeOver(backend);
+    expect((await other.open("shared")).repaired).toBe(true);
+    await other.append("shared", simpleTurn(10, 3).slice(0, 2));
+    await other.close();
+    const opened = await store.open("shared");
+    expect(opened.repaired).toBe(true);
+    const types = (await store.readEvents("shared")).slice(9).map((e) => e.type);
+    expect(types).toEqual(["turn/end", "turn/start", "user/message", "turn/end"]);
+  });
+
   it("leaves a balanced stored log as it is", async () => {
     const backend = new MemoryBackend();
     await backend.create(header, serializeEvents(balancedLog(2)));
@@ -805,5 +848,19 @@ describe("titles and id prefixes", () => {
     ) as { candidates: string[]; count: number };
     expect(details.candidates).toHaveLength(10);
     expect(details.count).toBe(12);
+  });
+});
+
+describe("unload: the open turns a store remembers", () => {
+  it("forgets the turn it let go of longest ago past 10,000, which is closed when written again", async () => {
+    const store = storeOver();
+    const open = simpleTurn(0, 1).slice(0, 2);
+    for (let i = 0; i <= 10_000; i++) {
+      await store.create({ id: `s${i}`, seed: open });
+      await store.unload(`s${i}`);
+    }
+    expect((await store.open("s0")).repaired).toBe(true);
+    expect((await store.open("s1")).repaired).toBe(false);
+    expect((await store.open("s10000")).repaired).toBe(false);
   });
 });

@@ -106,6 +106,16 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       return { nextSeq };
     },
 
+    [RPC_METHOD.sessionOpen]: async (params) => {
+      const { session, repaired } = await store.open(params.sessionId);
+      const openTurn = session.openTurn;
+      return {
+        nextSeq: session.nextSeq,
+        ...(openTurn === undefined ? {} : { openTurn }),
+        repaired,
+      };
+    },
+
     [RPC_METHOD.sessionFork]: async (params) => {
       const header = await store.fork(params.sessionId, {
         boundary: params.boundary,

@@ -13,7 +13,8 @@ const SESSION_MEMBER = "sessionId";
  * {@link touch}) and, for sessions a request loaded indirectly (a fork child, a replay tree),
  * from when a sweep first sees it. Every `idleMs / 2` a sweep unloads the sessions unused for
  * `idleMs` or more, each through the request queue of its id, so an unload never overlaps a
- * request on that session and a session with requests queued is left alone.
+ * request on that session and a session with requests queued is left alone. A turn a client has
+ * open (a tool still running) goes on after the unload: the store remembers it as its own.
  */
 export class IdleSessions {
   readonly #store: SessionStore;

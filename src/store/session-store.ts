@@ -99,6 +99,16 @@ export interface SessionStoreOptions {
 /** How many writer locks a store holds at once unless told otherwise. */
 export const DEFAULT_MAX_WRITER_LOCKS = 256;
 
+/** A session {@link SessionStore.open} opened for writing, and whether the open repaired it. */
+export interface OpenedSession {
+  readonly session: Session;
+  /**
+   * Whether this open stored a repair: the closers of a turn left open by a writer that died (or
+   * let go, when another process wrote the log since), or the cut of a torn tail.
+   */
+  readonly repaired: boolean;
+}
+
 /** How `append` takes its batch. */
 export interface AppendOptions {
   /**
@@ -126,13 +136,25 @@ interface LiveState {
    * only reads (a cached view, brought up to date from the store before every read).
    */
   release: ReleaseLock | undefined;
-  /**
-   * The log's length when this store let go of its lock while it kept writing it (past the most
-   * locks held, or after a store failure): a turn it left open is its own, still going on, unless
-   * another process wrote the log meanwhile.
-   */
-  letGoAt?: number | undefined;
 }
+
+/**
+ * Where a log stood when this store let go of its writer lock with a turn open (past the most locks
+ * held, after a store failure, or unloading it): the turn is its own, still going on, as long as
+ * the stored log is this one (same header) and still ends there — another process that wrote it
+ * meanwhile (its repair, to begin with) moved the end.
+ */
+interface LetGo {
+  readonly header: SessionHeader;
+  readonly length: number;
+}
+
+/**
+ * The most open turns a store remembers it let go of (see {@link LetGo}): past it, the turn let go
+ * of longest ago is forgotten, and closed as interrupted when the session is written again. Each
+ * costs its id and header (a few hundred bytes).
+ */
+const MAX_LET_GO_TURNS = 10_000;
 
 /** How many events the store reads at a time when it streams a log (opening, rebuilding state). */
 const STREAM_PAGE = 4096;
@@ -246,6 +268,8 @@ export class SessionStore {
   readonly #reserved = new Set<string>();
   /** The ids whose writer lock this store holds, least recently written first. */
   readonly #locked = new Map<string, true>();
+  /** Open turns this store let go of the lock of, by id, longest ago first (see {@link LetGo}). */
+  readonly #letGoTurns = new Map<string, LetGo>();
   readonly #maxWriterLocks: number;
   /** Logs appended to whose older messages are to be deflated (see {@link #packLater}). */
   readonly #toPack = new Set<SessionLog>();
@@ -367,12 +391,23 @@ export class SessionStore {
   /**
    * Opens a session for writing: takes its writer lock (kept until the session is unloaded,
    * deleted or the store closes), reads what other processes stored before letting go, and
-   * repairs a log that ends inside a turn or in a torn tail (the closers are stored). Appending
-   * does this by itself; call it to learn the repaired next seq first.
+   * repairs a log that ends inside a turn or in a torn tail (the closers are stored) — unless the
+   * turn is one this store let go of and no other process wrote the log since: that turn goes on.
+   * Appending does this by itself; call it to learn the repaired next seq first. {@link open} does
+   * the same and also tells whether it repaired.
    * @throws StorageError SESSION_NOT_FOUND, SESSION_BUSY (another live process writes it),
    *   FORMAT_UNSUPPORTED, CORRUPT_LOG.
    */
   async openForWriting(id: string): Promise<Session> {
+    return (await this.open(id)).session;
+  }
+
+  /**
+   * {@link openForWriting}, answering also whether this open stored a repair (`session/open` over
+   * RPC). Opening a session this store already holds for writing repairs nothing.
+   * @throws StorageError as {@link openForWriting} does.
+   */
+  async open(id: string): Promise<OpenedSession> {
     checkSessionId(id, "/sessionId");
     return this.#serial(id, () => this.#writable(id));
   }
@@ -419,7 +454,7 @@ export class SessionStore {
     const batch = TakenBatch.take(events, options.parsed === true ? "parsed" : "copy");
     return this.#serial(id, async () => {
       for (let attempt = 1; ; attempt++) {
-        const session = await this.#writable(id);
+        const { session } = await this.#writable(id);
         if (typeof target !== "string" && session !== target) throw notLive(id);
         const state = this.#requireState(session);
         // A retry (a batch starting before the end) is compared with the stored events it repeats.
@@ -434,7 +469,7 @@ export class SessionStore {
             await this.backend.append(id, prepared.fromSeq, prepared.serialized);
           } catch (error) {
             if (error instanceof StorageError && error.code === "STORAGE_UNAVAILABLE") {
-              this.#letGo(state);
+              this.#letGo(id, state);
             } else if (
               attempt === 1 &&
               error instanceof StorageError &&
@@ -803,6 +838,7 @@ export class SessionStore {
       // fast path) must not outlive the stored session, e.g. for a watch told of the delete.
       this.#live.delete(id);
       this.#locked.delete(id);
+      this.#letGoTurns.delete(id);
       try {
         if (!(await this.backend.delete(id))) throw sessionNotFound(id);
       } finally {
@@ -811,9 +847,14 @@ export class SessionStore {
     });
   }
 
-  /** Forgets a live session and releases its writer lock; its `Session` objects become stale. */
+  /**
+   * Forgets a live session and releases its writer lock; its `Session` objects become stale. A
+   * turn this store was writing goes on: the next write takes the lock again and does not close
+   * it, unless another process wrote the log in between (then it is closed as interrupted, as a
+   * dead writer's turn is).
+   */
   async unload(id: string): Promise<void> {
-    await this.#serial(id, () => this.#unregister(id));
+    await this.#serial(id, () => this.#unregister(id, true));
   }
 
   /** The ids of the sessions this store holds live. */
@@ -824,6 +865,7 @@ export class SessionStore {
   /** Releases every lock and closes the backend. */
   async close(): Promise<void> {
     for (const id of [...this.#live.keys()]) await this.unload(id);
+    this.#letGoTurns.clear();
     await this.backend.close();
   }
 
@@ -933,6 +975,7 @@ export class SessionStore {
       next = undefined;
       if (stored === undefined) {
         if (live !== undefined) await this.#unregister(id);
+        this.#letGoTurns.delete(id);
         return undefined;
       }
       if (
@@ -999,18 +1042,19 @@ export class SessionStore {
    * The session, held for writing: the lock is taken first when this process does not hold it —
    * a log read before it could miss a batch another process appends (and acknowledges) before
    * letting go, and repairing that stale read would cut it — then the log is brought up to date
-   * and an interrupted turn or torn tail is repaired. Runs inside the id's queue.
+   * and an interrupted turn (not one of this store's own, see {@link LetGo}) or torn tail is
+   * repaired. Runs inside the id's queue.
    */
-  async #writable(id: string): Promise<Session> {
+  async #writable(id: string): Promise<OpenedSession> {
     const live = this.#live.get(id);
     const held = live === undefined ? undefined : this.#state.get(live);
     if (live !== undefined && held?.release !== undefined) {
       if (!this.#lost(id)) {
         this.#written(id);
-        return live;
+        return { session: live, repaired: false };
       }
       // The lock went with its connection: taken again below, and the log read again.
-      this.#letGo(held);
+      this.#letGo(id, held);
     }
     const release = await this.backend.lock(id);
     try {
@@ -1018,19 +1062,24 @@ export class SessionStore {
       if (current === undefined) throw sessionNotFound(id);
       const state = this.#requireState(current.session);
       const log = state.log;
-      // A turn this store left open when it let go of the lock is its own, going on: closed only
-      // when another process wrote the log meanwhile (as a log whose writer died is).
-      const own = state.letGoAt !== undefined && state.letGoAt === log.length;
-      state.letGoAt = undefined;
+      // A turn this store left open when it let go of the lock (unloaded too) is its own, going
+      // on: closed only when another process wrote the log meanwhile (as a log whose writer died is).
+      const letGo = this.#letGoTurns.get(id);
+      this.#letGoTurns.delete(id);
+      const own =
+        letGo !== undefined &&
+        letGo.length === log.length &&
+        isDeepStrictEqual(letGo.header, log.header);
       const closers = own ? [] : closersFor(log.stateCopy(), log.lastTime ?? 0);
-      if (closers.length > 0 || current.tornTail) {
+      const repaired = closers.length > 0 || current.tornTail;
+      if (repaired) {
         const prepared = log.prepare(closers, "parsed");
         await this.backend.repair(id, log.length, prepared.serialized);
         log.commit(prepared);
       }
       state.release = release;
       this.#written(id);
-      return current.session;
+      return { session: current.session, repaired };
     } catch (error) {
       await release();
       throw error;
@@ -1053,7 +1102,7 @@ export class SessionStore {
       if (state?.release === undefined || this.#locked.has(oldest)) return;
       const release = state.release;
       state.release = undefined;
-      state.letGoAt = state.log.length;
+      this.#noteLetGo(oldest, state.log);
       await release();
     }).catch(() => {});
   }
@@ -1078,23 +1127,43 @@ export class SessionStore {
    * and the next write takes the lock again and reads the store first, like a session opened
    * anew — another process may have written it meanwhile.
    */
-  #letGo(state: LiveState): void {
+  #letGo(id: string, state: LiveState): void {
     const release = state.release;
     state.release = undefined;
-    state.letGoAt = state.log.length;
+    this.#noteLetGo(id, state.log);
     // Not waited for: with the store unreachable the release itself waits out a timeout, and the
     // caller should hear the failure now. The backend's lock operations run in order, so a later
     // take of the lock follows this release.
     release?.().catch(() => {});
   }
 
-  async #unregister(id: string): Promise<void> {
+  /**
+   * Remembers where `log` (of `id`) stood as this store lets go of its writer lock: a turn it
+   * leaves open goes on when it takes the lock again (see {@link LetGo}). The oldest past
+   * {@link MAX_LET_GO_TURNS} is forgotten.
+   */
+  #noteLetGo(id: string, log: SessionLog): void {
+    this.#letGoTurns.delete(id);
+    if (log.openTurn === undefined) return;
+    this.#letGoTurns.set(id, { header: log.header, length: log.length });
+    if (this.#letGoTurns.size > MAX_LET_GO_TURNS) {
+      this.#letGoTurns.delete(this.#letGoTurns.keys().next().value as string);
+    }
+  }
+
+  /**
+   * Forgets a live session and lets go of its writer lock; with `keepTurn`, a turn it was writing
+   * is remembered as its own (see {@link #noteLetGo}).
+   */
+  async #unregister(id: string, keepTurn = false): Promise<void> {
     const live = this.#live.get(id);
     if (live === undefined) return;
     this.#live.delete(id);
     this.#locked.delete(id);
     this.#forgetText(id);
-    await this.#state.get(live)?.release?.();
+    const state = this.#state.get(live);
+    if (keepTurn && state?.release !== undefined) this.#noteLetGo(id, state.log);
+    await state?.release?.();
   }
 
   async #assertFree(id: string): Promise<void> {
