@@ -167,6 +167,8 @@ describe("session/open on the built server", () => {
     const writer = spawnedClient(store.url, "ndjson").client;
     await writer.sessionCreate({ sessionId: "agent", cwd: "/w" });
     const asked = await writer.sessionRecord({ sessionId: "agent", ops: TOOL_CALL_ASKED });
+    await writer.sessionCreate({ sessionId: "second", cwd: "/w" });
+    await writer.sessionRecord({ sessionId: "second", ops: TOOL_CALL_ASKED });
     writer.process?.kill("SIGKILL");
     expect((await writer.exited)?.signal).toBe("SIGKILL");
 
@@ -185,6 +187,15 @@ describe("session/open on the built server", () => {
       repaired: false,
     });
     await expectCode(client.sessionOpen({ sessionId: "nobody" }), "SESSION_NOT_FOUND");
+    // An empty append opens a session the same way: the repair is stored, no event of its own.
+    expect(await client.sessionAppend({ sessionId: "second", events: [] })).toEqual({
+      nextSeq: asked.nextSeq + 3,
+    });
+    expect(interrupted(await allEvents(client, "second"))).toHaveLength(2);
+    expect(await client.sessionOpen({ sessionId: "second" })).toEqual({
+      nextSeq: asked.nextSeq + 3,
+      repaired: false,
+    });
     await client.close();
   });
 
