@@ -35,6 +35,7 @@ import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js
 import { refusedOr } from "../storage-refusal.js";
 import { ActivityCache } from "./activity-cache.js";
 import { ChangeWatch, type WatchFolder, type WatchMode } from "./change-watch.js";
+import { DerivedTitles } from "./derived-titles.js";
 import {
   copyRange,
   type Durability,
@@ -42,7 +43,6 @@ import {
   type FileOps,
   NODE_FILE_OPS,
 } from "./durable-file.js";
-import { DerivedTitles } from "./derived-titles.js";
 import { LineEncoder } from "./event-lines.js";
 import {
   collectMarker,
@@ -68,11 +68,7 @@ import { budgetShares, DEFAULT_CACHE_BYTES } from "./memory-budget.js";
 import { seekEventLine } from "./seek-line.js";
 import { scanSettled } from "./settled-scan.js";
 import { RETAINED_STATES, StateCache } from "./state-cache.js";
-import {
-  readExplicitTitle,
-  removeTitleFile,
-  writeExplicitTitle,
-} from "./title-files.js";
+import { readExplicitTitle, removeTitleFile, writeExplicitTitle } from "./title-files.js";
 
 /** How a JSONL backend writes. */
 export interface JsonlBackendOptions {
