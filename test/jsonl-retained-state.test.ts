@@ -35,6 +35,8 @@ function header(id: string): SessionHeader {
 
 const SESSIONS = 2000;
 
+// These count the states kept, of two-turn logs: how many bytes they keep (a state grows with its
+// log's turns) is bounded by the memory budget, tested in jsonl-memory-budget.test.ts.
 describe("per-session memory of the JSONL backend", () => {
   // Before the fix the backend kept a file state (with its turn-marker index) for every session
   // it had written or read: with a `retainedSessions` getter counting those added to the old

@@ -1,18 +1,44 @@
 // What listing in activity order learnt of each JSONL log's last event, kept while the file stays as it was.
 import { statSync } from "node:fs";
 import type { ListedSession } from "../backend.js";
+import { BudgetedLru, stringBytes } from "./memory-budget.js";
 
-/** How many files' last events are kept before the cache starts over. */
-const MAX_ENTRIES = 1_000_000;
+/** The heap of an entry besides its strings: the entry, the listed session and its header. */
+const ENTRY_BYTES = 320;
+
+interface Entry {
+  readonly key: string;
+  readonly listed: ListedSession;
+}
+
+/** The estimated heap of what is kept of the file at `path`. */
+function entryBytes(entry: Entry, path: string): number {
+  const { header, title } = entry.listed;
+  return (
+    ENTRY_BYTES +
+    stringBytes(path) +
+    stringBytes(entry.key) +
+    stringBytes(title) +
+    stringBytes(header.id) +
+    stringBytes(header.cwd) +
+    stringBytes(header.parentSession)
+  );
+}
 
 /**
  * The listing index orders by creation only, so activity order needs every matching log's last
  * event. Reading it costs an open and two reads per file; this keeps what was read, keyed by the
  * file's identity, size and modification time, so a later listing pays one `stat` per unchanged
  * file. An append (by any process) changes size and time; a replaced file changes its identity.
+ * At most `budget` bytes (estimated) are kept, the files listed least recently dropped first: a
+ * dropped entry is read again from its file by the next listing that needs it.
  */
 export class ActivityCache {
-  readonly #entries = new Map<string, { readonly key: string; readonly listed: ListedSession }>();
+  readonly #entries: BudgetedLru<string, Entry>;
+
+  constructor(budget: number) {
+    this.#entries = new BudgetedLru(budget, entryBytes);
+  }
 
   /** The stamp of the file at `path` now, or undefined when it is gone. */
   stamp(path: string): string | undefined {
@@ -28,7 +54,11 @@ export class ActivityCache {
 
   /** Keeps what was read of the file at `path`, stamped `key` just before the read. */
   set(path: string, key: string, listed: ListedSession): void {
-    if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();
     this.#entries.set(path, { key, listed });
+  }
+
+  /** The estimated heap of what is kept. */
+  get bytes(): number {
+    return this.#entries.bytes;
   }
 }

@@ -35,6 +35,7 @@ import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js
 import { refusedOr } from "../storage-refusal.js";
 import { ActivityCache } from "./activity-cache.js";
 import { ChangeWatch, type WatchFolder, type WatchMode } from "./change-watch.js";
+import { DerivedTitles } from "./derived-titles.js";
 import {
   copyRange,
   type Durability,
@@ -63,18 +64,11 @@ import { ListIndex } from "./list-index.js";
 import { IndexFile } from "./list-index-file.js";
 import { listLogs } from "./listing.js";
 import type { LogScan, ResumePoint } from "./log-reader.js";
+import { budgetShares, DEFAULT_CACHE_BYTES } from "./memory-budget.js";
 import { seekEventLine } from "./seek-line.js";
 import { scanSettled } from "./settled-scan.js";
 import { RETAINED_STATES, StateCache } from "./state-cache.js";
-import {
-  readDerivedTitle,
-  readExplicitTitle,
-  removeTitleFile,
-  writeExplicitTitle,
-} from "./title-files.js";
-
-/** How many derived titles a backend keeps before it starts over (each is one short string). */
-const MAX_DERIVED_TITLES = 100_000;
+import { readExplicitTitle, removeTitleFile, writeExplicitTitle } from "./title-files.js";
 
 /** How a JSONL backend writes. */
 export interface JsonlBackendOptions {
@@ -101,6 +95,12 @@ export interface JsonlBackendOptions {
    * so tests can see one dropped.
    */
   readonly retainedStates?: number;
+  /**
+   * The most memory, in estimated bytes, kept of what was read of logs between calls, however many
+   * sessions are touched (default 32 MiB; see {@link budgetShares}); a dropped entry is read again.
+   * @throws StorageError INVALID_PARAMS (from the constructor) unless an integer >= 1.
+   */
+  readonly cacheBytes?: number;
 }
 
 /** The default of {@link JsonlBackendOptions.pollIntervalMs}. */
@@ -147,7 +147,7 @@ const COPY_BYTES = 1 << 20;
  * never take it. Subscribers hear of this instance's writes once they are durable, and of other
  * processes' writes through one watch of the sessions folder (see {@link ChangeWatch}). What it
  * knows of a log's file goes when the store unloads a session it writes (the writer lock is
- * released); of logs it only reads it keeps a bounded number ({@link StateCache}).
+ * released); of logs it only reads it keeps what fits its memory budget ({@link StateCache}).
  * A full disk, a refused permission or a read-only file system fails any operation with
  * StorageRefusedError STORAGE_REFUSED (location: the log, lock file or folder concerned); a
  * write it failed is cut back, so the log is left as acknowledged and the same write can be
@@ -178,9 +178,8 @@ export class JsonlBackend implements SessionBackend {
   readonly #watch: ChangeWatch;
   /** What listing knows of every log; see {@link ListIndex}. */
   readonly #index: ListIndex;
-  readonly #activity = new ActivityCache();
-  /** Derived titles found so far, by id (with the createdAt of the session they belong to). */
-  readonly #derived = new Map<string, { readonly createdAt: number; readonly title: string }>();
+  readonly #activity: ActivityCache;
+  readonly #derived: DerivedTitles;
   #dirReady: Promise<void> | undefined;
   #closed = false;
 
@@ -194,7 +193,10 @@ export class JsonlBackend implements SessionBackend {
     this.#locks = new LockFiles(this.sessionsDir);
     this.#chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     this.#copyBytes = options.chunkBytes ?? COPY_BYTES;
-    this.#states = new StateCache(options.retainedStates ?? RETAINED_STATES);
+    const shares = budgetShares(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
+    this.#states = new StateCache(options.retainedStates ?? RETAINED_STATES, shares.states);
+    this.#activity = new ActivityCache(shares.activity);
+    this.#derived = new DerivedTitles(shares.titles);
     this.#index = new ListIndex(this.sessionsDir, new IndexFile(root, this.#files.mode));
     this.#watch = new ChangeWatch(
       this.sessionsDir,
@@ -223,6 +225,11 @@ export class JsonlBackend implements SessionBackend {
    */
   get retainedSessions(): number {
     return new Set([...this.#states.ids(), ...this.#held.keys()]).size;
+  }
+
+  /** @internal The estimated heap of what the caches keep (see {@link JsonlBackendOptions.cacheBytes}). */
+  get cachedBytes(): number {
+    return this.#states.bytes + this.#activity.bytes + this.#derived.bytes;
   }
 
   /**
@@ -803,21 +810,9 @@ export class JsonlBackend implements SessionBackend {
     );
   }
 
-  /**
-   * The derived title, read from the log's first lines once found and then kept (a log's first
-   * user message never changes; a session deleted and created again has another createdAt).
-   */
-  async #derivedOf(header: SessionHeader): Promise<string | undefined> {
-    const known = this.#derived.get(header.id);
-    if (known !== undefined && known.createdAt === header.createdAt) return known.title;
-    const path = this.#where(header.id);
-    if (path === undefined) return undefined;
-    const title = await readDerivedTitle(path);
-    if (title !== undefined) {
-      if (this.#derived.size >= MAX_DERIVED_TITLES) this.#derived.clear();
-      this.#derived.set(header.id, { createdAt: header.createdAt, title });
-    }
-    return title;
+  /** The derived title (see {@link DerivedTitles}). */
+  #derivedOf(header: SessionHeader): Promise<string | undefined> {
+    return this.#derived.of(header, this.#where(header.id));
   }
 
   /** The header of a stored session from its first line; undefined when there is none. */

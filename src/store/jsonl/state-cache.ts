@@ -1,45 +1,65 @@
-// The file states a JSONL backend keeps between reads: at most a fixed number of sessions', least recently used out first.
+// The file states a JSONL backend keeps between reads: within a byte budget and a count, least recently used out first.
 import type { FileState } from "./file-state.js";
+import { BudgetedLru, stringBytes } from "./memory-budget.js";
 
-/** How many sessions' states a backend keeps by default. */
+/** How many sessions' states a backend keeps at most by default (the byte budget usually binds first). */
 export const RETAINED_STATES = 1024;
 
 /**
- * The {@link FileState}s of recently read or written logs by session id, at most `limit` of them;
- * the least recently used is dropped first. A backend is not told when a reader is done with a
- * session (a store unloads a session it only reads without a call), so this bound is what keeps
- * memory from growing with every session ever read. A dropped state costs only speed: the next
- * read or write of that log reads the file.
+ * The heap one turn marker takes, estimated from a heap measured with 4,000 markers a state: an
+ * object of four small members (about 32 bytes) and its slot in the array, with the array's room
+ * to grow (a marker measured 55–60 bytes).
+ */
+export const MARKER_BYTES = 64;
+
+/**
+ * The heap of a state besides its markers and strings: the state and header objects, the array,
+ * the line check's buffer (64 bytes of data and a `Buffer` object).
+ */
+const STATE_BYTES = 640;
+
+/** The estimated heap of `state`: it grows with the log's turns (two markers a turn). */
+export function stateBytes(state: FileState): number {
+  const { header } = state;
+  return (
+    STATE_BYTES +
+    state.markers.length * MARKER_BYTES +
+    stringBytes(state.key) +
+    stringBytes(header.id) +
+    stringBytes(header.cwd) +
+    stringBytes(header.parentSession)
+  );
+}
+
+/**
+ * The {@link FileState}s of recently read or written logs by session id, within `budget` bytes (as
+ * {@link stateBytes} estimates them) and at most `limit` of them; the least recently used is
+ * dropped first. A backend is not told when a reader is done with a session (a store unloads a
+ * session it only reads without a call), so these bounds are what keep memory from growing with
+ * every session ever read: a count alone would not, as a state's turn markers grow with its log.
+ * A dropped state costs only speed: the next read or write of that log reads the file.
  */
 export class StateCache {
-  readonly #limit: number;
-  readonly #states = new Map<string, FileState>();
+  readonly #states: BudgetedLru<string, FileState>;
 
-  constructor(limit: number) {
+  constructor(limit: number, budget: number) {
     if (!Number.isSafeInteger(limit) || limit < 1) {
       throw new RangeError(`expected a state limit of at least 1, got ${limit}`);
     }
-    this.#limit = limit;
+    this.#states = new BudgetedLru(budget, stateBytes, limit);
   }
 
   /** The state of `id`, now the most recently used. */
   get(id: string): FileState | undefined {
-    const state = this.#states.get(id);
-    if (state !== undefined) {
-      this.#states.delete(id);
-      this.#states.set(id, state);
-    }
-    return state;
+    return this.#states.get(id);
   }
 
-  /** Keeps `state` as the most recently used, dropping the least recently used beyond the limit. */
+  /**
+   * Keeps `state` as the most recently used, dropping the least recently used beyond the bounds.
+   * Set again after its markers grow (an append pushes to them), so that its weight follows.
+   */
   set(id: string, state: FileState): void {
-    this.#states.delete(id);
     this.#states.set(id, state);
-    if (this.#states.size > this.#limit) {
-      const oldest = this.#states.keys().next().value as string;
-      this.#states.delete(oldest);
-    }
   }
 
   delete(id: string): void {
@@ -53,5 +73,10 @@ export class StateCache {
   /** The ids whose states are kept. */
   ids(): IterableIterator<string> {
     return this.#states.keys();
+  }
+
+  /** The estimated heap of the states kept. */
+  get bytes(): number {
+    return this.#states.bytes;
   }
 }
