@@ -286,6 +286,7 @@ export {
   type AcpToolPresenter,
   type AcpUpdateMappingRow,
   type AcpUpdateOptions,
+  acpToolCallId,
   acpUpdatesOf,
   defaultToolPresentation,
   toAcpUpdates,
