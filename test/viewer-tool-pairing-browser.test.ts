@@ -52,7 +52,10 @@ async function loadToEnd(page: Page): Promise<void> {
   const more = page.getByTestId("load-more");
   while ((await status.count()) === 0) {
     const before = (await more.count()) === 0 ? "" : await more.textContent();
-    await page.evaluate(() => globalThis.dispatchEvent(new Event("seedline:more")));
+    await page.evaluate(() => {
+      const g = globalThis as unknown as { dispatchEvent(event: Event): boolean };
+      g.dispatchEvent(new Event("seedline:more"));
+    });
     // The next page has landed once the sentinel names a later seq (or the end is drawn).
     await page.waitForFunction((text) => {
       const g = globalThis as unknown as {
