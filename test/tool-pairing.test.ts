@@ -1,5 +1,7 @@
 // A tool result is paired with the pending call of its own step, as the log's tool-pairing rule says, by every reader: view items and the viewer's rows (whole and paged), `show`, the Markdown and HTML exports, ACP updates.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +9,7 @@ import { openStore } from "../src/cli/store.js";
 import { type AcpSessionUpdate, type SessionStore, toAcpUpdates } from "../src/index.js";
 import { type ViewItem, ViewItemBuilder } from "../src/view/view-items.js";
 import { joinPages, rowsOf } from "../src/viewer/app/timeline-model.js";
+import { streamLive } from "../src/viewer/server/live.js";
 import { timelinePage } from "../src/viewer/server/session-views.js";
 import { runCliHere } from "./cli-in-process.js";
 import { ORPHAN_TEXT, pairingLog } from "./tool-pairing-log.js";
@@ -185,5 +188,49 @@ describe("pairing a tool result with its call when every step uses call_1", () =
     expect(ends.map((u) => calls.findIndex((c) => c.toolCallId === u.toolCallId))).toEqual([
       0, 1, 2, -1,
     ]);
+  });
+
+  // Fails without the fix: a live stream opened between turn 2's call and its result sent the
+  // result with no callSeq and no name (its builder knew no call before the stream's start).
+  it("the live stream answers a result whose call landed before the stream began", async () => {
+    const live = pairingLog("pairing-live");
+    const [, , readFile] = live.calls as [unknown, unknown, (typeof live.calls)[0]];
+    // Written up to turn 2's call (its step open), by this store as the writer.
+    await store.create({ id: "pairing-live" });
+    await store.append("pairing-live", live.events.slice(0, readFile.resultSeq));
+    const stop = new AbortController();
+    const server = createServer((_req, res) => {
+      streamLive(store, "pairing-live", readFile.resultSeq, res, stop.signal).catch(
+        (error: unknown) => res.destroy(error as Error),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const response = await fetch(`http://127.0.0.1:${port}/`);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      // The head is written once the watch is set up: only then is the rest appended.
+      while (!text.includes(": seedline live")) {
+        text += decoder.decode((await reader.read()).value ?? new Uint8Array(), { stream: true });
+      }
+      await store.append("pairing-live", live.events.slice(readFile.resultSeq));
+      while (!/event: items\ndata: .*\n\n/.test(text)) {
+        text += decoder.decode((await reader.read()).value ?? new Uint8Array(), { stream: true });
+      }
+      const data = /event: items\ndata: (.*)\n/.exec(text)?.[1] ?? "{}";
+      const items = (JSON.parse(data) as { items: ViewItem[] }).items;
+      expect(items.find((i) => i.kind === "tool-result")).toMatchObject({
+        seq: readFile.resultSeq,
+        callSeq: readFile.callSeq,
+        name: "read_file",
+        text: readFile.output,
+      });
+      await reader.cancel();
+    } finally {
+      stop.abort();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
