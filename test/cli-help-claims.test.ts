@@ -135,6 +135,18 @@ describe("what each command's --help says it does", () => {
     expect(existsSync(path)).toBe(false);
   });
 
+  it("search: --limit takes 1–100 (a usage error past them)", async () => {
+    expect(await help("search")).toContain("--limit N the most sessions to show (1–100; 20)");
+    for (const limit of ["0", "101"]) {
+      const run = await runCliHere(["search", "plants", "--limit", limit, "--store", url]);
+      expect(run.status, limit).toBe(2);
+    }
+    const run = await runCliHere(["search", "plants", "--limit", "100", "--store", url, "--json"]);
+    expect(run.status, run.stderr).toBe(0);
+    const found = JSON.parse(run.stdout) as { results: { sessionId: string }[] };
+    expect(found.results.map((r) => r.sessionId)).toContain("whole");
+  });
+
   it("fork: without --at the whole log is copied", async () => {
     expect(await help("fork")).toContain("Without --at the whole log is copied.");
     const run = await runCliHere(["fork", "whole", "--store", url, "--json"]);
