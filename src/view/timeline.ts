@@ -99,8 +99,8 @@ type StepRow = Extract<TimelineRow, { kind: "step" }>;
  * Rows of one session's events, read page by page: first the log as stored ({@link read}, then
  * {@link finish}), then (for a followed session) each batch that lands after it ({@link follow}).
  * Rows carry their text whole; cutting it is the renderer's business. It remembers only what
- * later rows need of earlier events (the open step's pending tool calls) and the rows of the step being read,
- * so its memory does not grow with the length of the log.
+ * later rows need of earlier events (the open step's pending tool calls) and the rows of the step
+ * being read, so its memory does not grow with the length of the log.
  */
 export class TimelineBuilder {
   readonly #header: SessionHeader;
