@@ -1051,7 +1051,7 @@ export interface AcpAgentThoughtChunk {
   readonly content: AcpTextContent;
 }
 /**
- * A tool call begins. `toolCallId`: The call id. `title`: What a client shows for it. `rawInput`: The call's arguments, parsed (the raw string when they are not JSON).
+ * A tool call begins. `toolCallId`: The call id scoped to its step, `TURN.STEP/CALLID` (agents use call ids again in later steps; ACP asks one id per call in the session). `title`: What a client shows for it. `rawInput`: The call's arguments, parsed (the raw string when they are not JSON).
  */
 export interface AcpToolCall {
   readonly sessionUpdate: "tool_call";
@@ -1062,7 +1062,7 @@ export interface AcpToolCall {
   readonly rawInput: unknown;
 }
 /**
- * A tool call ends. `toolCallId`: The call id. `status`: `failed` when the result is an error. `content`: The result's text blocks.
+ * A tool call ends. `toolCallId`: The id its `tool_call` gave: `TURN.STEP/CALLID` of the call of the result's step with the result's call id. `status`: `failed` when the result is an error. `content`: The result's text blocks.
  */
 export interface AcpToolCallUpdate {
   readonly sessionUpdate: "tool_call_update";

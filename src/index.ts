@@ -288,6 +288,7 @@ export {
   type AcpToolPresenter,
   type AcpUpdateMappingRow,
   type AcpUpdateOptions,
+  acpToolCallId,
   acpUpdatesOf,
   defaultToolPresentation,
   toAcpUpdates,

@@ -170,8 +170,8 @@ describe("session/load with the server's tool presenter", () => {
       .filter((l) => l.params?.update.sessionUpdate === "tool_call")
       .map((l) => [l.params?.update.toolCallId, l.params?.update.title, l.params?.update.kind]);
     expect(calls).toEqual([
-      ["c1", "$ ls", "execute"],
-      ["c2", "$ ls", "execute"],
+      ["1.1/c1", "$ ls", "execute"],
+      ["2.1/c2", "$ ls", "execute"],
     ]);
     // The watch sent no raw events: an ACP watch speaks session/update only.
     expect(lines.some((l) => l.method === "session/events")).toBe(false);

@@ -103,7 +103,7 @@ describe("toAcpUpdates", () => {
     expect(updates).toEqual([
       {
         sessionUpdate: "tool_call",
-        toolCallId: "c1",
+        toolCallId: "0.0/c1",
         title: "read_file",
         kind: "read",
         status: "in_progress",
@@ -111,13 +111,13 @@ describe("toAcpUpdates", () => {
       },
       {
         sessionUpdate: "tool_call_update",
-        toolCallId: "c1",
+        toolCallId: "0.0/c1",
         status: "completed",
         content: [{ type: "content", content: { type: "text", text: "contents" } }],
       },
       {
         sessionUpdate: "tool_call",
-        toolCallId: "c2",
+        toolCallId: "0.0/c2",
         title: "bash",
         kind: "execute",
         status: "in_progress",
@@ -125,7 +125,7 @@ describe("toAcpUpdates", () => {
       },
       {
         sessionUpdate: "tool_call_update",
-        toolCallId: "c2",
+        toolCallId: "0.0/c2",
         status: "failed",
         content: [{ type: "content", content: { type: "text", text: "boom" } }],
       },

@@ -76,10 +76,22 @@ function expectedRows(events: readonly SessionEvent[]): unknown[][] {
       if (c.type === "text-delta") rows.push([e.seq, "message", c.text]);
       if (c.type === "reasoning-delta") rows.push([e.seq, "thought", c.text]);
     } else if (e.type === "tool/call") {
-      rows.push([e.seq, "tool_call", e.data.callId, e.data.name, parsedOrRaw(e.data.arguments)]);
+      rows.push([
+        e.seq,
+        "tool_call",
+        stepCallId(e.data),
+        e.data.name,
+        parsedOrRaw(e.data.arguments),
+      ]);
     } else if (e.type === "tool/result") {
       const texts = e.data.content.flatMap((b) => (b.type === "text" ? [b.text] : []));
-      rows.push([e.seq, "result", e.data.callId, e.data.isError ? "failed" : "completed", texts]);
+      rows.push([
+        e.seq,
+        "result",
+        stepCallId(e.data),
+        e.data.isError ? "failed" : "completed",
+        texts,
+      ]);
     } else if (e.type === "todo/write") {
       rows.push([e.seq, "plan", e.data.todos.map((t) => [t.content, t.status])]);
     }
@@ -120,6 +132,11 @@ function receivedRows(received: readonly Received[], sessionId: string): unknown
           return [seq, "unexpected", u];
       }
     });
+}
+
+/** The ACP tool call id of a call or result: its call id scoped to its step, `TURN.STEP/CALLID`. */
+function stepCallId(data: { turn: number; step: number; callId: string }): string {
+  return `${data.turn}.${data.step}/${data.callId}`;
 }
 
 /** A tool call's arguments as a client gets them: parsed, or the string when not JSON. */

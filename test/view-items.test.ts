@@ -1,6 +1,7 @@
 // The viewer's view items over recorded corpus logs: chunks assembled per step, tool calls beside results, the seed boundary, and pages that join back into the whole.
 import { describe, expect, it } from "vitest";
 import type { SessionEvent, SessionHeader } from "../src/generated.js";
+import { PendingCalls } from "../src/log/pending-calls.js";
 import { TimelineBuilder } from "../src/view/timeline.js";
 import {
   joinPartials,
@@ -9,6 +10,7 @@ import {
   ViewItemBuilder,
   viewItemsOfPage,
 } from "../src/view/view-items.js";
+import { answersEarlierCalls } from "../src/viewer/server/pending-calls-at.js";
 import { corpusLogs } from "./corpus.js";
 
 const LOGS = corpusLogs().map((log) => ({
@@ -29,15 +31,22 @@ function wholeItems(header: SessionHeader, events: readonly SessionEvent[]): Vie
   return [...builder.add(events), ...builder.flush(true)];
 }
 
-/** The items of a log read as the viewer's server reads it: pages of at most `limit` events, each built alone. */
+/**
+ * The items of a log read as the viewer's server reads it: pages of at most `limit` events, each
+ * built alone, given the calls pending where it starts when its results answer calls before it.
+ */
 function pagedItems(header: SessionHeader, events: readonly SessionEvent[], limit: number) {
   const pages: ViewItem[][] = [];
+  const pending = new PendingCalls();
   let from = 0;
   while (from < events.length) {
     const page = events.slice(from, from + limit);
     const done = from + page.length >= events.length;
     const cut = done ? page.length : pageCut(page);
-    pages.push(viewItemsOfPage(header, page.slice(0, cut), done));
+    const read = page.slice(0, cut);
+    const start = answersEarlierCalls(read) ? { pendingCalls: pending } : {};
+    pages.push(viewItemsOfPage(header, read, done, start));
+    for (const e of read) pending.follow(e);
     from += cut;
   }
   if (events.length === 0) pages.push(viewItemsOfPage(header, [], true));

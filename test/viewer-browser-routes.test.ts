@@ -51,11 +51,13 @@ const call = (seq: number, callId: string): ViewItem => ({
   name: "ls",
   arguments: "{}",
 });
-const result = (seq: number, callId: string): ViewItem => ({
+/** A result answering the call at `callSeq` (none when undefined). */
+const result = (seq: number, callId: string, callSeq?: number): ViewItem => ({
   kind: "tool-result",
   seq,
   turn: 1,
   callId,
+  ...(callSeq === undefined ? {} : { callSeq }),
   isError: false,
   text: "ok",
 });
@@ -70,17 +72,36 @@ function shape(rows: readonly Row[]): string[] {
 }
 
 describe("viewer rows", () => {
-  it("draws each tool result with its call, matched by call id, at the call's place", () => {
-    const rows = rowsOf([call(1, "a"), call(2, "b"), result(3, "b"), step(4), result(5, "a")]);
+  it("draws each tool result with the call it answers, at the call's place", () => {
+    const rows = rowsOf([
+      call(1, "a"),
+      call(2, "b"),
+      result(3, "b", 2),
+      step(4),
+      result(5, "a", 1),
+    ]);
     expect(shape(rows)).toEqual(["tool 1/5", "tool 2/3", "step@4"]);
   });
 
+  it("pairs by the call a result answers, not by call id: an id used again in a later step", () => {
+    const rows = rowsOf([
+      call(1, "a"),
+      result(2, "a", 1),
+      step(3),
+      call(4, "a"),
+      result(5, "a", 4),
+    ]);
+    expect(shape(rows)).toEqual(["tool 1/2", "step@3", "tool 4/5"]);
+    // A result that answers no call stands alone, even beside a call of the same id.
+    expect(shape(rowsOf([call(1, "a"), result(2, "a")]))).toEqual(["tool 1/-", "tool -/2"]);
+  });
+
   it("draws a result whose call is on an earlier page alone, and a call still waiting alone", () => {
-    expect(shape(rowsOf([result(3, "x"), call(4, "y")]))).toEqual(["tool -/3", "tool 4/-"]);
+    expect(shape(rowsOf([result(3, "x", 1), call(4, "y")]))).toEqual(["tool -/3", "tool 4/-"]);
   });
 
   it("lights the row holding a deep link's event, else the row before it", () => {
-    const rows = rowsOf([step(0), call(1, "a"), step(2), result(3, "a"), step(6)]);
+    const rows = rowsOf([step(0), call(1, "a"), step(2), result(3, "a", 1), step(6)]);
     expect(shape(rows)).toEqual(["step@0", "tool 1/3", "step@2", "step@6"]);
     // Seq 3 (the result) is inside the tool row's range 1–3, which starts before step 2.
     expect(rowAt(rows, 3)).toBe(1);

@@ -5,10 +5,12 @@ import type {
   MessageSource,
   SessionEvent,
   SessionHeader,
+  ToolCallEvent,
   ToolResultEvent,
   TurnEndReason,
   TurnTrigger,
 } from "../generated.js";
+import { PendingCalls } from "../log/pending-calls.js";
 import type { SessionStore } from "../store/session-store.js";
 import { fenced, inlineCode, prose } from "./markdown-text.js";
 import { isoTime } from "./output.js";
@@ -48,12 +50,14 @@ interface Streamed {
 
 /**
  * Renders a log's events in order, batch by batch. It keeps only what later events need: where
- * the seed ends, the open turn, tool names by call id, and the streamed text of the open step.
+ * the seed ends, the open turn, the open step's pending tool calls, and the streamed text of the
+ * open step.
  */
 export class MarkdownRenderer {
   readonly #header: SessionHeader;
   readonly #seedLength: number;
-  readonly #toolNames = new Map<string, string>();
+  /** The open step's unanswered tool calls: a result is shown with the call it answers. */
+  readonly #calls = new PendingCalls();
   #streamed = new Map<string, Streamed>();
   #openTurn: number | undefined;
   #count = 0;
@@ -114,6 +118,7 @@ export class MarkdownRenderer {
   }
 
   #event(e: SessionEvent): string | undefined {
+    const answered = this.#calls.follow(e);
     switch (e.type) {
       case "turn/start":
         this.#openTurn = e.data.turn;
@@ -150,10 +155,9 @@ export class MarkdownRenderer {
         this.#streamed.delete(`${e.data.turn}/${e.data.step}`);
         return assistantText(e);
       case "tool/call":
-        this.#toolNames.set(e.data.callId, e.data.name);
         return `#### Tool call ${inlineCode(e.data.name)} · ${inlineCode(e.data.callId)} · seq ${e.seq}\n\n${fenced(prettyJson(e.data.arguments), "json")}`;
       case "tool/result":
-        return this.#toolResult(e);
+        return toolResultText(e, answered);
       case "todo/write":
         return `*Todos · seq ${e.seq}*\n\n${e.data.todos
           .map(
@@ -172,15 +176,6 @@ export class MarkdownRenderer {
       case "hook/result":
         return `*Hook ${prose(e.data.point)} ${inlineCode(e.data.handlerId)}: ${prose(e.data.decision)} · seq ${e.seq}*`;
     }
-  }
-
-  #toolResult(e: ToolResultEvent): string {
-    const name = this.#toolNames.get(e.data.callId);
-    const error = e.data.isError
-      ? ` · ⚠ **error**${e.data.error === undefined ? "" : ` ${inlineCode(e.data.error.code)}`}`
-      : "";
-    const heading = `#### Tool result${name === undefined ? "" : ` ${inlineCode(name)}`} · ${inlineCode(e.data.callId)}${error} · seq ${e.seq}`;
-    return `${heading}\n\n${fenced(plainText(e.data.content), "text")}`;
   }
 
   /** The streamed text of steps that ended without an assistant/message, and forgets it. */
@@ -271,4 +266,15 @@ function turnEndText(turn: number, reason: TurnEndReason, seq: number): string {
     default:
       return `⚠ **Turn ${turn} ended: ${reason.kind}** · seq ${seq}`;
   }
+}
+
+/** A tool result under a heading naming the call it answers (its tool and seq), when it answers one. */
+function toolResultText(e: ToolResultEvent, call: ToolCallEvent | undefined): string {
+  const error = e.data.isError
+    ? ` · ⚠ **error**${e.data.error === undefined ? "" : ` ${inlineCode(e.data.error.code)}`}`
+    : "";
+  const name = call === undefined ? "" : ` ${inlineCode(call.data.name)}`;
+  const answers = call === undefined ? "" : ` · answers seq ${call.seq}`;
+  const heading = `#### Tool result${name} · ${inlineCode(e.data.callId)}${answers}${error} · seq ${e.seq}`;
+  return `${heading}\n\n${fenced(plainText(e.data.content), "text")}`;
 }

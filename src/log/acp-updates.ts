@@ -63,11 +63,11 @@ export const ACP_UPDATE_MAPPING: Readonly<Record<EventType, AcpUpdateMappingRow>
   },
   "tool/call": {
     updates: "`tool_call`",
-    how: "`toolCallId` is the call id, `title` and `kind` come from the tool presenter (the tool name and a kind guessed from it by default), `rawInput` is the parsed arguments (the raw string when they are not JSON), `status` is `in_progress`.",
+    how: "`toolCallId` is the call id scoped to its step, `TURN.STEP/CALLID` (see `acpToolCallId`), `title` and `kind` come from the tool presenter (the tool name and a kind guessed from it by default), `rawInput` is the parsed arguments (the raw string when they are not JSON), `status` is `in_progress`.",
   },
   "tool/result": {
     updates: "`tool_call_update`",
-    how: "For the call id: `status` `failed` when `isError`, else `completed`; `content` holds the result's text blocks.",
+    how: "For the call it answers, named as its `tool_call` named it (`TURN.STEP/CALLID`: the call of the same step with the result's call id): `status` `failed` when `isError`, else `completed`; `content` holds the result's text blocks.",
   },
   "steering/message": {
     updates: "`user_message_chunk`",
@@ -115,7 +115,7 @@ export function acpUpdatesOf(
       return [
         {
           sessionUpdate: "tool_call",
-          toolCallId: event.data.callId,
+          toolCallId: acpToolCallId(event.data),
           title: given?.title ?? fallback.title,
           kind: given?.kind ?? fallback.kind,
           status: "in_progress",
@@ -127,7 +127,7 @@ export function acpUpdatesOf(
       return [
         {
           sessionUpdate: "tool_call_update",
-          toolCallId: event.data.callId,
+          toolCallId: acpToolCallId(event.data),
           status: event.data.isError ? "failed" : "completed",
           content: textsOf(event.data.content).map((content) => ({ type: "content", content })),
         },
@@ -146,6 +146,22 @@ export function acpUpdatesOf(
     default:
       return [];
   }
+}
+
+/**
+ * The ACP `toolCallId` of a tool call or result: `TURN.STEP/CALLID`, the call id scoped to its
+ * step. Agents use call ids again in later steps and turns (`call_1` in every response), but ACP
+ * asks a tool call id to be unique in the session; the log pairs a result with the pending call of
+ * its own step with the same call id, so scoping the id to the step names each call once and each
+ * result's update names the call it answers (the updates come in log order: a call id used again
+ * within one step, after its result, begins a new call under the same id once the last ended).
+ */
+export function acpToolCallId(data: {
+  readonly turn: number;
+  readonly step: number;
+  readonly callId: string;
+}): string {
+  return `${data.turn}.${data.step}/${data.callId}`;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
 } from "../generated.js";
 import { invalidEvent, isSeq, missingSurfaceOpMessage } from "./event-errors.js";
 import { freezeParsedJsonValue, type JsonValueProblem, jsonValueProblem } from "./json-value.js";
+import { PendingCalls } from "./pending-calls.js";
 import { inCanonicalOrder, SerializedEvent } from "./serialized-event.js";
 import { isSurfaceEligibleType, isSurfaceEvent, Surface } from "./surface.js";
 import type { SurfaceEvent } from "./types.js";
@@ -34,8 +35,8 @@ export class LogState {
   /** The highest step number started in the open turn. */
   lastStep = 0;
   openStep: number | undefined;
-  /** Unanswered tool calls of the open step: callId → seq of the `tool/call`, in call order. */
-  openCalls = new Map<string, number>();
+  /** Unanswered tool calls of the open step (the tool-pairing rule). */
+  openCalls = new PendingCalls();
   lastTurnMarker: TurnMarker | undefined;
   surface = new Surface();
   /** While a batch is tried: how to return to the state before it. */
@@ -49,7 +50,7 @@ export class LogState {
     saved.openTurn = this.openTurn;
     saved.lastStep = this.lastStep;
     saved.openStep = this.openStep;
-    saved.openCalls = new Map(this.openCalls);
+    saved.openCalls = this.openCalls.clone();
     saved.lastTurnMarker = this.lastTurnMarker;
     this.#journal = { saved, undo: [] };
   }
@@ -92,7 +93,7 @@ export class LogState {
     copy.openTurn = this.openTurn;
     copy.lastStep = this.lastStep;
     copy.openStep = this.openStep;
-    copy.openCalls = new Map(this.openCalls);
+    copy.openCalls = this.openCalls.clone();
     copy.lastTurnMarker = this.lastTurnMarker;
     copy.surface = this.surface.clone();
     return copy;
@@ -277,21 +278,14 @@ export class LogState {
       case "step/start":
         this.openStep = event.data.step;
         this.lastStep = event.data.step;
-        this.openCalls.clear();
         break;
       case "step/end":
         this.openStep = undefined;
-        this.openCalls.clear();
-        break;
-      case "tool/call":
-        this.openCalls.set(event.data.callId, event.seq);
-        break;
-      case "tool/result":
-        this.openCalls.delete(event.data.callId);
         break;
       default:
         break;
     }
+    this.openCalls.follow(event);
     if (isSurfaceEvent(event)) {
       // Outside a batch being tried nothing is undone: no undo step is made.
       if (this.#journal === undefined) this.surface.advance(event);

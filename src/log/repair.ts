@@ -27,7 +27,7 @@ export function closersFor(state: LogState, time: number): SessionEvent[] {
   const closers: SessionEvent[] = [];
   const step = state.openStep;
   if (step !== undefined) {
-    for (const [callId, callSeq] of state.openCalls) {
+    for (const call of state.openCalls.calls()) {
       const result: EventOf<"tool/result"> = {
         type: "tool/result",
         seq: seq++,
@@ -35,12 +35,12 @@ export function closersFor(state: LogState, time: number): SessionEvent[] {
         data: {
           turn,
           step,
-          callId,
+          callId: call.data.callId,
           content: [{ type: "text", text: INTERRUPTED_RESULT_TEXT }],
           isError: true,
           error: { name: "InterruptedError", code: "interrupted" },
         },
-        sourceEventSeqs: [callSeq],
+        sourceEventSeqs: [call.seq],
         surfaceOp: "append",
       };
       closers.push(result);

@@ -7,6 +7,7 @@ import type {
   SessionHeader,
   TurnEndReason,
 } from "../generated.js";
+import { PendingCalls } from "../log/pending-calls.js";
 import { plural } from "../util/plural.js";
 
 /** One row of a timeline; `seq` is the event it shows. */
@@ -52,6 +53,12 @@ export type TimelineRow =
       readonly kind: "tool-result";
       readonly seq: number;
       readonly callId: string;
+      /**
+       * The seq of the `tool/call` it answers: the pending call of its own step with its callId
+       * (a call id used again in another step names that step's call); absent when it answers none.
+       */
+      readonly callSeq?: number;
+      /** The name of the tool its call called, when it answers one. */
       readonly name?: string;
       readonly isError: boolean;
       readonly text: string;
@@ -92,13 +99,13 @@ type StepRow = Extract<TimelineRow, { kind: "step" }>;
  * Rows of one session's events, read page by page: first the log as stored ({@link read}, then
  * {@link finish}), then (for a followed session) each batch that lands after it ({@link follow}).
  * Rows carry their text whole; cutting it is the renderer's business. It remembers only what
- * later rows need of earlier events (tool names by call id) and the rows of the step being read,
- * so its memory does not grow with the length of the log.
+ * later rows need of earlier events (the open step's pending tool calls) and the rows of the step
+ * being read, so its memory does not grow with the length of the log.
  */
 export class TimelineBuilder {
   readonly #header: SessionHeader;
   readonly #seedLength: number;
-  readonly #toolNames = new Map<string, string>();
+  readonly #calls = new PendingCalls();
   #count = 0;
   #openTurn: number | undefined;
   /** The open step's row and the rows after it: held until the step's chunk count is final. */
@@ -132,7 +139,7 @@ export class TimelineBuilder {
       if (e.type === "step/start" || e.type === "step/end" || e.type === "turn/end") {
         rows.push(...this.#release());
       }
-      const row = rowOf(e, this.#toolNames);
+      const row = rowOf(e, this.#calls);
       if (row === undefined) continue;
       if (row.kind === "step") {
         this.#step = { ...row, chunks: 0 };
@@ -169,7 +176,7 @@ export class TimelineBuilder {
   follow(events: readonly SessionEvent[]): TimelineRow[] {
     const rows: TimelineRow[] = [];
     for (const e of events) {
-      const row = e.type === "assistant/chunk" ? chunkRow(e) : rowOf(e, this.#toolNames);
+      const row = e.type === "assistant/chunk" ? chunkRow(e) : rowOf(e, this.#calls);
       if (row !== undefined) rows.push(row);
     }
     return rows;
@@ -200,9 +207,14 @@ function chunkRow(e: AssistantChunkEvent): TimelineRow | undefined {
   return { kind: "chunk", seq: e.seq, turn, step, stream, text: chunk.text };
 }
 
-/** The row of an event (a step row without its chunk count), its text whole. */
-export function rowOf(e: SessionEvent, toolNames: Map<string, string>): TimelineRow | undefined {
+/**
+ * The row of an event (a step row without its chunk count), its text whole. `calls` follows the
+ * event (see {@link PendingCalls.follow}): every step/start, step/end, tool/call and tool/result
+ * of the log must pass through here in order, and a result's row names the call it answers.
+ */
+export function rowOf(e: SessionEvent, calls: PendingCalls): TimelineRow | undefined {
   const { seq } = e;
+  const answered = calls.follow(e);
   switch (e.type) {
     case "turn/start":
       return {
@@ -268,7 +280,6 @@ export function rowOf(e: SessionEvent, toolNames: Map<string, string>): Timeline
       };
     }
     case "tool/call":
-      toolNames.set(e.data.callId, e.data.name);
       return {
         kind: "tool-call",
         seq,
@@ -276,17 +287,15 @@ export function rowOf(e: SessionEvent, toolNames: Map<string, string>): Timeline
         name: e.data.name,
         arguments: e.data.arguments,
       };
-    case "tool/result": {
-      const name = toolNames.get(e.data.callId);
+    case "tool/result":
       return {
         kind: "tool-result",
         seq,
         callId: e.data.callId,
-        ...(name === undefined ? {} : { name }),
+        ...(answered === undefined ? {} : { callSeq: answered.seq, name: answered.data.name }),
         isError: e.data.isError,
         text: textOf(e.data.content),
       };
-    }
     case "todo/write": {
       const done = e.data.todos.filter((t) => t.status === "completed").length;
       return {

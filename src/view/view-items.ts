@@ -8,6 +8,7 @@ import type {
   TokenUsage,
   TurnEndReason,
 } from "../generated.js";
+import { PendingCalls } from "../log/pending-calls.js";
 import { assembleMessage } from "../replay/assemble.js";
 import { rowOf, type TimelineRow } from "./timeline.js";
 
@@ -88,10 +89,18 @@ export interface ViewToolCall extends At, PendingToolCall {
   readonly kind: "tool-call";
 }
 
-/** A tool's result; `name` when its call was read before it. */
+/**
+ * A tool's result; `callSeq` and `name` when it answers a call: the pending call of its own step
+ * with its callId (the log's tool-pairing rule), so a call id used again in a later step or turn
+ * never names an earlier step's call. The viewer draws a result beside the call whose seq is
+ * `callSeq`.
+ */
 export interface ViewToolResult extends At {
   readonly kind: "tool-result";
   readonly callId: string;
+  /** The seq of the `tool/call` it answers; absent when it answers none. */
+  readonly callSeq?: number;
+  /** The name of the tool its call called. */
   readonly name?: string;
   readonly isError: boolean;
   readonly text: string;
@@ -151,23 +160,34 @@ interface OpenStep {
   item: Mutable<ViewAssistant> | undefined;
 }
 
+/** Where a {@link ViewItemBuilder} starts, when not at seq 0. */
+export interface ViewItemStart {
+  /**
+   * The tool calls pending in the step open where the builder starts (calls read before it that
+   * its results may answer); none unless given.
+   */
+  readonly pendingCalls?: PendingCalls;
+}
+
 /**
  * Builds view items from a session's events, read page by page (in seq order). It keeps only what
- * later events need of earlier ones: tool names by call id, the turn being read, and the chunks of
- * the step being read (never more than one step's). {@link add} answers the items of a batch that
- * are final; {@link flush} the rest (a step still being streamed, as a `partial` item). A builder
- * may start at any seq: a step that began before it gives `partial` items.
+ * later events need of earlier ones: the open step's pending tool calls, the turn being read, and
+ * the chunks of the step being read (never more than one step's). {@link add} answers the items of
+ * a batch that are final; {@link flush} the rest (a step still being streamed, as a `partial`
+ * item). A builder may start at any seq: a step that began before it gives `partial` items, and
+ * its results answer the calls `start.pendingCalls` holds.
  */
 export class ViewItemBuilder {
   readonly #seedLength: number;
-  readonly #toolNames = new Map<string, string>();
+  readonly #calls: PendingCalls;
   readonly #turns = new Map<number, Mutable<ViewTurn>>();
   #turn: number | undefined;
   #step: OpenStep | undefined;
   #count = 0;
 
-  constructor(header: SessionHeader) {
+  constructor(header: SessionHeader, start: ViewItemStart = {}) {
     this.#seedLength = header.seedLength ?? 0;
+    this.#calls = start.pendingCalls?.clone() ?? new PendingCalls();
   }
 
   /** The items of the next events, as far as they are final (a step's chunks wait for their end). */
@@ -300,7 +320,7 @@ export class ViewItemBuilder {
       });
       open.cut = false;
     }
-    const row = rowOf(e, this.#toolNames);
+    const row = rowOf(e, this.#calls);
     const item = row === undefined ? undefined : this.#itemOf(row);
     if (item !== undefined) items.push(item);
     if (e.type === "turn/end") {
@@ -434,14 +454,15 @@ export interface ViewPage {
 /**
  * The items of one page of events (`events`, read from `fromSeq`): built by a builder of its own,
  * so a step cut by the page's edges gives `partial` items. `done` adds a seed boundary at the end
- * of a log that is all inherited.
+ * of a log that is all inherited; `start` gives the calls pending where the page starts.
  */
 export function viewItemsOfPage(
   header: SessionHeader,
   events: readonly SessionEvent[],
   done: boolean,
+  start: ViewItemStart = {},
 ): ViewItem[] {
-  const builder = new ViewItemBuilder(header);
+  const builder = new ViewItemBuilder(header, start);
   return [...builder.add(events), ...builder.flush(done)];
 }
 

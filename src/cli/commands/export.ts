@@ -26,8 +26,8 @@ lineage and replay script (see seedline ui), its script and style inlined and th
 embedded as JSON in which every <, > and & is escaped, so text from the log stays text. The file
 loads nothing from the network (its Content-Security-Policy allows no connection).
 
-A stored log that ends inside a turn is repaired first (its closers are stored), as every load
-does.`,
+A stored log that ends inside a turn is written as stored, its last turn open: export only reads,
+and no read repairs a log (its next writer closes the turn).`,
   options: {
     format: {
       type: "string",

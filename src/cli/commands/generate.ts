@@ -17,7 +17,7 @@ function isGeneratorMissing(error: unknown): boolean {
 export const generateCommand: CommandSpec = {
   name: "generate",
   summary: "generate types, validators, DDL and RPC tables from a schema folder",
-  synopsis: "--schema DIR --out DIR [--check]",
+  synopsis: "[--schema DIR] [--out DIR] [--check]",
   description: `
 Runs seedline's generation pipeline over a schema folder laid out as seedline's own schema/
 (common/, events/, session/, and optionally storage/ and rpc/): writes the TypeScript types, the

@@ -22,7 +22,8 @@ Stores JSONL session logs in a store, each under the id, lineage and seedLength 
 (a fixture folder's children keep pointing at their parent). A DIR means every *.jsonl below it,
 a fixture's session.jsonl before its session.N.jsonl; - reads one log from stdin. Each log is
 checked as it enters and stored all or nothing; a log ending inside a turn is stored as written
-and repaired when first opened. --session-id stores a single log under another id (its header
+(reads show its last turn open) and closed by its first writer (an append, or opening it for
+writing). --session-id stores a single log under another id (its header
 otherwise kept); --skip-existing passes over a log whose id is already stored, and says so.
 
 On a failure (a broken log, an id already in the store) the file is named on stderr, with the

@@ -18,8 +18,8 @@ working directories and titles (cut to the terminal's width). A title is the one
 session/set_title, else the session's first prompt on one line. Trees are listed by last
 activity, most recent first (--order created: newest first by creation), children in the order
 they were made.
-Sessions created but never appended to are not stored, so not listed. A store that does not
-exist lists nothing (and is not created).`,
+A session is stored, and listed, from its creation: one never appended to is listed with 0
+events. A store that does not exist lists nothing (and is not created).`,
   options: {
     store: STORE_OPTION,
     cwd: {

@@ -114,7 +114,7 @@ function ToolRow({ row }: { row: Extract<Row, { kind: "tool" }> }) {
   return html`<div class="tool-pair" data-testid="tool-pair">
     <div class="tool-call" data-testid="tool-call">
       <div class="who">tool call · <b>${call?.name ?? result?.name ?? "?"}</b> <span class="muted">${call?.callId ?? result?.callId}</span></div>
-      ${call ? html`<${Folded} text=${pretty(call.arguments)} />` : html`<div class="muted">(call on an earlier page)</div>`}
+      ${call ? html`<${Folded} text=${pretty(call.arguments)} />` : html`<div class="muted">${result?.callSeq === undefined ? "(answers no call of its step)" : "(call on an earlier page)"}</div>`}
     </div>
     <div class=${`tool-result${result?.isError ? " is-error" : ""}`} data-testid="tool-result">
       <div class="who">result${result?.isError ? " · error" : ""}</div>

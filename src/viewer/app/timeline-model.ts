@@ -28,23 +28,25 @@ export type Row =
     };
 
 /**
- * The rows of `items`: each tool result drawn with its call (matched by callId), at the call's
- * place; a result whose call is not loaded (an earlier page) stands alone.
+ * The rows of `items`: each tool result drawn with the call it answers (the call whose seq is its
+ * `callSeq`, as the log's tool-pairing rule gave it: a call id used again in another step names
+ * that step's call), at the call's place; a result whose call is not loaded (an earlier page) or
+ * that answers none stands alone.
  */
 export function rowsOf(items: readonly ViewItem[]): Row[] {
-  const results = new Map<string, ToolResult>();
-  const calls = new Set<string>();
+  const results = new Map<number, ToolResult>();
+  const calls = new Set<number>();
   for (const item of items) {
-    if (item.kind === "tool-result" && !results.has(item.callId)) results.set(item.callId, item);
-    if (item.kind === "tool-call") calls.add(item.callId);
+    if (item.kind === "tool-result" && item.callSeq !== undefined) results.set(item.callSeq, item);
+    if (item.kind === "tool-call") calls.add(item.seq);
   }
   const rows: Row[] = [];
   for (const item of items) {
     if (item.kind === "tool-call") {
-      const result = results.get(item.callId);
+      const result = results.get(item.seq);
       rows.push({ kind: "tool", seq: item.seq, call: item, ...(result ? { result } : {}) });
     } else if (item.kind === "tool-result") {
-      const drawnWithCall = calls.has(item.callId) && results.get(item.callId) === item;
+      const drawnWithCall = item.callSeq !== undefined && calls.has(item.callSeq);
       if (!drawnWithCall) rows.push({ kind: "tool", seq: item.seq, result: item });
     } else rows.push({ kind: "item", item });
   }

@@ -3,6 +3,7 @@ import type { ServerResponse } from "node:http";
 import { hasCode } from "../../errors.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { ViewItemBuilder } from "../../view/view-items.js";
+import { answersEarlierCalls, pendingCallsAt } from "./pending-calls-at.js";
 import { SECURITY_HEADERS } from "./security.js";
 
 /** How often a quiet stream sends a comment, so proxies and the browser keep it open. */
@@ -38,9 +39,16 @@ export async function streamLive(
     });
     res.write(": seedline live\n\n");
     ping = setInterval(() => res.write(": ping\n\n"), PING_MS);
-    const builder = new ViewItemBuilder(header);
+    let builder: ViewItemBuilder | undefined;
     for await (const batch of watch) {
       if (batch.events.length > 0) {
+        // The first batch may answer calls of a step that began before `fromSeq`.
+        builder ??= new ViewItemBuilder(
+          header,
+          fromSeq > 0 && answersEarlierCalls(batch.events)
+            ? { pendingCalls: await pendingCallsAt(store, id, fromSeq) }
+            : {},
+        );
         const items = [...builder.add(batch.events), ...builder.flush()];
         send(res, "items", { items, nextSeq: batch.nextSeq });
       }

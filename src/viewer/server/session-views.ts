@@ -10,6 +10,7 @@ import {
 } from "../../view/lineage-tree.js";
 import { pageCut, type ViewItem, type ViewPage, viewItemsOfPage } from "../../view/view-items.js";
 import { HttpError } from "./http-errors.js";
+import { answersEarlierCalls, pendingCallsAt } from "./pending-calls-at.js";
 
 /** The events a timeline page holds unless asked otherwise, and the most it may hold. */
 export const DEFAULT_PAGE_EVENTS = 500;
@@ -95,7 +96,8 @@ async function branchTurn(store: SessionStore, header: SessionHeader): Promise<n
 
 /**
  * One page of a session's view items: at most `limit` events from `fromSeq`, cut before a step
- * that began in the page and did not end in it (`nextSeq` is then that step's start).
+ * that began in the page and did not end in it (`nextSeq` is then that step's start). A result of
+ * a step that began before the page answers that step's call read before it (its `callSeq`).
  */
 export async function timelinePage(
   store: SessionStore,
@@ -110,8 +112,12 @@ export async function timelinePage(
   const nextSeq =
     cut === page.events.length ? page.nextSeq : (page.events[cut] as SessionEvent).seq;
   const length = done ? nextSeq : await logLength(store, id);
+  const start =
+    fromSeq > 0 && answersEarlierCalls(events)
+      ? { pendingCalls: await pendingCallsAt(store, id, fromSeq) }
+      : {};
   return {
-    items: viewItemsOfPage(page.header, events, done),
+    items: viewItemsOfPage(page.header, events, done, start),
     fromSeq,
     nextSeq,
     length,
