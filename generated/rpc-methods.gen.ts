@@ -326,6 +326,7 @@ export interface RpcMethods {
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
       | "STORAGE_REFUSED"
+      | "WATCH_LIMIT"
       | "INTERNAL";
   };
   /** Stops a watch of this connection. */
@@ -695,6 +696,7 @@ export const RPC_METHODS = {
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
       "STORAGE_REFUSED",
+      "WATCH_LIMIT",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
