@@ -184,6 +184,7 @@ describe("toResponseError", () => {
       INVALID_PARAMS: -32602,
       SESSION_NOT_FOUND: -32002,
       AMBIGUOUS_ID: -32022,
+      WATCH_LIMIT: -32023,
       SESSION_ALREADY_EXISTS: -32010,
       INVALID_BOUNDARY: -32011,
       OPEN_TURN: -32012,
