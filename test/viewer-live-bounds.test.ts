@@ -76,7 +76,7 @@ function readAll(socket: Socket, enough: (text: string) => boolean = () => false
 describe("seedline ui: live streams of clients that do not read", () => {
   it("holds at most one batch for a client that does not read, while appends go on and others are served", async () => {
     // Fails without the fix (every batch written without waiting for 'drain'): the viewer held
-    // the whole session for the one idle client, bufferedBytes 13,557,034 against the 2 MiB bound.
+    // the whole session for the one idle client, bufferedBytes 10,163,328 against the 2 MiB bound.
     const { viewer, session, sockets } = await viewerWithBigSession({});
     const idle = idleStream(viewer, sockets);
     await waitUntil(
