@@ -51,6 +51,8 @@ export const RPC_ERROR_CODES = {
   RESPONSE_TOO_LARGE: -32021,
   /** An id prefix matches more than one stored session. */
   AMBIGUOUS_ID: -32022,
+  /** A session/watch past the number of watches one connection may keep open. Stop the watches you are done with (session/unwatch), then watch again. */
+  WATCH_LIMIT: -32023,
   /** A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden. */
   REPLAY_INCOMPLETE: -32030,
   /** A caller asked for a response past the end of its script. */
@@ -87,6 +89,7 @@ export const RPC_ERROR_CODE_NAMES = [
   "STORAGE_REFUSED",
   "RESPONSE_TOO_LARGE",
   "AMBIGUOUS_ID",
+  "WATCH_LIMIT",
   "REPLAY_INCOMPLETE",
   "REPLAY_EXHAUSTED",
   "REPLAY_UNEXPECTED_SESSION",
@@ -118,6 +121,7 @@ export interface RpcErrorData {
   readonly STORAGE_REFUSED: StorageRefusedErrorData;
   readonly RESPONSE_TOO_LARGE: ResponseTooLargeErrorData;
   readonly AMBIGUOUS_ID: AmbiguousIdErrorData;
+  readonly WATCH_LIMIT: WatchLimitErrorData;
   readonly REPLAY_INCOMPLETE: ReplayIncompleteErrorData;
   readonly REPLAY_EXHAUSTED: ReplayExhaustedErrorData;
   readonly REPLAY_UNEXPECTED_SESSION: ReplayUnexpectedSessionErrorData;
@@ -422,6 +426,16 @@ export interface AmbiguousIdErrorData {
    * How many stored ids start with the prefix.
    */
   readonly count: number;
+}
+/**
+ * A session/watch past the number of watches one connection may keep open. Stop the watches you are done with (session/unwatch), then watch again.
+ */
+export interface WatchLimitErrorData {
+  readonly code: "WATCH_LIMIT";
+  /**
+   * How many watches one connection may keep open.
+   */
+  readonly limit: number;
 }
 /**
  * A recorded step has no faithful replay (for example a turn closed as interrupted) and its session's script is not overridden.

@@ -330,6 +330,7 @@ export interface RpcMethods {
       | "CORRUPT_LOG"
       | "STORAGE_UNAVAILABLE"
       | "STORAGE_REFUSED"
+      | "WATCH_LIMIT"
       | "INTERNAL";
   };
   /** Stops a watch of this connection. */
@@ -713,6 +714,7 @@ export const RPC_METHODS = {
       "CORRUPT_LOG",
       "STORAGE_UNAVAILABLE",
       "STORAGE_REFUSED",
+      "WATCH_LIMIT",
       "INTERNAL",
     ],
     orderingKey: "sessionId",

@@ -132,6 +132,20 @@ function serverSuite(framing: Framing, kind: StoreKind): void {
     seen.add("REPLAY_LIMIT");
     await capped.close();
 
+    // WATCH_LIMIT: a server allowed two open watches on a connection; a stopped one makes room.
+    // Fails without the bound: the third session/watch was answered, not refused.
+    const watcher = spawnedClient(url, framing, ["--max-watches", "2"]).client;
+    const sessionId = CORPUS_TREE.primary;
+    const first = await watcher.sessionWatch({ sessionId });
+    await watcher.sessionWatch({ sessionId, fromSeq: 0 });
+    const watchLimit = await expectCode(watcher.sessionWatch({ sessionId }), "WATCH_LIMIT");
+    expect(watchLimit.data).toEqual({ code: "WATCH_LIMIT", limit: 2 });
+    expect(watchLimit.message).toContain("at most 2 watch(es)");
+    await watcher.sessionUnwatch({ watchId: first.watchId });
+    expect((await watcher.sessionWatch({ sessionId })).watchId).not.toBe(first.watchId);
+    seen.add("WATCH_LIMIT");
+    await watcher.close();
+
     if (kind === "postgres") seen.add(await connectionLoss(url, framing));
 
     const protocol = await protocolErrors(url, framing);

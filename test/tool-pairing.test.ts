@@ -9,7 +9,7 @@ import { openStore } from "../src/cli/store.js";
 import { type AcpSessionUpdate, type SessionStore, toAcpUpdates } from "../src/index.js";
 import { type ViewItem, ViewItemBuilder } from "../src/view/view-items.js";
 import { joinPages, rowsOf } from "../src/viewer/app/timeline-model.js";
-import { streamLive } from "../src/viewer/server/live.js";
+import { LiveStreams } from "../src/viewer/server/live.js";
 import { timelinePage } from "../src/viewer/server/session-views.js";
 import { runCliHere } from "./cli-in-process.js";
 import { ORPHAN_TEXT, pairingLog } from "./tool-pairing-log.js";
@@ -200,9 +200,9 @@ describe("pairing a tool result with its call when every step uses call_1", () =
     await store.append("pairing-live", live.events.slice(0, readFile.resultSeq));
     const stop = new AbortController();
     const server = createServer((_req, res) => {
-      streamLive(store, "pairing-live", readFile.resultSeq, res, stop.signal).catch(
-        (error: unknown) => res.destroy(error as Error),
-      );
+      new LiveStreams({ store, log: () => {} })
+        .serve("pairing-live", readFile.resultSeq, res, stop.signal)
+        .catch((error: unknown) => res.destroy(error as Error));
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {

@@ -130,7 +130,7 @@ describe.skipIf(unavailable !== undefined)(
       context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
       page = await context.newPage();
       page.on("pageerror", (error) => pageErrors.push(String(error)));
-      // The printed address (with its token) sets the cookie every later request carries.
+      // The printed address (with its token): the page keeps the token for the pages after it.
       await page.goto(viewer.url);
     });
 
@@ -154,24 +154,27 @@ describe.skipIf(unavailable !== undefined)(
       const spawned = page.locator(`[data-testid="session-row"][data-id="${SPAWNED}"]`);
       expect(await spawned.getByTestId("child-mark").textContent()).toBe("child");
       expect(await spawned.getByTestId("fork-mark").count()).toBe(0);
-      // The token left the address bar once the cookie held it.
+      // The token left the address bar once the page held it.
       expect(page.url()).not.toContain("token=");
       await screenshot(page, "list");
     });
 
     it("refuses requests without the token", async () => {
-      for (const path of ["/", "/api/sessions", `/s/${enc(FORK_CHILD)}`, "/assets/app.js"]) {
+      for (const path of ["/api/sessions", `/api/sessions/${enc(FORK_CHILD)}`]) {
         const response = await fetch(at(viewer, path));
         expect(response.status, path).toBe(401);
         expect(await response.text()).toContain("needs the token");
       }
-      // A browser without the cookie gets the refusal, not the app.
+      // A browser that never had the token gets the app, which shows the refusal and no session.
       const stranger = await browser.newContext();
       try {
         const other = await stranger.newPage();
         const response = await other.goto(at(viewer, "/"));
-        expect(response?.status()).toBe(401);
-        expect(await other.locator("#app").count()).toBe(0);
+        expect(response?.status()).toBe(200);
+        const error = other.locator(".error");
+        await error.first().waitFor();
+        expect(await error.first().textContent()).toContain("needs the token");
+        expect(await other.getByTestId("session-row").count()).toBe(0);
       } finally {
         await stranger.close();
       }
@@ -180,6 +183,17 @@ describe.skipIf(unavailable !== undefined)(
         headers: { authorization: `Bearer ${viewer.token}` },
       });
       expect(ok.status).toBe(200);
+    });
+
+    it("opens a deep link in a new tab with the token the first page kept", async () => {
+      const tab = await context.newPage();
+      try {
+        await tab.goto(at(viewer, `/s/${enc(FORK_CHILD)}`));
+        await tab.getByTestId("seed-boundary").first().waitFor();
+        expect(tab.url()).not.toContain("token=");
+      } finally {
+        await tab.close();
+      }
     });
 
     it("searches message text and links each excerpt to its event", async () => {

@@ -1,4 +1,4 @@
-// The built `seedline ui` over a real SQLite store, driven over HTTP: the token, the Host check, read-only, every route's answer on corpus sessions, bounded pages, and the live stream while this process appends.
+// The built `seedline ui` over a real SQLite store, driven over HTTP: the token, the Host check, read-only, same-origin writes, every route's answer on corpus sessions, bounded pages, and the live stream while this process appends.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
@@ -117,33 +117,46 @@ describe("seedline ui: the guards", () => {
     expect(ui.stdout().split("\n")).toHaveLength(2);
   });
 
-  it("refuses a request without the token, or with a wrong one, with 401", async () => {
+  it("refuses an API request without the token, or with a wrong one, with 401 TOKEN_REQUIRED", async () => {
     const none = await fetch(`${base}/api/info`);
     expect(none.status).toBe(401);
-    expect(await none.text()).toContain("needs the token");
+    expect(((await none.json()) as Json).error.code).toBe("TOKEN_REQUIRED");
     const wrong = "A".repeat(token.length);
     for (const res of [
       await fetch(`${base}/api/sessions?token=${wrong}`),
       await fetch(`${base}/api/sessions`, { headers: { Authorization: `Bearer ${wrong}` } }),
-      await fetch(`${base}/`, { headers: { Cookie: `seedline_token=${token.slice(1)}` } }),
-      await fetch(`${base}/assets/app.js`),
+      await fetch(`${base}/api/sessions/${CHILD}/live`),
     ]) {
       expect(res.status).toBe(401);
+      expect(await res.text()).toContain("needs the token");
     }
   });
 
-  it("takes the token in the address, then from the cookie the page sets", async () => {
+  it("serves the app's own files without the token: they hold nothing of the store", async () => {
+    for (const path of ["/", `/s/${CHILD}`, "/assets/app.js", "/assets/app.css"]) {
+      const res = await fetch(`${base}${path}`);
+      expect(res.status, path).toBe(200);
+      const body = await res.text();
+      expect(body, path).not.toContain(CHILD);
+      expect(body, path).not.toContain(storeUrl);
+    }
+  });
+
+  it("takes no token from a cookie and sets none: a cookie would go to every port of the host", async () => {
+    // Fails without the fix: the page set `seedline_token=TOKEN; HttpOnly; SameSite=Strict;
+    // Path=/`, which the browser then sent to every server on 127.0.0.1, and that cookie alone
+    // opened the API (200).
     const page = await fetch(`${base}/s/${CHILD}?token=${token}`);
     expect(page.status).toBe(200);
-    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
-    const cookie = page.headers.get("set-cookie") ?? "";
-    expect(cookie).toBe(`seedline_token=${token}; HttpOnly; SameSite=Strict; Path=/`);
-    expect(await page.text()).toContain('<div id="app">');
-    const again = await fetch(`${base}/api/info`, {
-      headers: { Cookie: cookie.split(";")[0] ?? "" },
+    expect(page.headers.get("set-cookie")).toBeNull();
+    const byCookie = await fetch(`${base}/api/info`, {
+      headers: { Cookie: `seedline_token=${token}` },
     });
-    expect(again.status).toBe(200);
-    expect(await again.json()).toMatchObject({ readOnly: true, store: storeUrl });
+    expect(byCookie.status).toBe(401);
+    // The cookie an older viewer set is dropped.
+    expect(byCookie.headers.get("set-cookie")).toBe(
+      "seedline_token=; Max-Age=0; HttpOnly; SameSite=Strict; Path=/",
+    );
   });
 
   it("refuses a Host that is not the bound address with 421, before the token", async () => {
@@ -444,6 +457,37 @@ describe("seedline ui --allow-write", () => {
         method: "POST",
       });
       expect(tokenless.status).toBe(401);
+      // Fails without the fix: each of these forked (200).
+      const before = await fetch(`${address.origin}/api/sessions?limit=100`, { headers: auth });
+      const count = ((await before.json()) as Json).sessions.length;
+      const forkPath = `/api/sessions/${TOOL_TURN}/fork`;
+      const otherPort = `http://127.0.0.1:${Number(address.port) === 1 ? 2 : 1}`;
+      for (const [headers, code] of [
+        // Another origin of the same host, token and all: refused before anything is read.
+        [{ ...auth, Origin: otherPort }, "CROSS_ORIGIN"],
+        [{ ...auth, "Sec-Fetch-Site": "same-site" }, "CROSS_ORIGIN"],
+        [{ ...auth, Origin: "null" }, "CROSS_ORIGIN"],
+        // The token in the address only: a write needs it in a header no other page can send.
+        [{}, "TOKEN_REQUIRED"],
+      ] as const) {
+        const query = code === "TOKEN_REQUIRED" ? `?token=${key}` : "";
+        const res = await fetch(`${address.origin}${forkPath}${query}`, {
+          method: "POST",
+          headers,
+          body: "{}",
+        });
+        expect(res.status, JSON.stringify(headers)).toBe(code === "CROSS_ORIGIN" ? 403 : 401);
+        expect(((await res.json()) as Json).error.code).toBe(code);
+      }
+      const after = await fetch(`${address.origin}/api/sessions?limit=100`, { headers: auth });
+      expect(((await after.json()) as Json).sessions).toHaveLength(count);
+      // The viewer's own page may write (its Origin is the viewer's).
+      const own = await fetch(`${address.origin}${forkPath}`, {
+        method: "POST",
+        headers: { ...auth, Origin: address.origin, "Sec-Fetch-Site": "same-origin" },
+        body: "{}",
+      });
+      expect(own.status).toBe(200);
     } finally {
       writer.child.kill("SIGTERM");
       await writer.exited;

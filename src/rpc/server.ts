@@ -52,6 +52,11 @@ export interface ServeOptions {
    */
   maxReplays?: number;
   /**
+   * How many watches the connection may keep open; session/watch past it answers WATCH_LIMIT.
+   * 1 000 unless told otherwise.
+   */
+  maxWatches?: number;
+  /**
    * How many requests may be in flight (read, and their answer not yet written out) before the
    * server stops reading its input until answers go out; 128 unless told otherwise. Reading also
    * stops while the output is not draining. Requests past it are never refused: they wait in
@@ -85,7 +90,7 @@ export interface RpcServer {
  * Serves the method table over `input`/`output` until the input ends or `close` is called.
  * Requests naming the same session (or replay) run in arrival order, others concurrently; a
  * session unused for `idleMs` is unloaded, releasing its writer lock; a replay unused for
- * `replayIdleMs` expires, and at most `maxReplays` are open at once. Backpressure: while the
+ * `replayIdleMs` expires, and at most `maxReplays` are open at once (and `maxWatches` watches). Backpressure: while the
  * output is not draining, or `maxInFlight` requests are in flight, the server reads no more input.
  * The store is left open.
  */
@@ -112,6 +117,7 @@ export function serve(options: ServeOptions): RpcServer {
     onDelivery: (sessionId) => idle.touch(sessionId),
     ...(options.watchBufferEvents === undefined ? {} : { bufferEvents: options.watchBufferEvents }),
     ...(options.watchStallMs === undefined ? {} : { stallMs: options.watchStallMs }),
+    ...(options.maxWatches === undefined ? {} : { maxWatches: options.maxWatches }),
   });
   const uploads = new ImportUploads();
   const handlers = createHandlers({

@@ -7,7 +7,7 @@ import { SessionStore } from "../store/session-store.js";
 import { FRAMINGS, type Framing } from "./framing.js";
 import { serve } from "./server.js";
 
-const USAGE = `usage: stdio-main [--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS] [--replay-idle-ms MS] [--max-replays N] [--max-in-flight N]`;
+const USAGE = `usage: stdio-main [--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS] [--replay-idle-ms MS] [--max-replays N] [--max-watches N] [--max-in-flight N]`;
 
 function fail(message: string): never {
   process.stderr.write(`stdio-main: ${message}\n${USAGE}\n`);
@@ -22,6 +22,7 @@ let values: {
   "watch-stall-ms"?: string;
   "replay-idle-ms"?: string;
   "max-replays"?: string;
+  "max-watches"?: string;
   "max-in-flight"?: string;
 };
 try {
@@ -35,6 +36,7 @@ try {
       "watch-stall-ms": { type: "string" },
       "replay-idle-ms": { type: "string" },
       "max-replays": { type: "string" },
+      "max-watches": { type: "string" },
       "max-in-flight": { type: "string" },
     },
   }));
@@ -58,6 +60,9 @@ if (replayIdle !== undefined && !/^[1-9]\d*$/.test(replayIdle))
 const maxReplays = values["max-replays"];
 if (maxReplays !== undefined && !/^[1-9]\d*$/.test(maxReplays))
   fail(`expected --max-replays to be a positive integer, got ${maxReplays}`);
+const maxWatches = values["max-watches"];
+if (maxWatches !== undefined && !/^[1-9]\d*$/.test(maxWatches))
+  fail(`expected --max-watches to be a positive integer, got ${maxWatches}`);
 const maxInFlight = values["max-in-flight"];
 if (maxInFlight !== undefined && !/^[1-9]\d*$/.test(maxInFlight))
   fail(`expected --max-in-flight to be a positive integer, got ${maxInFlight}`);
@@ -82,6 +87,7 @@ const server = serve({
   ...(watchStall === undefined ? {} : { watchStallMs: Number(watchStall) }),
   ...(replayIdle === undefined ? {} : { replayIdleMs: Number(replayIdle) }),
   ...(maxReplays === undefined ? {} : { maxReplays: Number(maxReplays) }),
+  ...(maxWatches === undefined ? {} : { maxWatches: Number(maxWatches) }),
   ...(maxInFlight === undefined ? {} : { maxInFlight: Number(maxInFlight) }),
 });
 for (const signal of ["SIGTERM", "SIGINT"] as const) {

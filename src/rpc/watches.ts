@@ -1,13 +1,14 @@
 // The watches of one server connection: session/watch and session/unwatch, and the session/events notifications they send.
 import { randomUUID } from "node:crypto";
 import { SeedlineError, show } from "../errors.js";
-import type {
-  SessionEvent,
-  SessionEventsParams,
-  SessionUpdateParams,
-  SessionWatchParams,
-  SessionWatchResult,
-  WireError,
+import {
+  RPC_METHOD,
+  type SessionEvent,
+  type SessionEventsParams,
+  type SessionUpdateParams,
+  type SessionWatchParams,
+  type SessionWatchResult,
+  type WireError,
 } from "../generated.js";
 import { type AcpToolPresenter, acpUpdatesOf } from "../log/acp-updates.js";
 import type { SessionStore } from "../store/session-store.js";
@@ -26,6 +27,12 @@ export const DEFAULT_WATCH_BUFFER_EVENTS = 10_000;
 
 /** How long (ms) a watch's full buffer may go without the client taking anything before the watch is ended. */
 export const DEFAULT_WATCH_STALL_MS = 5_000;
+
+/**
+ * How many watches one connection may keep open: each holds a subscription, and every append to
+ * its session reads the new events once per watch.
+ */
+export const DEFAULT_MAX_WATCHES = 1_000;
 
 /** What the watches of a connection need. */
 export interface ConnectionWatchesOptions {
@@ -46,6 +53,8 @@ export interface ConnectionWatchesOptions {
    * ended with WATCH_OVERFLOW; {@link DEFAULT_WATCH_STALL_MS} unless given.
    */
   readonly stallMs?: number;
+  /** How many watches may be open at once; {@link DEFAULT_MAX_WATCHES} unless given. */
+  readonly maxWatches?: number;
   /** Called when a watch delivers events of a session (it is in use: keep it loaded). */
   readonly onDelivery?: (sessionId: string) => void;
   /** Where failures go that no request can be answered with. */
@@ -80,6 +89,9 @@ export class ConnectionWatches {
   readonly #options: ConnectionWatchesOptions;
   readonly #limit: number;
   readonly #stallMs: number;
+  readonly #maxWatches: number;
+  /** Watches being set up (counted against the bound before they are running). */
+  #starting = 0;
   readonly #acpOptions: { readonly presentTool?: AcpToolPresenter };
   readonly #entries = new Map<string, Entry>();
   #closed = false;
@@ -88,6 +100,7 @@ export class ConnectionWatches {
     this.#options = options;
     this.#limit = Math.max(1, options.bufferEvents ?? DEFAULT_WATCH_BUFFER_EVENTS);
     this.#stallMs = Math.max(0, options.stallMs ?? DEFAULT_WATCH_STALL_MS);
+    this.#maxWatches = Math.max(1, options.maxWatches ?? DEFAULT_MAX_WATCHES);
     this.#acpOptions =
       options.presentTool === undefined ? {} : { presentTool: options.presentTool };
   }
@@ -99,9 +112,17 @@ export class ConnectionWatches {
 
   /**
    * Starts a watch; its first notification is sent after this resolves (after the answer).
-   * @throws StorageError SESSION_NOT_FOUND and read errors, as `SessionStore.watch`.
+   * @throws SeedlineError WATCH_LIMIT when `maxWatches` watches are open or being set up;
+   *   StorageError SESSION_NOT_FOUND and read errors, as `SessionStore.watch`.
    */
   async start(params: SessionWatchParams): Promise<SessionWatchResult> {
+    if (this.#entries.size + this.#starting >= this.#maxWatches) {
+      throw new SeedlineError(
+        "WATCH_LIMIT",
+        `expected at most ${this.#maxWatches} watch(es) open on this connection, got a ${RPC_METHOD.sessionWatch} for one more: stop watches you are done with (${RPC_METHOD.sessionUnwatch})`,
+        { limit: this.#maxWatches },
+      );
+    }
     const controller = new AbortController();
     const watch = this.#options.store.watch(params.sessionId, {
       ...(params.fromSeq === undefined ? {} : { fromSeq: params.fromSeq }),
@@ -109,7 +130,13 @@ export class ConnectionWatches {
       // A batch never exceeds the buffer, so an empty buffer always has room for the next one.
       maxBatchEvents: Math.min(DEFAULT_WATCH_BATCH, this.#limit),
     });
-    const { nextSeq } = await watch.ready;
+    this.#starting += 1;
+    let nextSeq: number;
+    try {
+      ({ nextSeq } = await watch.ready);
+    } finally {
+      this.#starting -= 1;
+    }
     if (this.#closed) {
       controller.abort();
       throw new SeedlineError("INTERNAL", "the connection closed while the watch was set up", {});

@@ -7,7 +7,7 @@ import { openStore, STORE_OPTION, storeUrl } from "../store.js";
 export const serveCommand: CommandSpec = {
   name: "serve",
   summary: "run the JSON-RPC 2.0 server on stdio over a store",
-  synopsis: `[--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS] [--replay-idle-ms MS] [--max-replays N] [--max-in-flight N]`,
+  synopsis: `[--store URL] [--framing ${FRAMINGS.join("|")}] [--idle-ms MS] [--watch-buffer N] [--watch-stall-ms MS] [--replay-idle-ms MS] [--max-replays N] [--max-watches N] [--max-in-flight N]`,
   description: `
 Speaks JSON-RPC 2.0 on stdin/stdout: session/create, session/append, session/fork, session/read,
 session/list, replay/open, replay/next and the rest of the method table (see docs). Messages are
@@ -57,6 +57,12 @@ store is closed and the server exits 0. A second signal exits at once with statu
       description:
         "let the connection keep at most N replays open; replay/open past it answers REPLAY_LIMIT (default: 100)",
     },
+    "max-watches": {
+      type: "string",
+      arg: "N",
+      description:
+        "let the connection keep at most N watches open; session/watch past it answers WATCH_LIMIT (default: 1000)",
+    },
     "max-in-flight": {
       type: "string",
       arg: "N",
@@ -96,6 +102,12 @@ store is closed and the server exits 0. A second signal exits at once with statu
         `expected --max-replays to be a positive integer, got ${JSON.stringify(maxReplays)}`,
       );
     }
+    const maxWatches = args.values["max-watches"];
+    if (typeof maxWatches === "string" && !/^[1-9]\d*$/.test(maxWatches)) {
+      throw new UsageError(
+        `expected --max-watches to be a positive integer, got ${JSON.stringify(maxWatches)}`,
+      );
+    }
     const maxInFlight = args.values["max-in-flight"];
     if (typeof maxInFlight === "string" && !/^[1-9]\d*$/.test(maxInFlight)) {
       throw new UsageError(
@@ -115,6 +127,7 @@ store is closed and the server exits 0. A second signal exits at once with statu
       ...(typeof stall === "string" ? { watchStallMs: Number(stall) } : {}),
       ...(typeof replayIdle === "string" ? { replayIdleMs: Number(replayIdle) } : {}),
       ...(typeof maxReplays === "string" ? { maxReplays: Number(maxReplays) } : {}),
+      ...(typeof maxWatches === "string" ? { maxWatches: Number(maxWatches) } : {}),
       ...(typeof maxInFlight === "string" ? { maxInFlight: Number(maxInFlight) } : {}),
     });
     let signalled = false;

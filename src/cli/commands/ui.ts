@@ -19,11 +19,13 @@ the seed boundary), a fork beside its parent, a replay script entry by entry, an
 while another process appends. Every asset is served from the package: nothing is fetched from
 the network.
 
-TOKEN is 32 random bytes made at start: every request without it (in the address, the cookie the
-page then keeps, or an Authorization: Bearer header) is refused with 401, and a request whose
-Host header is not the bound address is refused with 421 (DNS rebinding). The viewer only reads:
-any request but GET is refused with 405, unless --allow-write, which allows forking a session
-from the viewer and nothing else.
+TOKEN is 32 random bytes made at start: every API request without it (in an Authorization:
+Bearer header, or in the address) is refused with 401; the page keeps it for this viewer's
+address only, never in a cookie, which the browser would send to other local servers. A request
+whose Host header is not the bound address is refused with 421 (DNS rebinding). The viewer only
+reads: any request but GET is refused with 405, unless --allow-write, which allows forking a
+session from the viewer and nothing else, and only from its own page (the token in the header,
+no other Origin: 403 CROSS_ORIGIN).
 
 --port 0 (the default) picks a free port. --host binds another address (anyone who can reach it
 and has the token can read the store). --open starts the system's browser on the address.

@@ -14,19 +14,34 @@ import {
 } from "./source.js";
 import { PAGE_EVENTS } from "./timeline.js";
 
+/** Where this origin's pages keep the token: `localStorage` is the viewer's own (scheme, host and port). */
+const TOKEN_KEY = "seedline.token";
+
 /**
- * The token of the address the viewer printed. The page request set the cookie with it; it is
- * kept for the API's Authorization header and taken out of the address bar, so that a copied
- * link or a screenshot does not carry it.
+ * The token of the address the viewer printed, else the one a page of this viewer kept. The
+ * token is the page's to send (in the API's Authorization header, and in the live stream's
+ * address): it is never a cookie, which the browser would send to every server on the same host
+ * whatever its port. It is taken out of the address bar, so that a copied link or a screenshot
+ * does not carry it.
  */
-function takeToken(): string | undefined {
+function takeToken(): { token: string | undefined; fromAddress: boolean } {
   const url = new URL(location.href);
   const token = url.searchParams.get("token") ?? undefined;
   if (token !== undefined) {
     url.searchParams.delete("token");
     history.replaceState(null, "", url.pathname + url.search + url.hash);
+    return { token, fromAddress: true };
   }
-  return token;
+  return { token: storage()?.getItem(TOKEN_KEY) ?? undefined, fromAddress: false };
+}
+
+/** This origin's localStorage, or undefined where the browser refuses it. */
+function storage(): Storage | undefined {
+  try {
+    return window.localStorage;
+  } catch {
+    return undefined;
+  }
 }
 
 function start(): void {
@@ -38,7 +53,13 @@ function start(): void {
     useHashRouting();
     source = new StaticSource(data);
   } else {
-    const http = new HttpSource(takeToken());
+    const { token, fromAddress } = takeToken();
+    // A token from the address is kept once the viewer accepted it: a page that opened this
+    // viewer with a wrong one does not replace the one that works.
+    const http = new HttpSource(
+      token,
+      fromAddress && token !== undefined ? () => storage()?.setItem(TOKEN_KEY, token) : undefined,
+    );
     const route = parseRoute(location.pathname, location.search);
     if (route.name === "session" && route.tab === "timeline" && route.turn === undefined) {
       // What the timeline asks for first, asked now: the first screen waits for one round trip.

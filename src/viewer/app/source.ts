@@ -76,10 +76,17 @@ export function timelinePath(id: string, fromSeq: number, limit: number): string
   return `/api/sessions/${enc(id)}/timeline${query({ fromSeq, limit })}`;
 }
 
-/** The viewer's HTTP API, same origin; the token rides in the cookie the page's `?token=` set, and in a header when known. */
+/**
+ * The viewer's HTTP API, same origin; the token rides in the Authorization header (and in the
+ * live stream's address, as an EventSource sends no header). `accepted` is called once, at the
+ * first answer that is not a refusal of the token.
+ */
 export class HttpSource implements DataSource {
   readonly isStatic = false;
-  constructor(private readonly token: string | undefined) {}
+  constructor(
+    private readonly token: string | undefined,
+    private accepted?: () => void,
+  ) {}
 
   /** Requests made ahead of the view that will ask for them (see {@link warm}), by path. */
   private readonly early = new Map<string, Promise<unknown>>();
@@ -109,7 +116,11 @@ export class HttpSource implements DataSource {
   private async fetchJson<T>(path: string): Promise<T> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
-    const response = await fetch(path, { headers, credentials: "same-origin" });
+    const response = await fetch(path, { headers, credentials: "omit" });
+    if (response.status !== 401 && this.accepted !== undefined) {
+      this.accepted();
+      this.accepted = undefined;
+    }
     const text = await response.text();
     let body: unknown;
     try {

@@ -2,7 +2,14 @@
 import { errorCode } from "../../errors.js";
 
 /** The codes the viewer's API answers besides the SDK's own (SESSION_NOT_FOUND, INVALID_PARAMS, …). */
-export type ViewerErrorCode = "INVALID_PARAMS" | "NOT_A_FORK" | "NOT_FOUND" | "METHOD_NOT_ALLOWED";
+export type ViewerErrorCode =
+  | "INVALID_PARAMS"
+  | "NOT_A_FORK"
+  | "NOT_FOUND"
+  | "METHOD_NOT_ALLOWED"
+  | "TOKEN_REQUIRED"
+  | "CROSS_ORIGIN"
+  | "LIVE_LIMIT";
 
 /** An API request refused with `status`; `code` names why, `message` says expected and found. */
 export class HttpError extends Error {

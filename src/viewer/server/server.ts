@@ -1,19 +1,21 @@
-// The viewer's HTTP server (node:http): Host check, token, read-only, the JSON API, the live stream and the built front end.
+// The viewer's HTTP server (node:http): Host check, token, read-only and same-origin writes, the JSON API, the live stream and the built front end.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { packageInfo } from "../../rpc/package-info.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { readAssets, type ViewerAssets } from "./assets.js";
 import { errorResponse, HttpError, intParam } from "./http-errors.js";
-import { streamLive } from "./live.js";
+import { type LiveStats, LiveStreams } from "./live.js";
 import { apiFork, apiGet, type RouteContext } from "./routes.js";
 import {
   allowedHosts,
+  CLEAR_LEGACY_COOKIE,
+  crossOriginWrite,
   givenToken,
+  hasLegacyCookie,
   newToken,
   SECURITY_HEADERS,
   TOKEN_REFUSAL,
-  tokenCookie,
   tokenMatches,
 } from "./security.js";
 
@@ -32,6 +34,12 @@ export interface ViewerServerOptions {
   readonly assets?: ViewerAssets;
   /** The token; a new random one when absent. */
   readonly token?: string;
+  /** Where the server's log lines go (a live stream closed for a client that stopped reading); stderr unless given. */
+  readonly log?: (line: string) => void;
+  /** How long (ms) a live stream may wait for its client to read before it is closed; 30 000 unless given. */
+  readonly liveStallMs?: number;
+  /** How many live streams may be open at once; 64 unless given. */
+  readonly maxLiveStreams?: number;
 }
 
 /** A running viewer server. */
@@ -40,6 +48,8 @@ export interface ViewerServer {
   readonly url: string;
   readonly port: number;
   readonly token: string;
+  /** What the live streams hold now. */
+  liveStats(): LiveStats;
   /** Stops listening, ends the live streams and closes every connection (the store stays open). */
   close(): Promise<void>;
 }
@@ -61,6 +71,12 @@ export async function startViewerServer(options: ViewerServerOptions): Promise<V
       store: options.storeLabel,
     },
   };
+  const live = new LiveStreams({
+    store: options.store,
+    log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
+    ...(options.liveStallMs === undefined ? {} : { stallMs: options.liveStallMs }),
+    ...(options.maxLiveStreams === undefined ? {} : { maxStreams: options.maxLiveStreams }),
+  });
   let hosts: ReadonlySet<string> = new Set();
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => answerError(res, error));
@@ -75,31 +91,51 @@ export async function startViewerServer(options: ViewerServerOptions): Promise<V
         `seedline ui: expected a Host of ${[...hosts].join(" or ")}, got ${JSON.stringify(req.headers.host ?? "")}`,
       );
     }
+    // Older viewers kept the token in a cookie, which the browser sends to every port of the
+    // host: it is dropped wherever it still comes in.
+    if (hasLegacyCookie(req)) res.setHeader("Set-Cookie", CLEAR_LEGACY_COOKIE);
     const url = new URL(req.url ?? "/", "http://viewer.invalid");
-    const given = givenToken(req, url);
-    if (!tokenMatches(token, given.token)) return text(res, 401, TOKEN_REFUSAL);
     const parts = pathParts(url);
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      const fork =
-        parts.length === 4 && parts[0] === "api" && parts[1] === "sessions" && parts[3] === "fork";
-      if (options.allowWrite === true && req.method === "POST" && fork) {
-        return json(res, 200, await apiFork(ctx, req, parts.slice(1)));
+    const write = req.method !== "GET" && req.method !== "HEAD";
+    // The app's own files (its page, script and styles) hold nothing of the store: they are
+    // served without the token, so a page reloaded or opened from a deep link can start and take
+    // the token from where this origin's page kept it. Everything else needs the token.
+    if (parts[0] === "api" || write) {
+      const given = givenToken(req, url);
+      if (!tokenMatches(token, given.token))
+        throw new HttpError(401, "TOKEN_REQUIRED", TOKEN_REFUSAL);
+      if (write) {
+        const cross = crossOriginWrite(req, hosts);
+        if (cross !== undefined) throw new HttpError(403, "CROSS_ORIGIN", cross);
+        if (!given.inHeader) {
+          throw new HttpError(
+            401,
+            "TOKEN_REQUIRED",
+            "expected the token of a write in an Authorization: Bearer header (a header no other page can make a browser send), got it in the address",
+          );
+        }
+        const fork =
+          parts.length === 4 &&
+          parts[0] === "api" &&
+          parts[1] === "sessions" &&
+          parts[3] === "fork";
+        if (options.allowWrite === true && req.method === "POST" && fork) {
+          return json(res, 200, await apiFork(ctx, req, parts.slice(1)));
+        }
+        res.setHeader("Allow", options.allowWrite === true && fork ? "GET, POST" : "GET");
+        throw new HttpError(
+          405,
+          "METHOD_NOT_ALLOWED",
+          options.allowWrite === true
+            ? `expected GET (or POST to /api/sessions/ID/fork), got ${req.method}`
+            : `expected GET: the viewer is read-only (seedline ui --allow-write allows forking), got ${req.method}`,
+        );
       }
-      res.setHeader("Allow", options.allowWrite === true && fork ? "GET, POST" : "GET");
-      throw new HttpError(
-        405,
-        "METHOD_NOT_ALLOWED",
-        options.allowWrite === true
-          ? `expected GET (or POST to /api/sessions/ID/fork), got ${req.method}`
-          : `expected GET: the viewer is read-only (seedline ui --allow-write allows forking), got ${req.method}`,
-      );
-    }
-    if (parts[0] === "api") {
       const api = parts.slice(1);
       if (api.length === 3 && api[0] === "sessions" && api[2] === "live") {
         const id = await options.store.resolveId(api[1] as string);
         const fromSeq = intParam(url, "fromSeq", 0, 0, Number.MAX_SAFE_INTEGER);
-        return streamLive(options.store, id, fromSeq, res, stop.signal);
+        return live.serve(id, fromSeq, res, stop.signal);
       }
       return json(res, 200, await apiGet(ctx, url, api));
     }
@@ -114,7 +150,6 @@ export async function startViewerServer(options: ViewerServerOptions): Promise<V
       );
     }
     // Every other path is a page of the app, which routes on the client.
-    if (given.fromQuery) res.setHeader("Set-Cookie", tokenCookie(token));
     return asset(res, assets["index.html"], "text/html; charset=utf-8");
   };
   await new Promise<void>((resolve, reject) => {
@@ -131,6 +166,7 @@ export async function startViewerServer(options: ViewerServerOptions): Promise<V
     url: `http://${shown}:${port}/?token=${token}`,
     port,
     token,
+    liveStats: () => live.stats,
     async close() {
       stop.abort();
       await new Promise<void>((resolve) => {
