@@ -87,7 +87,10 @@ describe.skipIf(unavailable !== undefined)(
       viewer = await startViewer(store);
       browser = await launchBrowser();
       page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+      // The printed address (with its token): the page keeps the token once the viewer accepted
+      // it, which the list of sessions shows, for the pages opened after it.
       await page.goto(viewer.url);
+      await page.getByTestId("session-row").first().waitFor();
     });
 
     afterAll(async () => {
