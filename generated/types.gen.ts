@@ -1927,7 +1927,7 @@ export interface TextSpan {
 export interface SessionSetTitleParams {
   readonly sessionId: SessionId;
   /**
-   * The explicit title: 1 to 256 characters, no control characters (U+0000–U+001F, U+007F); null clears it, so that the title derived from the first user/message shows again.
+   * The explicit title: 1 to 256 characters, no control characters (U+0000–U+001F, U+007F), well-formed Unicode (no lone UTF-16 surrogate: SQLite and PostgreSQL store text as UTF-8, which cannot hold one); null clears it, so that the title derived from the first user/message shows again. The pattern runs on UTF-16 units (validators run with unicodeRegExp off): a surrogate only in a pair.
    */
   readonly title: string | null;
   readonly _meta?: AcpMeta;
