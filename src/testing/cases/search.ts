@@ -189,6 +189,7 @@ export function searchCases(cases: CaseRegistry): void {
   cases.add(
     "search goes in list order, most recent activity first, not in creation order",
     async (storage) => {
+      // Failed on every backend before: search went in creation order (s-late first).
       const store = storeOver(await storage.open());
       await saying(store, "s-early", { prompt: "heron early" });
       await saying(store, "s-late", { prompt: "heron late" });

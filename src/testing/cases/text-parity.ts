@@ -46,6 +46,9 @@ export function textParityCases(cases: CaseRegistry): void {
   cases.add(
     "text holding U+0000 is stored, titled and found alike, before and after reopening",
     async (storage) => {
+      // Failed before U+0000 folded to a space: PostgreSQL refused the create (invalid byte
+      // sequence for encoding "UTF8": 0x00, the derived title), SQLite every query holding it
+      // (FTS5: unterminated string), JSONL and memory kept U+0000 in the title.
       const store = new SessionStore({ backend: await storage.open(), now: () => BASE_TIME });
       // The first prompt holds U+0000: the title derived from it is stored with the session.
       const first = turnSaying(0, 1, {
@@ -102,6 +105,7 @@ export function textParityCases(cases: CaseRegistry): void {
   cases.add(
     "setTitle refuses a lone surrogate (INVALID_PARAMS), as ids refuse one, and keeps a pair",
     async (storage) => {
+      // Failed before: every backend stored the title (SQLite and PostgreSQL as U+FFFD).
       const store = new SessionStore({ backend: await storage.open() });
       await store.create({ id: "titled" });
       for (const title of ["lone \uD800", "\uDC00 lone", "swapped \uDC00\uD800"]) {
@@ -121,6 +125,8 @@ export function textParityCases(cases: CaseRegistry): void {
   cases.add(
     "idsWithPrefix finds an id with U+10FFFF after the prefix like any other, and resolveId calls the prefix ambiguous",
     async (storage) => {
+      // Failed on PostgreSQL before: its range ended at the prefix followed by U+10FFFF, so
+      // idsWithPrefix("abcd") found abcd-1 alone, and resolveId named it.
       const backend: SessionBackend = await storage.open();
       for (const id of ["abcd\u{10FFFF}x", "abcd-1", "abce", "\u{10FFFF}\u{10FFFF}z", "zz"]) {
         await backend.create(header(id), []);
