@@ -160,11 +160,11 @@ export const SQLITE_QUERIES = {
    * For each stored session among `@ids` (a JSON array of ids), its head as one JSON text: the
    * row's header columns and its rowid (a session deleted and stored anew under the same id, by
    * another process between two looks, has another createdAt or header, or another rowid), and its
-   * last event row's seq and time (NULL when it has none; the time tells a repair that put back as
+   * last event row as `seq`@time`` (NULL when it has none; the time tells a repair that put back as
    * many rows as it cut): one probe of the primary key per id, never a scan of a log. A watched id
    * that is not stored has no row.
    */
-  watchedHeads: "SELECT\n  s.id AS id,\n  json_array(\n    s.rowid, s.version, s.created_at, s.cwd, s.parent_session, s.seed_length, e.seq, e.time\n  ) AS head\nFROM sessions AS s\nLEFT JOIN events AS e ON e.session_id = s.id\n  AND e.seq = (SELECT max(l.seq) FROM events AS l WHERE l.session_id = s.id)\nWHERE s.id IN (SELECT value FROM json_each(@ids));",
+  watchedHeads: "SELECT\n  s.id AS id,\n  json_array(\n    s.rowid, s.version, s.created_at, s.cwd, s.parent_session, s.seed_length,\n    (\n      SELECT e.seq || '@' || e.time FROM events AS e\n      WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n    )\n  ) AS head\nFROM sessions AS s\nWHERE s.id IN (SELECT value FROM json_each(@ids));",
   /**
    * A write transaction takes the write lock at once (waiting up to busy_timeout), so it never has
    * to upgrade a read lock, which fails with SQLITE_BUSY instead of waiting.
@@ -518,7 +518,7 @@ export interface SqliteQueryRows {
     readonly busyTimeoutMs: SqliteScalar;
   };
   readonly dataVersion: { readonly dataVersion: SqliteScalar };
-  readonly watchedHeads: { readonly id: string | null; readonly head: SqliteScalar };
+  readonly watchedHeads: { readonly id: string; readonly head: SqliteScalar };
   readonly searchIndexExists: { readonly found: SqliteScalar };
   readonly searchPendingExists: { readonly found: SqliteScalar };
   readonly searchUnindexedExists: { readonly found: SqliteScalar };

@@ -370,17 +370,19 @@ SELECT data_version AS dataVersion FROM pragma_data_version();
 -- For each stored session among @ids (a JSON array of ids), its head as one JSON text: the row's
 -- header columns and its rowid (a session deleted and stored anew under the same id, by another
 -- process between two looks, has another createdAt or header, or another rowid), and its last
--- event row's seq and time (NULL when it has none; the time tells a repair that put back as many
+-- event row as `seq@time` (NULL when it has none; the time tells a repair that put back as many
 -- rows as it cut): one probe of the primary key per id, never a scan of a log. A watched id that
 -- is not stored has no row.
 SELECT
   s.id AS id,
   json_array(
-    s.rowid, s.version, s.created_at, s.cwd, s.parent_session, s.seed_length, e.seq, e.time
+    s.rowid, s.version, s.created_at, s.cwd, s.parent_session, s.seed_length,
+    (
+      SELECT e.seq || '@' || e.time FROM events AS e
+      WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1
+    )
   ) AS head
 FROM sessions AS s
-LEFT JOIN events AS e ON e.session_id = s.id
-  AND e.seq = (SELECT max(l.seq) FROM events AS l WHERE l.session_id = s.id)
 WHERE s.id IN (SELECT value FROM json_each(@ids));
 
 -- name: beginWrite

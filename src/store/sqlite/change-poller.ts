@@ -121,7 +121,7 @@ export class ChangePoller {
   #look(statements: Statements, ids: readonly string[]): Map<string, Head> {
     const heads = new Map<string, Head>(ids.map((id) => [id, ABSENT]));
     for (const row of statements.all("watchedHeads", { ids: JSON.stringify(ids) })) {
-      heads.set(String(row.id), String(row.head));
+      heads.set(row.id, String(row.head));
     }
     return heads;
   }
