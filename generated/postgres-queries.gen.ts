@@ -197,12 +197,14 @@ export const POSTGRES_QUERIES = {
   /** The time of a session's last event (no row: it has none). */
   lastEventTime: "SELECT time FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1;",
   /**
-   * Up to `@limit` stored ids that start with `@prefix`, in byte order: a range of the primary key
-   * (every id with the prefix sorts below the prefix followed by U+10FFFF).
+   * Up to `@limit` stored ids that start with `@prefix`, in byte order: a range of the primary key,
+   * from the prefix to `@end`, the least text above every text that starts with it (the prefix's
+   * last code point below U+10FFFF, plus one; NULL when there is none, for a prefix of U+10FFFF
+   * alone). The columns are COLLATE "C": texts compare as UTF-8 bytes, which is code point order.
    */
-  idsWithPrefix: "SELECT id FROM sessions\nWHERE id >= $1 AND id < $1 || chr(1114111)\nORDER BY id\nLIMIT $2;",
+  idsWithPrefix: "SELECT id FROM sessions\nWHERE id >= $1 AND ($2::text IS NULL OR id < $2::text)\nORDER BY id\nLIMIT $3;",
   /** How many stored ids start with `@prefix`: the same range, counted. */
-  countIdsWithPrefix: "SELECT count(*) AS count FROM sessions WHERE id >= $1 AND id < $1 || chr(1114111);",
+  countIdsWithPrefix: "SELECT count(*) AS count FROM sessions\nWHERE id >= $1 AND ($2::text IS NULL OR id < $2::text);",
   /**
    * Upgrade from layout 4: one summary per stored session, its activity from its last event row
    * (else its creation time); the derived titles are set after, one setDerivedTitle each.
@@ -314,11 +316,12 @@ export const POSTGRES_QUERIES = {
    */
   searchEventRows: "SELECT session_id AS \"sessionId\", seq, type, data\nFROM events\nWHERE (session_id, seq) > ($1::text, $2::bigint)\nORDER BY session_id, seq\nLIMIT $3;",
   /**
-   * One page of the sessions (in list order, after the cursor, in `@cwd` when not NULL) with a row
-   * whose folded text holds every term of `@terms`, each row with its session's last seq and time
-   * as listSessions gives them.
+   * One page of the sessions (in list order: most recent activity first, after the cursor, in
+   * `@cwd` when not NULL) with a row whose folded text holds every term of `@terms`, each row with
+   * its session's last seq and last activity as listSessionsByActivity gives them. Walks
+   * summaries_by_activity.
    */
-  searchSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  (\n    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  )::bigint AS \"lastTime\"\nFROM sessions AS s\nWHERE (s.created_at, s.id) < ($1::bigint, $2::text)\n  AND ($3::text IS NULL OR s.cwd = $3::text)\n  AND (\n    SELECT true FROM search_texts AS t\n    WHERE t.session_id = s.id\n      AND NOT EXISTS (SELECT 1 FROM unnest($4::text[]) AS term WHERE strpos(t.text, term) = 0)\n    LIMIT 1\n  )\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $5;",
+  searchSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\"\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < ($1::bigint, $2::text)\n  AND ($3::text IS NULL OR s.cwd = $3::text)\n  AND (\n    SELECT true FROM search_texts AS t\n    WHERE t.session_id = s.id\n      AND NOT EXISTS (SELECT 1 FROM unnest($4::text[]) AS term WHERE strpos(t.text, term) = 0)\n    LIMIT 1\n  )\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $5;",
   /**
    * The first `@limit` events of each session of `@ids` whose folded text holds every term of
    * `@terms`.
@@ -366,8 +369,8 @@ export const POSTGRES_QUERY_PARAMS = {
   sessionTitles: ["sessionId"],
   firstUserMessage: ["sessionId"],
   lastEventTime: ["sessionId"],
-  idsWithPrefix: ["prefix", "limit"],
-  countIdsWithPrefix: ["prefix"],
+  idsWithPrefix: ["prefix", "end", "limit"],
+  countIdsWithPrefix: ["prefix", "end"],
   fillSummaries: [],
   firstUserMessages: [],
   layoutObjects: ["schema"],
@@ -396,7 +399,7 @@ export const POSTGRES_QUERY_PARAMS = {
   searchableRows: ["sessionId", "fromSeq", "through", "types"],
   advanceSearchPending: ["sessionId", "indexed"],
   searchEventRows: ["afterSessionId", "afterSeq", "limit"],
-  searchSessions: ["afterCreatedAt", "afterId", "cwd", "terms", "limit"],
+  searchSessions: ["afterAt", "afterId", "cwd", "terms", "limit"],
   searchMatches: ["ids", "terms", "limit"],
 } as const satisfies Record<PostgresQueryName, readonly string[]>;
 
@@ -683,7 +686,7 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "parentSession", type: "string | null" },
     { name: "seedLength", type: "number | null" },
     { name: "lastSeq", type: "number | null" },
-    { name: "lastTime", type: "number | null" },
+    { name: "updatedAt", type: "number" },
   ],
   searchMatches: [
     { name: "sessionId", type: "string" },
@@ -901,7 +904,7 @@ export interface PostgresQueryRows {
     readonly parentSession: string | null;
     readonly seedLength: number | null;
     readonly lastSeq: number | null;
-    readonly lastTime: number | null;
+    readonly updatedAt: number;
   };
   readonly searchMatches: {
     readonly sessionId: string;

@@ -157,12 +157,14 @@ export const SQLITE_QUERIES = {
    */
   dataVersion: "SELECT data_version AS dataVersion FROM pragma_data_version();",
   /**
-   * For each stored session among `@ids` (a JSON array of ids), its last event row as `seq`@time``
-   * (NULL when it has none) — the time tells a repair that put back as many rows as it cut: one
-   * probe of the primary key per id, never a scan of a log. A watched id that is not stored has no
-   * row.
+   * For each stored session among `@ids` (a JSON array of ids), its head as one JSON text: the
+   * row's header columns and its rowid (a session deleted and stored anew under the same id, by
+   * another process between two looks, has another createdAt or header, or another rowid), and its
+   * last event row as `seq`@time`` (NULL when it has none; the time tells a repair that put back as
+   * many rows as it cut): one probe of the primary key per id, never a scan of a log. A watched id
+   * that is not stored has no row.
    */
-  watchedHeads: "SELECT\n  s.id AS id,\n  (\n    SELECT e.seq || '@' || e.time FROM events AS e\n    WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n  ) AS lastEvent\nFROM sessions AS s\nWHERE s.id IN (SELECT value FROM json_each(@ids));",
+  watchedHeads: "SELECT\n  s.id AS id,\n  json_array(\n    s.rowid, s.version, s.created_at, s.cwd, s.parent_session, s.seed_length,\n    (\n      SELECT e.seq || '@' || e.time FROM events AS e\n      WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1\n    )\n  ) AS head\nFROM sessions AS s\nWHERE s.id IN (SELECT value FROM json_each(@ids));",
   /**
    * A write transaction takes the write lock at once (waiting up to busy_timeout), so it never has
    * to upgrade a read lock, which fails with SQLITE_BUSY instead of waiting.
@@ -258,18 +260,19 @@ export const SQLITE_QUERIES = {
    */
   unindexedEventRows: "SELECT e.seq, e.type, e.data\nFROM events AS e\nWHERE e.session_id = @sessionId AND e.seq > @afterSeq AND e.seq <= @through\n  AND e.type IN (SELECT value FROM json_each(@types))\n  AND NOT EXISTS (\n    SELECT 1 FROM search_texts AS t WHERE t.session_id = e.session_id AND t.seq = e.seq\n  )\nORDER BY e.seq\nLIMIT @limit;",
   /**
-   * One page of the sessions (in list order, after the cursor, in `@cwd` when not NULL) with a row
-   * whose folded text holds every term of `@terms` (a JSON array), among the rows the trigram index
-   * gives for `@match` (an FTS5 query of the terms of three characters or more).
+   * One page of the sessions (in list order: most recent activity first, after the cursor, in
+   * `@cwd` when not NULL) with a row whose folded text holds every term of `@terms` (a JSON array),
+   * among the rows the trigram index gives for `@match` (an FTS5 query of the terms of three
+   * characters or more).
    */
-  searchSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength\nFROM sessions AS s\nWHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND s.id IN (\n    SELECT t.session_id FROM search_texts AS t\n    WHERE t.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH @match)\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
+  searchSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND m.session_id IN (\n    SELECT t.session_id FROM search_texts AS t\n    WHERE t.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH @match)\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
   /**
-   * searchSessions by walking the sessions in list order (sessions_by_created) and probing each
+   * searchSessions by walking the sessions in list order (summaries_by_activity) and probing each
    * one's rows by (session_id, seq), stopping after `@limit`: for terms the trigram index cannot
    * find (all shorter than three characters), and for terms so common that the index would give
    * most rows.
    */
-  searchSessionsWalked: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength\nFROM sessions AS s\nWHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND EXISTS (\n    SELECT 1 FROM search_texts AS t\n    WHERE t.session_id = s.id\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
+  searchSessionsWalked: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND EXISTS (\n    SELECT 1 FROM search_texts AS t\n    WHERE t.session_id = m.session_id\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
   /**
    * How many rows the trigram index gives for `@match`, counted up to `@cap`: tells a rare term
    * (use the index) from a common one (walk the sessions).
@@ -359,8 +362,8 @@ export const SQLITE_QUERY_PARAMS = {
   deleteSearchTexts: ["sessionId", "fromSeq"],
   searchEventRows: ["afterSessionId", "afterSeq", "limit"],
   unindexedEventRows: ["sessionId", "afterSeq", "through", "types", "limit"],
-  searchSessions: ["afterCreatedAt", "afterId", "cwd", "match", "terms", "limit"],
-  searchSessionsWalked: ["afterCreatedAt", "afterId", "cwd", "terms", "limit"],
+  searchSessions: ["afterAt", "afterId", "cwd", "match", "terms", "limit"],
+  searchSessionsWalked: ["afterAt", "afterId", "cwd", "terms", "limit"],
   searchCandidates: ["match", "cap"],
   searchMatches: ["sessionId", "terms", "limit"],
 } as const satisfies Record<SqliteQueryName, readonly string[]>;
@@ -515,7 +518,7 @@ export interface SqliteQueryRows {
     readonly busyTimeoutMs: SqliteScalar;
   };
   readonly dataVersion: { readonly dataVersion: SqliteScalar };
-  readonly watchedHeads: { readonly id: string; readonly lastEvent: SqliteScalar };
+  readonly watchedHeads: { readonly id: string; readonly head: SqliteScalar };
   readonly searchIndexExists: { readonly found: SqliteScalar };
   readonly searchPendingExists: { readonly found: SqliteScalar };
   readonly searchUnindexedExists: { readonly found: SqliteScalar };
@@ -545,6 +548,7 @@ export interface SqliteQueryRows {
     readonly cwd: string | null;
     readonly parentSession: string | null;
     readonly seedLength: number | null;
+    readonly updatedAt: number;
   };
   readonly searchSessionsWalked: {
     readonly version: number;
@@ -553,6 +557,7 @@ export interface SqliteQueryRows {
     readonly cwd: string | null;
     readonly parentSession: string | null;
     readonly seedLength: number | null;
+    readonly updatedAt: number;
   };
   readonly searchCandidates: { readonly candidates: SqliteScalar };
   readonly searchMatches: {

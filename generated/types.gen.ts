@@ -1870,11 +1870,11 @@ export interface PendingToolCall {
   readonly arguments: string;
 }
 /**
- * Full-text search of the user, assistant and tool text of stored sessions (the event members marked searchable in the event schemas): case- and accent-insensitive substrings, every term in one event, double-quoted phrases kept whole. Sessions come in list order, paged by an opaque cursor.
+ * Full-text search of the user, assistant and tool text of stored sessions (the event members marked searchable in the event schemas): case- and accent-insensitive substrings, every term in one event, double-quoted phrases kept whole. Sessions come in list order (most recent activity first, then id descending, on every backend), paged by an opaque cursor.
  */
 export interface SessionSearchParams {
   /**
-   * The words to find, each a substring; "a phrase" in double quotes is one term. A query with no term (only quotes or spaces) is INVALID_PARAMS.
+   * The words to find, each a substring; "a phrase" in double quotes is one term. U+0000 matches as white space does (it folds to a space, in the stored text and the query alike). A query with no term (only quotes, spaces or U+0000) is INVALID_PARAMS.
    */
   readonly query: string;
   /**
@@ -1892,7 +1892,7 @@ export interface SessionSearchParams {
   readonly _meta?: AcpMeta;
 }
 /**
- * One page of matching sessions, in list order, each with up to three excerpts.
+ * One page of matching sessions, in list order (most recent activity first), each with up to three excerpts.
  */
 export interface SessionSearchResult {
   readonly results: readonly SessionSearchEntry[];
@@ -1951,7 +1951,7 @@ export interface TextSpan {
 export interface SessionSetTitleParams {
   readonly sessionId: SessionId;
   /**
-   * The explicit title: 1 to 256 characters, no control characters (U+0000–U+001F, U+007F); null clears it, so that the title derived from the first user/message shows again.
+   * The explicit title: 1 to 256 characters, no control characters (U+0000–U+001F, U+007F), well-formed Unicode (no lone UTF-16 surrogate: SQLite and PostgreSQL store text as UTF-8, which cannot hold one); null clears it, so that the title derived from the first user/message shows again. The pattern runs on UTF-16 units (validators run with unicodeRegExp off): a surrogate only in a pair.
    */
   readonly title: string | null;
   readonly _meta?: AcpMeta;

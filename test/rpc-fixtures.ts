@@ -550,6 +550,15 @@ export async function everyErrorScenario(
   expect(notFound.data).toEqual({ code: "SESSION_NOT_FOUND", sessionId: `${s}-none` });
 
   await client.sessionCreate({ sessionId: s, cwd: "/w" });
+  // A lone surrogate, which SQLite and PostgreSQL would store as U+FFFD (failed before: the title
+  // was stored, as something else on those backends than on JSONL).
+  const lone = await expectError(
+    client.sessionSetTitle({ sessionId: s, title: "lone \uD800" }),
+    "INVALID_PARAMS",
+  );
+  expect(lone.data).toMatchObject({
+    errors: expect.arrayContaining([expect.objectContaining({ instancePath: "/title" })]),
+  });
   const taken = await expectError(client.sessionCreate({ sessionId: s }), "SESSION_ALREADY_EXISTS");
   expect(taken.data).toEqual({ code: "SESSION_ALREADY_EXISTS", sessionId: s });
 

@@ -529,16 +529,19 @@ SELECT data FROM events WHERE session_id = @sessionId AND type = 'user/message' 
 SELECT time FROM events WHERE session_id = @sessionId ORDER BY seq DESC LIMIT 1;
 
 -- name: idsWithPrefix
--- Up to @limit stored ids that start with @prefix, in byte order: a range of the primary key
--- (every id with the prefix sorts below the prefix followed by U+10FFFF).
+-- Up to @limit stored ids that start with @prefix, in byte order: a range of the primary key, from
+-- the prefix to @end, the least text above every text that starts with it (the prefix's last code
+-- point below U+10FFFF, plus one; NULL when there is none, for a prefix of U+10FFFF alone). The
+-- columns are COLLATE "C": texts compare as UTF-8 bytes, which is code point order.
 SELECT id FROM sessions
-WHERE id >= @prefix AND id < @prefix || chr(1114111)
+WHERE id >= @prefix AND (@end::text IS NULL OR id < @end::text)
 ORDER BY id
 LIMIT @limit;
 
 -- name: countIdsWithPrefix
 -- How many stored ids start with @prefix: the same range, counted.
-SELECT count(*) AS count FROM sessions WHERE id >= @prefix AND id < @prefix || chr(1114111);
+SELECT count(*) AS count FROM sessions
+WHERE id >= @prefix AND (@end::text IS NULL OR id < @end::text);
 
 -- name: fillSummaries
 -- Upgrade from layout 4: one summary per stored session, its activity from its last event row
@@ -763,9 +766,10 @@ ORDER BY session_id, seq
 LIMIT @limit;
 
 -- name: searchSessions
--- One page of the sessions (in list order, after the cursor, in @cwd when not NULL) with a row whose
--- folded text holds every term of @terms, each row with its session's last seq and time as
--- listSessions gives them.
+-- One page of the sessions (in list order: most recent activity first, after the cursor, in @cwd
+-- when not NULL) with a row whose folded text holds every term of @terms, each row with its
+-- session's last seq and last activity as listSessionsByActivity gives them. Walks
+-- summaries_by_activity.
 SELECT
   s.version,
   s.id,
@@ -774,11 +778,10 @@ SELECT
   s.parent_session AS "parentSession",
   s.seed_length AS "seedLength",
   (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
-  (
-    SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1
-  )::bigint AS "lastTime"
-FROM sessions AS s
-WHERE (s.created_at, s.id) < (@afterCreatedAt::bigint, @afterId::text)
+  m.updated_at AS "updatedAt"
+FROM session_summaries AS m
+JOIN sessions AS s ON s.id = m.session_id
+WHERE (m.updated_at, m.session_id) < (@afterAt::bigint, @afterId::text)
   AND (@cwd::text IS NULL OR s.cwd = @cwd::text)
   AND (
     -- A scalar subquery, never turned into a join: each session is probed by the primary key in
@@ -788,7 +791,7 @@ WHERE (s.created_at, s.id) < (@afterCreatedAt::bigint, @afterId::text)
       AND NOT EXISTS (SELECT 1 FROM unnest(@terms::text[]) AS term WHERE strpos(t.text, term) = 0)
     LIMIT 1
   )
-ORDER BY s.created_at DESC, s.id DESC
+ORDER BY m.updated_at DESC, m.session_id DESC
 LIMIT @limit;
 
 -- name: searchMatches

@@ -367,15 +367,21 @@ FROM pragma_synchronous() AS s, pragma_journal_mode() AS j, pragma_foreign_keys(
 SELECT data_version AS dataVersion FROM pragma_data_version();
 
 -- name: watchedHeads
--- For each stored session among @ids (a JSON array of ids), its last event row as `seq@time` (NULL
--- when it has none) — the time tells a repair that put back as many rows as it cut: one probe of
--- the primary key per id, never a scan of a log. A watched id that is not stored has no row.
+-- For each stored session among @ids (a JSON array of ids), its head as one JSON text: the row's
+-- header columns and its rowid (a session deleted and stored anew under the same id, by another
+-- process between two looks, has another createdAt or header, or another rowid), and its last
+-- event row as `seq@time` (NULL when it has none; the time tells a repair that put back as many
+-- rows as it cut): one probe of the primary key per id, never a scan of a log. A watched id that
+-- is not stored has no row.
 SELECT
   s.id AS id,
-  (
-    SELECT e.seq || '@' || e.time FROM events AS e
-    WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1
-  ) AS lastEvent
+  json_array(
+    s.rowid, s.version, s.created_at, s.cwd, s.parent_session, s.seed_length,
+    (
+      SELECT e.seq || '@' || e.time FROM events AS e
+      WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1
+    )
+  ) AS head
 FROM sessions AS s
 WHERE s.id IN (SELECT value FROM json_each(@ids));
 
@@ -565,47 +571,51 @@ ORDER BY e.seq
 LIMIT @limit;
 
 -- name: searchSessions
--- One page of the sessions (in list order, after the cursor, in @cwd when not NULL) with a row whose
--- folded text holds every term of @terms (a JSON array), among the rows the trigram index gives for
--- @match (an FTS5 query of the terms of three characters or more).
+-- One page of the sessions (in list order: most recent activity first, after the cursor, in @cwd
+-- when not NULL) with a row whose folded text holds every term of @terms (a JSON array), among the
+-- rows the trigram index gives for @match (an FTS5 query of the terms of three characters or more).
 SELECT
   s.version,
   s.id,
   s.created_at AS createdAt,
   s.cwd,
   s.parent_session AS parentSession,
-  s.seed_length AS seedLength
-FROM sessions AS s
-WHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)
+  s.seed_length AS seedLength,
+  m.updated_at AS updatedAt
+FROM session_summaries AS m
+JOIN sessions AS s ON s.id = m.session_id
+WHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)
   AND (@cwd IS NULL OR s.cwd = @cwd)
-  AND s.id IN (
+  AND m.session_id IN (
     SELECT t.session_id FROM search_texts AS t
     WHERE t.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH @match)
       AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)
   )
-ORDER BY s.created_at DESC, s.id DESC
+ORDER BY m.updated_at DESC, m.session_id DESC
 LIMIT @limit;
 
 -- name: searchSessionsWalked
--- searchSessions by walking the sessions in list order (sessions_by_created) and probing each one's
--- rows by (session_id, seq), stopping after @limit: for terms the trigram index cannot find (all
--- shorter than three characters), and for terms so common that the index would give most rows.
+-- searchSessions by walking the sessions in list order (summaries_by_activity) and probing each
+-- one's rows by (session_id, seq), stopping after @limit: for terms the trigram index cannot find
+-- (all shorter than three characters), and for terms so common that the index would give most rows.
 SELECT
   s.version,
   s.id,
   s.created_at AS createdAt,
   s.cwd,
   s.parent_session AS parentSession,
-  s.seed_length AS seedLength
-FROM sessions AS s
-WHERE (s.created_at, s.id) < (@afterCreatedAt, @afterId)
+  s.seed_length AS seedLength,
+  m.updated_at AS updatedAt
+FROM session_summaries AS m
+JOIN sessions AS s ON s.id = m.session_id
+WHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)
   AND (@cwd IS NULL OR s.cwd = @cwd)
   AND EXISTS (
     SELECT 1 FROM search_texts AS t
-    WHERE t.session_id = s.id
+    WHERE t.session_id = m.session_id
       AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)
   )
-ORDER BY s.created_at DESC, s.id DESC
+ORDER BY m.updated_at DESC, m.session_id DESC
 LIMIT @limit;
 
 -- name: searchCandidates

@@ -61,13 +61,22 @@ export function searchableText(event: unknown): string {
 const MARKS = /\p{M}/gu;
 const SPACE = /\s/u;
 
-/** One code point folded: accents dropped, lower case, any white space a plain space. */
+/**
+ * One code point folded: accents dropped, lower case, any white space a plain space, and U+0000
+ * a plain space too (PostgreSQL text cannot hold it, and the folded text is stored by every
+ * indexed backend: folding it alike everywhere keeps one rule of what matches).
+ */
 function foldCodePoint(cp: string): string {
   const code = cp.charCodeAt(0);
   if (code < 0x80) {
     // ASCII, most text: no accents to drop, and a lookup instead of normalize() and a regex.
     if (code >= 0x41 && code <= 0x5a) return String.fromCharCode(code + 0x20);
-    return code === 0x09 || code === 0x0a || code === 0x0b || code === 0x0c || code === 0x0d
+    return code === 0x00 ||
+      code === 0x09 ||
+      code === 0x0a ||
+      code === 0x0b ||
+      code === 0x0c ||
+      code === 0x0d
       ? " "
       : cp;
   }
@@ -105,9 +114,9 @@ function foldWithMap(text: string): FoldedText {
 }
 
 /**
- * `text` folded for matching: accents removed, lower case, white space as plain spaces. The
- * search indexes store folded text, and queries are folded the same way, so matching is
- * case- and accent-insensitive on every backend.
+ * `text` folded for matching: accents removed, lower case, white space and U+0000 as plain
+ * spaces. The search indexes store folded text, and queries are folded the same way, so matching
+ * is case- and accent-insensitive on every backend, and folded text never holds U+0000.
  */
 export function foldForSearch(text: string): string {
   // ASCII-only text (most of it) folds in one pass of built-ins.
@@ -118,7 +127,8 @@ export function foldForSearch(text: string): string {
 }
 
 const ASCII = /^\p{ASCII}*$/u;
-const ASCII_SPACE = /[\t\n\v\f\r]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 folds to a space, as white space does.
+const ASCII_SPACE = /[\u0000\t\n\v\f\r]/g;
 
 /**
  * The folded terms of a query: words split on white space, and double-quoted phrases kept

@@ -120,7 +120,7 @@ export interface ListPage {
 /**
  * A `search` query as a backend gets it: folded terms (see `foldForSearch` in
  * log/search-text.ts), every one to be found in one event's searchable text, and a page in list
- * order.
+ * order (most recent activity first, as `list`'s `activity` order, with its cursors).
  */
 export interface SearchQuery {
   readonly terms: readonly string[];

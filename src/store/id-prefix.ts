@@ -17,6 +17,21 @@ export function matchIds(ids: Iterable<string>, prefix: string, limit: number): 
 }
 
 /**
+ * The least text above every text that starts with `prefix`, in code point order (the byte order
+ * of UTF-8): the prefix without its trailing U+10FFFF, its last code point plus one (past the
+ * surrogates). Undefined when there is none (a prefix of U+10FFFF alone, or empty): every text
+ * from the prefix on starts with it. For range scans of an index; `prefix` is well-formed.
+ */
+export function prefixEnd(prefix: string): string | undefined {
+  const points = [...prefix];
+  while (points.at(-1) === "\u{10FFFF}") points.pop();
+  const last = points.pop();
+  if (last === undefined) return undefined;
+  const code = (last.codePointAt(0) as number) + 1;
+  return points.join("") + String.fromCodePoint(code === 0xd800 ? 0xe000 : code);
+}
+
+/**
  * The one id that `matches` (the ids starting with `prefix`, exact id first checked by the
  * caller) leaves for a prefix.
  * @throws StorageError SESSION_NOT_FOUND when none matches or the prefix is shorter than

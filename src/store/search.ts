@@ -94,6 +94,7 @@ export async function scanSearch(backend: SessionBackend, query: SearchQuery): P
   do {
     const page = await backend.list({
       limit: MAX_LIST_LIMIT,
+      order: "activity",
       ...(query.cwd === undefined ? {} : { cwd: query.cwd }),
       ...(cursor === undefined ? {} : { cursor }),
     });
@@ -102,11 +103,13 @@ export async function scanSearch(backend: SessionBackend, query: SearchQuery): P
       const events = await matchingEvents(backend, listed.header.id, query.terms);
       if (events.length === 0) continue;
       hits.push({ ...listed, events });
-      if (hits.length > query.limit) return listPage(hits, { limit: query.limit }, (hit) => hit);
+      if (hits.length > query.limit) {
+        return listPage(hits, { limit: query.limit, order: "activity" }, (hit) => hit);
+      }
     }
     cursor = page.nextCursor;
   } while (cursor !== undefined);
-  return listPage(hits, { limit: query.limit }, (hit) => hit);
+  return listPage(hits, { limit: query.limit, order: "activity" }, (hit) => hit);
 }
 
 /** The excerpts of a hit's events: one per event, around its first match. */

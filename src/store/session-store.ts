@@ -21,6 +21,7 @@ import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
 import { titleProblem } from "../log/session-title.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
+import { isWellFormed } from "../util/well-formed.js";
 import type {
   ListedSession,
   ListQuery,
@@ -771,7 +772,7 @@ export class SessionStore {
    * Sets (a string) or clears (null) the explicit title of a session, stored beside its log
    * without rewriting it. A session without one is titled by its first user message.
    * @throws StorageError INVALID_PARAMS for a title that is not 1–256 characters without control
-   *   characters; SESSION_NOT_FOUND.
+   *   characters, or holds a lone UTF-16 surrogate; SESSION_NOT_FOUND.
    */
   async setTitle(id: string, title: string | null): Promise<void> {
     checkSessionId(id, "/sessionId");
@@ -1297,14 +1298,6 @@ function checkText(value: string | undefined, instancePath: string): void {
       `expected well-formed Unicode text (no lone UTF-16 surrogate), got ${show(value)}`,
     );
   }
-}
-
-/** A lone (unpaired) UTF-16 surrogate. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Whether `text` holds no lone surrogate (`String.prototype.isWellFormed`, ES2024). */
-function isWellFormed(text: string): boolean {
-  return !LONE_SURROGATE.test(text);
 }
 
 function forkChildTaken(id: string): SessionForkError<"SESSION_ALREADY_EXISTS"> {

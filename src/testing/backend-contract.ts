@@ -9,6 +9,7 @@ import { lockCases } from "./cases/locks.js";
 import { repairCases } from "./cases/repair.js";
 import { searchCases } from "./cases/search.js";
 import { subscribeCases } from "./cases/subscribe.js";
+import { textParityCases } from "./cases/text-parity.js";
 import { titleCases } from "./cases/titles.js";
 import { caseRegistry } from "./registry.js";
 import type { BackendContractOptions, TestFunctions } from "./types.js";
@@ -42,6 +43,7 @@ export function defineBackendContract(test: TestFunctions, options: BackendContr
     subscribeCases(cases);
     corpusCases(cases, options.corpus ?? []);
     titleCases(cases, options.corpus ?? []);
+    textParityCases(cases);
     cases.checkSkips();
   });
 }

@@ -6,6 +6,7 @@ import { anySearchable } from "../../log/search-text.js";
 import { type SerializedEvent, serializedTitle } from "../../log/serialized-event.js";
 import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
+import { prefixEnd } from "../id-prefix.js";
 import { checkPageLimit } from "../page-limit.js";
 import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
@@ -538,11 +539,12 @@ export class PostgresBackend implements backend.SessionBackend {
   }
 
   async idsWithPrefix(prefix: string, limit: number): Promise<backend.IdMatches> {
+    const range = { prefix, end: prefixEnd(prefix) ?? null };
     return this.#read(`match ids starting with ${show(prefix)}`, async (c) => {
-      const ids = (await this.#queries.rows(c, "idsWithPrefix", { prefix, limit })).map(
+      const ids = (await this.#queries.rows(c, "idsWithPrefix", { ...range, limit })).map(
         (r) => r.id,
       );
-      const counted = await this.#queries.first(c, "countIdsWithPrefix", { prefix });
+      const counted = await this.#queries.first(c, "countIdsWithPrefix", range);
       return { ids, count: Number(counted?.count ?? 0) };
     });
   }

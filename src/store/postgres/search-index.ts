@@ -26,8 +26,10 @@ export function isSearchRelation(name: string): boolean {
   );
 }
 
-/** Lists start strictly after this key: above every stored session (as list-pages.ts's first page). */
-/** Search pages go newest created first (the key before every session's). */
+/**
+ * Search pages go in list order, most recent activity first: they start strictly after this key,
+ * above every stored session (as list-pages.ts's first page).
+ */
 const FIRST_PAGE = { at: Number.MAX_SAFE_INTEGER + 1, id: "" };
 
 /** Event rows read at once while a new index is filled. */
@@ -195,10 +197,10 @@ export async function searchPage(
   query: SearchQuery,
 ): Promise<SearchPage> {
   checkListLimit(query.limit);
-  const after = query.cursor === undefined ? FIRST_PAGE : decodeCursor(query.cursor, "created");
+  const after = query.cursor === undefined ? FIRST_PAGE : decodeCursor(query.cursor, "activity");
   const terms = [...query.terms];
   const rows = await queries.rows(client, "searchSessions", {
-    afterCreatedAt: after.at,
+    afterAt: after.at,
     afterId: after.id,
     cwd: query.cwd ?? null,
     terms,
@@ -217,8 +219,9 @@ export async function searchPage(
       matches.set(String(m.sessionId), list);
     }
   }
-  return sql.listPage(rows, { limit: query.limit }, ({ lastSeq, lastTime, ...row }): SearchHit => {
-    const listed = sql.listedHit(sql.headerFromRow(row), lastSeq, lastTime);
+  const page = { limit: query.limit, order: "activity" } as const;
+  return sql.listPage(rows, page, ({ lastSeq, updatedAt, ...row }): SearchHit => {
+    const listed = sql.listedHit(sql.headerFromRow(row), lastSeq, updatedAt);
     return { ...listed, events: matches.get(listed.header.id) ?? [] };
   });
 }

@@ -76,15 +76,15 @@ export interface SummaryColumns {
 }
 
 /**
- * A search hit's listed session from its header and its last event (seq and time, none when it
- * has no events): search results carry no summary, their titles are looked up apart.
+ * A search hit's listed session from its header, its last event's seq (none when it has no
+ * events) and its last activity (the summary's, which search pages are ordered by): search
+ * results carry no titles, they are looked up apart.
  */
 export function listedHit(
   header: SessionHeader,
   lastSeq: number | null | undefined,
-  lastTime: number | string | null | undefined,
+  updatedAt: number | string,
 ): ListedSession {
-  const updatedAt = lastTime === null || lastTime === undefined ? header.createdAt : lastTime;
   return listedSession(header, lastSeq, { updatedAt, title: null, derivedTitle: null });
 }
 

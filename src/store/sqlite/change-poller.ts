@@ -3,13 +3,15 @@ import Database from "better-sqlite3";
 import { Statements } from "./statements.js";
 
 /**
- * What a watched session looked like at the last look: absent, stored without events, or its last
- * event row as `seq@time`. Undefined until a look succeeded (the next one then reports the id).
+ * What a watched session looked like at the last look: absent, or its header columns, rowid and
+ * last event row's seq and time as one JSON text. Undefined until a look succeeded (the next one
+ * then reports the id). The header is in it because a session deleted and stored anew under the
+ * same id between two looks may end at the same seq and time: a watch hears of it, and ends, as
+ * it would have on the JSONL and PostgreSQL backends, where a delete is a change of its own.
  */
 type Head = string | undefined;
 
 const ABSENT = "absent";
-const EMPTY = "empty";
 
 /**
  * Polls one database for commits of other connections — other processes, and this process's own
@@ -18,8 +20,8 @@ const EMPTY = "empty";
  *
  * Every interval it asks its own read connection for `PRAGMA data_version`, which changes only when
  * another connection has committed: an idle database costs that one statement per interval, however
- * many sessions are watched. Only when it changed does one query read the head (the last event row)
- * of every watched session, and only the sessions whose head differs from the last look are
+ * many sessions are watched. Only when it changed does one query read the head (header columns and
+ * last event row) of every watched session, and only the sessions whose head differs from the last look are
  * reported. The connection is opened when the first session is watched and closed when the last
  * one is unwatched; the timer never keeps the process alive. Errors (SQLITE_BUSY while another
  * connection checkpoints, a file that went away) never leave a timer callback: the next tick looks
@@ -119,7 +121,7 @@ export class ChangePoller {
   #look(statements: Statements, ids: readonly string[]): Map<string, Head> {
     const heads = new Map<string, Head>(ids.map((id) => [id, ABSENT]));
     for (const row of statements.all("watchedHeads", { ids: JSON.stringify(ids) })) {
-      heads.set(row.id, row.lastEvent === null ? EMPTY : String(row.lastEvent));
+      heads.set(row.id, String(row.head));
     }
     return heads;
   }

@@ -28,8 +28,10 @@ export function isSearchObject(tableName: string): boolean {
   );
 }
 
-/** Lists start strictly after this key: above every stored session (as list-pages.ts's first page). */
-/** Search pages go newest created first (the key before every session's). */
+/**
+ * Search pages go in list order, most recent activity first: they start strictly after this key,
+ * above every stored session (as list-pages.ts's first page).
+ */
 const FIRST_PAGE = { at: Number.MAX_SAFE_INTEGER + 1, id: "" };
 
 /**
@@ -183,11 +185,11 @@ export class SqliteSearchIndex {
    */
   search(query: SearchQuery): SearchPage {
     checkListLimit(query.limit);
-    const after = query.cursor === undefined ? FIRST_PAGE : decodeCursor(query.cursor, "created");
+    const after = query.cursor === undefined ? FIRST_PAGE : decodeCursor(query.cursor, "activity");
     const match = ftsMatch(query.terms);
     const terms = JSON.stringify(query.terms);
     const filter = {
-      afterCreatedAt: after.at,
+      afterAt: after.at,
       afterId: after.id,
       cwd: query.cwd ?? null,
       terms,
@@ -201,9 +203,9 @@ export class SqliteSearchIndex {
       match !== undefined && rare
         ? this.#statements.all("searchSessions", { ...filter, match })
         : this.#statements.all("searchSessionsWalked", filter);
-    return sql.listPage(rows, { limit: query.limit }, (row): SearchHit => {
+    return sql.listPage(rows, { limit: query.limit, order: "activity" }, (row): SearchHit => {
       const last = this.#statements.get("lastEvent", { sessionId: row.id });
-      const listed = sql.listedHit(sql.headerFromRow(row), last?.seq, last?.time);
+      const listed = sql.listedHit(sql.headerFromRow(row), last?.seq, row.updatedAt);
       const found = this.#statements.all("searchMatches", {
         sessionId: row.id,
         terms,

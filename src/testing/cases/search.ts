@@ -4,7 +4,7 @@ import type { SessionEvent, SessionSearchResult } from "../../generated.js";
 import { foldForSearch, searchTerms } from "../../log/search-text.js";
 import type { SessionBackend } from "../../store/backend.js";
 import { SessionStore } from "../../store/session-store.js";
-import { BASE_TIME, balancedTurn } from "../events.js";
+import { BASE_TIME, balancedTurn, TURN_LENGTH } from "../events.js";
 import { rejectsWithCode } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
 
@@ -16,10 +16,24 @@ interface TurnTexts {
   readonly output?: string;
 }
 
+/**
+ * Each turn {@link sayingTurn} makes is stamped a second after the one before: sessions made in
+ * turn are active in that order, and search (which goes in list order, by last activity) finds
+ * the last made first.
+ */
+let lastStamp = BASE_TIME;
+
 /** A balanced turn from seq 0 (user/message at 1, assistant/message at 4, tool/call at 5, tool/result at 6) with these texts. */
 function sayingTurn(texts: TurnTexts): SessionEvent[] {
+  lastStamp += 1000;
+  const stamp = lastStamp;
   return balancedTurn(0, 1).map((event) => {
-    const e = structuredClone(event) as unknown as { type: string; data: Record<string, unknown> };
+    const e = structuredClone(event) as unknown as {
+      type: string;
+      time: number;
+      data: Record<string, unknown>;
+    };
+    e.time += stamp - BASE_TIME;
     if (e.type === "user/message" && texts.prompt !== undefined) {
       e.data.content = [{ type: "text", text: texts.prompt }];
     }
@@ -172,11 +186,39 @@ export function searchCases(cases: CaseRegistry): void {
     );
   });
 
+  cases.add(
+    "search goes in list order, most recent activity first, not in creation order",
+    async (storage) => {
+      // Failed on every backend before: search went in creation order (s-late first).
+      const store = storeOver(await storage.open());
+      await saying(store, "s-early", { prompt: "heron early" });
+      await saying(store, "s-late", { prompt: "heron late" });
+      await saying(store, "s-other", { prompt: "nothing" });
+      // The session made first is the last active: it comes first, as in list.
+      const later = sayingTurn({ prompt: "heron again" }).map((e) => ({
+        ...e,
+        seq: e.seq + TURN_LENGTH,
+        data: { ...(e.data as object), ...("turn" in e.data ? { turn: 2 } : {}) },
+      }));
+      await store.append("s-early", later as SessionEvent[]);
+      const listed = (await store.list()).sessions.map((s) => s.header.id);
+      assert.deepStrictEqual(listed, ["s-early", "s-other", "s-late"]);
+      assert.deepStrictEqual(ids(await store.search({ query: "heron" })), ["s-early", "s-late"]);
+      const first = await store.search({ query: "heron", limit: 1 });
+      assert.deepStrictEqual(ids(first), ["s-early"]);
+      assert.ok(first.nextCursor !== undefined);
+      const second = await store.search({ query: "heron", limit: 1, cursor: first.nextCursor });
+      assert.deepStrictEqual(ids(second), ["s-late"]);
+      assert.equal(second.nextCursor, undefined);
+    },
+  );
+
   cases.add("search follows appends, forks and deletes", async (storage) => {
     const store = storeOver(await storage.open());
     await saying(store, "s1", { prompt: "narwhal" });
     await store.fork("s1", { boundary: 8, childSessionId: "child" });
-    assert.deepStrictEqual(ids(await store.search({ query: "narwhal" })), ["child", "s1"]);
+    // Both last active at s1's seq 8: list order breaks the tie by id, descending.
+    assert.deepStrictEqual(ids(await store.search({ query: "narwhal" })), ["s1", "child"]);
     const more = sayingTurn({ prompt: "a later beluga" }).map((e, i) => ({
       ...e,
       seq: 9 + i,
