@@ -77,7 +77,7 @@ export type SessionEvent =
   | HookInvokedEvent
   | HookResultEvent;
 /**
- * An absolute POSIX path, as the cwd of a new session must be (ACP requires absolute paths too). It is stored as given, not normalised.
+ * An absolute POSIX path, as the cwd of a new session must be (ACP requires absolute paths too). It is stored as given, not normalised. It holds no U+0000: no path does, and PostgreSQL text cannot hold one.
  */
 export type AbsolutePath = string;
 /**
@@ -1578,7 +1578,7 @@ export interface SessionImportStaged {
  */
 export interface SessionListParams {
   /**
-   * Only sessions whose header has exactly this cwd. Any non-empty string (not only absolute paths), because stored headers are taken as they are (imported fixtures may hold placeholders such as {{cwd}}).
+   * Only sessions whose header has exactly this cwd. Any non-empty string (not only absolute paths), because stored headers are taken as they are (imported fixtures may hold placeholders such as {{cwd}}). It holds no U+0000 (no stored cwd does).
    */
   readonly cwd?: string;
   readonly parentSession?: SessionId;
@@ -1878,7 +1878,7 @@ export interface SessionSearchParams {
    */
   readonly query: string;
   /**
-   * Only sessions whose header has exactly this cwd.
+   * Only sessions whose header has exactly this cwd. It holds no U+0000 (no stored cwd does).
    */
   readonly cwd?: string;
   /**

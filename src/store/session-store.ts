@@ -12,6 +12,7 @@ import {
   validateAbsolutePath,
   validateCreateSessionOptions,
   validateSessionId,
+  validateSessionListParams,
 } from "../generated.js";
 import { markAdmitted } from "../log/admitted-events.js";
 import { resolveForkBoundary } from "../log/fork-rules.js";
@@ -758,6 +759,14 @@ export class SessionStore {
         `expected order "activity" or "created", got ${show(query.order)}`,
       );
     }
+    // A filter the wire's schema refuses (U+0000, which no stored cwd holds and PostgreSQL text
+    // cannot) is refused here too, so SDK callers get INVALID_PARAMS from every backend alike.
+    if (query.cwd !== undefined && !validateSessionListParams({ cwd: query.cwd })) {
+      throw invalidParams(
+        "/cwd",
+        `expected a cwd filter ${validateSessionListParams.errors?.[0]?.message ?? ""}, got ${show(query.cwd)}`,
+      );
+    }
     const page = await this.backend.list({ ...query, limit, order: query.order ?? "activity" });
     return {
       sessions: page.sessions.map(({ updatedAt, ...session }) => ({
@@ -1287,15 +1296,16 @@ function checkSessionId(id: unknown, instancePath: string): asserts id is string
 }
 
 /**
- * Header text must be well-formed Unicode: PostgreSQL and SQLite store text as UTF-8, where a
- * lone surrogate becomes U+FFFD, so `"s\udbff"` and `"s\ufffd"` would name one session. (Event
- * data keeps lone surrogates exactly: it is stored as escaped JSON text.)
+ * Header text must be well-formed Unicode without U+0000: PostgreSQL and SQLite store text as
+ * UTF-8, where a lone surrogate becomes U+FFFD, so `"s\udbff"` and `"s\ufffd"` would name one
+ * session, and PostgreSQL text cannot hold U+0000 at all (no path holds one either). Refused on
+ * every backend alike. (Event data keeps both exactly: it is stored as escaped JSON text.)
  */
 function checkText(value: string | undefined, instancePath: string): void {
-  if (value !== undefined && !isWellFormed(value)) {
+  if (value !== undefined && (!isWellFormed(value) || value.includes("\u0000"))) {
     throw invalidParams(
       instancePath,
-      `expected well-formed Unicode text (no lone UTF-16 surrogate), got ${show(value)}`,
+      `expected well-formed Unicode text without U+0000 (no lone UTF-16 surrogate), got ${show(value)}`,
     );
   }
 }

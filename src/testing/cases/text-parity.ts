@@ -148,4 +148,49 @@ export function textParityCases(cases: CaseRegistry): void {
       assert.equal(await store.resolveId("abcd\u{10FFFF}"), "abcd\u{10FFFF}x");
     },
   );
+
+  cases.add(
+    "a cwd holding U+0000 is refused alike (INVALID_PARAMS) to create, fork, import, list and search",
+    async (storage) => {
+      // Failed before on PostgreSQL alone: create, fork and the list and search filters answered
+      // a raw pg error (22021, invalid byte sequence for encoding "UTF8": 0x00, mapped to
+      // INTERNAL) while SQLite, JSONL and memory stored or matched the cwd.
+      const store = new SessionStore({ backend: await storage.open(), now: () => BASE_TIME });
+      const cwd = "/work/nul\u0000dir";
+      await rejectsWithCode(
+        store.create({ id: "c-nul", meta: { cwd } }),
+        "INVALID_PARAMS",
+        "a create whose cwd holds U+0000",
+      );
+      await store.create({ id: "c-ok", meta: { cwd: "/work/ok" } });
+      await rejectsWithCode(
+        store.fork("c-ok", { childSessionId: "c-child", cwd }),
+        "INVALID_PARAMS",
+        "a fork whose cwd holds U+0000",
+      );
+      const header = JSON.stringify({
+        type: "session",
+        version: 0,
+        id: "c-imported",
+        createdAt: 1,
+        cwd,
+      });
+      await rejectsWithCode(
+        store.importLog(`${header}\n`),
+        "INVALID_PARAMS",
+        "an imported header whose cwd holds U+0000",
+      );
+      await rejectsWithCode(store.list({ cwd }), "INVALID_PARAMS", "a list filter holding U+0000");
+      await rejectsWithCode(
+        store.search({ query: "anything", cwd }),
+        "INVALID_PARAMS",
+        "a search filter holding U+0000",
+      );
+      const listed = await store.list({});
+      assert.deepStrictEqual(
+        listed.sessions.map((s) => s.header.id),
+        ["c-ok"],
+      );
+    },
+  );
 }
