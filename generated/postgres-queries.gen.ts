@@ -87,6 +87,15 @@ export const POSTGRES_QUERIES = {
    */
   eventRows: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS \"sourceEventSeqs\",\n  surface_op AS \"surfaceOp\"\nFROM events\nWHERE session_id = $1 AND seq >= $2\nORDER BY seq\nLIMIT $3::bigint;",
   /**
+   * A page bounded by bytes, before it is read: of the event rows eventRows would read (from seq
+   * `@fromSeq` on, at most `@limit`, NULL: no bound), how many there are ("rowCount") and how many
+   * of the first fit in `@maxBytes` bytes of stored text ("fitCount"; the data and sourceEventSeqs
+   * columns, whose sizes octet_length tells without reading a TOASTed value). The running sum goes
+   * row by row in seq order, so the scan stops at the limit; eventRows then reads only the rows
+   * that fit.
+   */
+  pageFit: "SELECT\n  count(*) AS \"rowCount\",\n  count(*) FILTER (WHERE upto <= $1::bigint) AS \"fitCount\"\nFROM (\n  SELECT\n    sum(octet_length(data) + coalesce(octet_length(source_event_seqs), 0))\n      OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto\n  FROM events\n  WHERE session_id = $2 AND seq >= $3\n  ORDER BY seq\n  LIMIT $4::bigint\n) AS page;",
+  /**
    * The seq of the first turn/end at or after `@fromSeq`: asked when a page of eventLines found a
    * damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,
    * and by forkPoint for the turn/end closing a turn open at the boundary. Walks the primary key
@@ -340,6 +349,7 @@ export const POSTGRES_QUERY_PARAMS = {
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId", "fromSeq", "limit"],
   eventRows: ["sessionId", "fromSeq", "limit"],
+  pageFit: ["maxBytes", "sessionId", "fromSeq", "limit"],
   nextTurnEnd: ["sessionId", "fromSeq"],
   lastTurnEnd: ["sessionId"],
   settledRead: ["sessionId", "limit"],
@@ -468,6 +478,10 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "data", type: "string" },
     { name: "sourceEventSeqs", type: "string | null" },
     { name: "surfaceOp", type: "string | null" },
+  ],
+  pageFit: [
+    { name: "rowCount", type: "PostgresScalar" },
+    { name: "fitCount", type: "PostgresScalar" },
   ],
   nextTurnEnd: [
     { name: "seq", type: "number" },
@@ -729,6 +743,7 @@ export interface PostgresQueryRows {
     readonly sourceEventSeqs: string | null;
     readonly surfaceOp: string | null;
   };
+  readonly pageFit: { readonly rowCount: PostgresScalar; readonly fitCount: PostgresScalar };
   readonly nextTurnEnd: { readonly seq: number };
   readonly lastTurnEnd: { readonly seq: number };
   readonly settledRead: {

@@ -190,6 +190,25 @@ WHERE session_id = @sessionId AND seq >= @fromSeq
 ORDER BY seq
 LIMIT @limit::bigint;
 
+-- name: pageFit
+-- A page bounded by bytes, before it is read: of the event rows eventRows would read (from seq
+-- @fromSeq on, at most @limit, NULL: no bound), how many there are ("rowCount") and how many of the
+-- first fit in @maxBytes bytes of stored text ("fitCount"; the data and sourceEventSeqs columns,
+-- whose sizes octet_length tells without reading a TOASTed value). The running sum goes row by row
+-- in seq order, so the scan stops at the limit; eventRows then reads only the rows that fit.
+SELECT
+  count(*) AS "rowCount",
+  count(*) FILTER (WHERE upto <= @maxBytes::bigint) AS "fitCount"
+FROM (
+  SELECT
+    sum(octet_length(data) + coalesce(octet_length(source_event_seqs), 0))
+      OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto
+  FROM events
+  WHERE session_id = @sessionId AND seq >= @fromSeq
+  ORDER BY seq
+  LIMIT @limit::bigint
+) AS page;
+
 -- name: nextTurnEnd
 -- The seq of the first turn/end at or after @fromSeq: asked when a page of eventLines found a
 -- damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,

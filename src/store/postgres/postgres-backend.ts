@@ -361,12 +361,18 @@ export class PostgresBackend implements backend.SessionBackend {
     id: string,
     fromSeq: number,
     limit?: number,
+    maxBytes?: number,
   ): Promise<backend.StoredSuffix | undefined> {
     const what = `load session ${show(id)} from seq ${fromSeq}`;
-    const { first, take } = sql.pageRead(fromSeq, limit);
+    const { first, take } = sql.pageRead(fromSeq, limit, maxBytes);
     // From 0, and for a page of many rows, the transaction's statements send the header once, not
     // once per row; a reader asking what is new (a few rows, or none) gets it in one round trip.
-    if (fromSeq > 0 && (take === undefined || take <= ONE_STATEMENT_ROWS)) {
+    // A page bounded by bytes is measured first, in the transaction, so that no row past it is sent.
+    if (
+      maxBytes === undefined &&
+      fromSeq > 0 &&
+      (take === undefined || take <= ONE_STATEMENT_ROWS)
+    ) {
       const found = await this.#withClient(what, (c) =>
         this.#queries.rows(c, "sessionFrom", { fromSeq, sessionId: id, limit: take ?? null }),
       );
@@ -386,8 +392,10 @@ export class PostgresBackend implements backend.SessionBackend {
       const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
       const header = sql.readHeader(row, id, this.location);
-      const suffix = sql.suffixOf(await this.#frame(c, id, first, take), fromSeq);
-      return { header, ...(suffix ?? { ...(await this.#frame(c, id, 0, limit)), from: 0 }) };
+      const page = await this.#frame(c, id, first, take, maxBytes, fromSeq - first);
+      const suffix = sql.suffixOf(page, fromSeq);
+      if (suffix !== undefined) return { header, ...suffix };
+      return { header, ...(await this.#frame(c, id, 0, limit, maxBytes)), from: 0 };
     });
   }
 
@@ -751,24 +759,47 @@ export class PostgresBackend implements backend.SessionBackend {
    * Frames the event rows of `id` from seq `first` on, at most `take` of them (undefined: all), on
    * `c` (in a read transaction: the lookup of the next turn/end sees the same snapshot).
    */
+  /**
+   * The rows from seq `first` on (at most `take`), framed and judged; with `maxBytes`, only the
+   * rows that fit in it (pageFit measures them first; the row at `first` is the proof row when
+   * `first` is before `from`, not counted), at least one event.
+   */
   async #frame(
     c: PoolClient,
     id: string,
     first: number,
     take: number | undefined,
-  ): Promise<sql.FramedLog> {
+    maxBytes?: number,
+    proof = 0,
+  ): Promise<sql.FramedLog & { cut?: true }> {
+    let limit = take;
+    let cut = false;
+    if (maxBytes !== undefined) {
+      const fit = await this.#queries.first(c, "pageFit", {
+        sessionId: id,
+        fromSeq: first + proof,
+        limit: take === undefined ? null : take - proof,
+        maxBytes,
+      });
+      const rowCount = Number(fit?.rowCount ?? 0);
+      const fitting = Math.max(1, Number(fit?.fitCount ?? 0));
+      cut = fitting < rowCount;
+      if (cut) limit = proof + fitting;
+    }
     const { rows, columns } = await this.#queries.valueRows(c, "eventRows", {
       sessionId: id,
       fromSeq: first,
-      limit: take ?? null,
+      limit: limit ?? null,
     });
     const scanned = sql.scanEventRows(rows, first, sql.valueRowForm(columns, JSON_MEMBERS));
-    const from = sql.turnEndLookup(scanned, take);
+    // A page cut by bytes is a full page: what follows it settles a bad row in it.
+    const from = sql.turnEndLookup(scanned, cut ? scanned.count : take);
     const next =
       from === undefined
         ? undefined
         : await this.#queries.first(c, "nextTurnEnd", { sessionId: id, fromSeq: from });
-    return sql.judgeEventRows(scanned, sql.eventsOf(id, this.location), next?.seq);
+    const framed = sql.judgeEventRows(scanned, sql.eventsOf(id, this.location), next?.seq);
+    return cut ? { ...framed, cut: true } : framed;
   }
 
   /** Runs `work` in one REPEATABLE READ READ ONLY transaction: several statements, one snapshot. */

@@ -9,6 +9,7 @@ import {
   lineageTrees,
 } from "../../view/lineage-tree.js";
 import { pageCut, type ViewItem, type ViewPage, viewItemsOfPage } from "../../view/view-items.js";
+import { cutTexts } from "./cut-texts.js";
 import { HttpError } from "./http-errors.js";
 
 /** The events a timeline page holds unless asked otherwise, and the most it may hold. */
@@ -94,8 +95,10 @@ async function branchTurn(store: SessionStore, header: SessionHeader): Promise<n
 }
 
 /**
- * One page of a session's view items: at most `limit` events from `fromSeq`, cut before a step
- * that began in the page and did not end in it (`nextSeq` is then that step's start).
+ * One page of a session's view items: at most `limit` events from `fromSeq` (and at most the
+ * store's page of bytes: big events make short pages), cut before a step that began in the page
+ * and did not end in it (`nextSeq` is then that step's start), long texts cut to their heads
+ * ({@link cutTexts}).
  */
 export async function timelinePage(
   store: SessionStore,
@@ -111,7 +114,7 @@ export async function timelinePage(
     cut === page.events.length ? page.nextSeq : (page.events[cut] as SessionEvent).seq;
   const length = done ? nextSeq : await logLength(store, id);
   return {
-    items: viewItemsOfPage(page.header, events, done),
+    items: cutTexts(viewItemsOfPage(page.header, events, done)),
     fromSeq,
     nextSeq,
     length,
