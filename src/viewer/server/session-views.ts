@@ -16,6 +16,13 @@ import { HttpError } from "./http-errors.js";
 export const DEFAULT_PAGE_EVENTS = 500;
 export const MAX_PAGE_EVENTS = 2000;
 
+/**
+ * The most stored bytes of events one timeline or raw-events page reads (always at least one
+ * event): a screen of a session of huge tool outputs is a few of them, and the viewer sends
+ * their heads only.
+ */
+export const VIEW_PAGE_BYTES = 4 * 1024 * 1024;
+
 /** How many events the server reads at a time when it must go through a whole log (the turn index). */
 const SCAN_PAGE = 2000;
 
@@ -95,8 +102,8 @@ async function branchTurn(store: SessionStore, header: SessionHeader): Promise<n
 }
 
 /**
- * One page of a session's view items: at most `limit` events from `fromSeq` (and at most the
- * store's page of bytes: big events make short pages), cut before a step that began in the page
+ * One page of a session's view items: at most `limit` events from `fromSeq` (and at most
+ * {@link VIEW_PAGE_BYTES} of them: big events make short pages), cut before a step that began in the page
  * and did not end in it (`nextSeq` is then that step's start), long texts cut to their heads
  * ({@link cutTexts}).
  */
@@ -106,7 +113,7 @@ export async function timelinePage(
   fromSeq: number,
   limit: number,
 ): Promise<ViewPage> {
-  const page = await store.read(id, { fromSeq, limit });
+  const page = await store.read(id, { fromSeq, limit, maxBytes: VIEW_PAGE_BYTES });
   const cut = page.done ? page.events.length : pageCut(page.events);
   const events = page.events.slice(0, cut);
   const done = page.done && cut === page.events.length;
@@ -211,13 +218,13 @@ export interface RawPage {
   readonly done: boolean;
 }
 
-/** One page of a session's raw events (the chunks one click away). */
+/** One page of a session's raw events (the chunks one click away), at most {@link VIEW_PAGE_BYTES} of them or one. */
 export async function rawPage(
   store: SessionStore,
   id: string,
   fromSeq: number,
   limit: number,
 ): Promise<RawPage> {
-  const page = await store.read(id, { fromSeq, limit });
+  const page = await store.read(id, { fromSeq, limit, maxBytes: VIEW_PAGE_BYTES });
   return { events: page.events, nextSeq: page.nextSeq, done: page.done };
 }
