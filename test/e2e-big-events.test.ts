@@ -55,8 +55,8 @@ describe("a session of 8 MiB events over the wire", () => {
   });
 
   // Fails without the fix: the second page without limit held two 8 MiB events (past READ_BYTES),
-  // and the server's peak memory grew by 294 MiB on the first read without limit (it read all
-  // 64 MiB of events and stringified them before cutting a page); 75 such events passed V8's
+  // and the server's peak memory grew by 375 MiB on the first read without limit alone (it read
+  // all 80 MiB of events and stringified them before cutting a page); 75 such events passed V8's
   // longest string and the read answered INTERNAL.
   it.skipIf(!peakRssKnown())(
     "answers session/read with and without limit in pages bounded by bytes, holding a page, never the session",
