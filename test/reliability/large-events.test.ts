@@ -50,6 +50,7 @@ function readRequests(client: SeedlineClient, id: string): [string, () => Promis
     ["replay/scripts", () => client.replayScripts({ sessionId: id })],
     ["session/search", () => client.sessionSearch({ query: "output" })],
     ["session/list", () => client.sessionList({})],
+    ["session/load (ACP)", () => client.sessionLoad({ sessionId: id, cwd: "/", mcpServers: [] })],
     [
       "session/watch from 0",
       async () => {
@@ -66,9 +67,10 @@ function readRequests(client: SeedlineClient, id: string): [string, () => Promis
 
 describe("R3/R7: 8 MiB events over the wire", () => {
   for (const kind of ["sqlite", "jsonl"] as const) {
-    // Fails without the fix only past V8's longest string (75 such events: session/read answered
-    // INTERNAL and session/messages a bare -32603); the bounded pages themselves are proven by
-    // test/e2e-big-events.test.ts and the backend contract case on maxBytes.
+    // Fails without the fix: the page without limit from the first big output held two of them
+    // (16 MiB: the server read the rest of the log and cut it to a 16 MiB page on its way out);
+    // past V8's longest string (75 such events) session/read answered INTERNAL and
+    // session/messages a bare -32603.
     it(`${kind}: every read method answers a page, a part or a code from the table (never INTERNAL), and the server keeps serving`, async () => {
       const url = kind === "sqlite" ? `sqlite:${temp.dir}/r3.db` : `jsonl:${temp.dir}/r3-jsonl`;
       const events = bigOutputTurn(OUTPUTS);
@@ -92,6 +94,9 @@ describe("R3/R7: 8 MiB events over the wire", () => {
         expect(answers["session/read limit"]).toBe("ok");
         expect(answers["session/read at a big event"]).toBe("ok");
         expect(answers["session/messages"]).toBe("RESPONSE_TOO_LARGE");
+        // A page without limit holds 4 MiB of events at most, or one event.
+        const atBig = await client.sessionRead({ sessionId: "big", fromSeq: 6 });
+        expect(atBig.events.map((e) => e.type)).toEqual(["tool/result"]);
         // The server keeps serving: a write and a read of another session.
         await client.sessionCreate({ sessionId: "after" });
         const turn = simpleTurn(0, 1);
