@@ -67,8 +67,8 @@ function readRequests(client: SeedlineClient, id: string): [string, () => Promis
 
 describe("R3/R7: 8 MiB events over the wire", () => {
   for (const kind of ["sqlite", "jsonl"] as const) {
-    // Fails without the fix: the page without limit from the first big output held two of them
-    // (16 MiB: the server read the rest of the log and cut it to a 16 MiB page on its way out);
+    // Fails without the fix: the page without limit from the tool calls held the first 8 MiB
+    // output too (the server read the rest of the log, then cut it to 16 MiB on its way out);
     // past V8's longest string (75 such events) session/read answered INTERNAL and
     // session/messages a bare -32603.
     it(`${kind}: every read method answers a page, a part or a code from the table (never INTERNAL), and the server keeps serving`, async () => {
@@ -94,9 +94,12 @@ describe("R3/R7: 8 MiB events over the wire", () => {
         expect(answers["session/read limit"]).toBe("ok");
         expect(answers["session/read at a big event"]).toBe("ok");
         expect(answers["session/messages"]).toBe("RESPONSE_TOO_LARGE");
-        // A page without limit holds 4 MiB of events at most, or one event.
-        const atBig = await client.sessionRead({ sessionId: "big", fromSeq: 6 });
-        expect(atBig.events.map((e) => e.type)).toEqual(["tool/result"]);
+        // A page without limit holds 4 MiB of events at most, or one event: it stops before the
+        // first output, and the next page is that output alone.
+        const calls = await client.sessionRead({ sessionId: "big", fromSeq: 4 });
+        expect(calls.events.map((e) => e.type)).toEqual(["tool/call", "tool/call"]);
+        const output = await client.sessionRead({ sessionId: "big", fromSeq: calls.nextSeq });
+        expect(output.events.map((e) => e.type)).toEqual(["tool/result"]);
         // The server keeps serving: a write and a read of another session.
         await client.sessionCreate({ sessionId: "after" });
         const turn = simpleTurn(0, 1);
