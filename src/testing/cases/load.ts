@@ -83,6 +83,8 @@ export function loadCases(cases: CaseRegistry): void {
     },
   );
 
+  // A backend that reads its page whole and lets the caller cut it fails here at once: for
+  // maxBytes 1 it answers every event of the page (24,374 bytes of them).
   cases.add(
     "loadFrom with maxBytes answers pages bounded by bytes: within the budget or one event, cut only before an event that would pass it, adding up to the whole log; a maxBytes that is not a positive integer is INVALID_PARAMS",
     async (storage) => {
