@@ -367,7 +367,7 @@ export class PostgresBackend implements backend.SessionBackend {
     const { first, take } = sql.pageRead(fromSeq, limit, maxBytes);
     // From 0, and for a page of many rows, the transaction's statements send the header once, not
     // once per row; a reader asking what is new (a few rows, or none) gets it in one round trip.
-    // A page bounded by bytes is measured first, in the transaction, so that no row past it is sent.
+    // A page bounded by bytes is read by eventRowsWithin, in the transaction: no row past it is sent.
     if (
       maxBytes === undefined &&
       fromSeq > 0 &&
@@ -761,8 +761,8 @@ export class PostgresBackend implements backend.SessionBackend {
    */
   /**
    * The rows from seq `first` on (at most `take`), framed and judged; with `maxBytes`, only the
-   * rows that fit in it (pageFit measures them first; the row at `first` is the proof row when
-   * `first` is before `from`, not counted), at least one event.
+   * rows that fit in it (eventRowsWithin: the statement sends no row past the budget; the first
+   * `proof` rows are not counted), at least one event.
    */
   async #frame(
     c: PoolClient,
@@ -772,25 +772,28 @@ export class PostgresBackend implements backend.SessionBackend {
     maxBytes?: number,
     proof = 0,
   ): Promise<sql.FramedLog & { cut?: true }> {
-    let limit = take;
     let cut = false;
-    if (maxBytes !== undefined) {
-      const fit = await this.#queries.first(c, "pageFit", {
+    let read: { rows: unknown[][]; columns: string[] };
+    if (maxBytes === undefined) {
+      read = await this.#queries.valueRows(c, "eventRows", {
         sessionId: id,
-        fromSeq: first + proof,
-        limit: take === undefined ? null : take - proof,
-        maxBytes,
+        fromSeq: first,
+        limit: take ?? null,
       });
-      const rowCount = Number(fit?.rowCount ?? 0);
-      const fitting = Math.max(1, Number(fit?.fitCount ?? 0));
-      cut = fitting < rowCount;
-      if (cut) limit = proof + fitting;
+    } else {
+      read = await this.#queries.valueRows(c, "eventRowsWithin", {
+        sessionId: id,
+        fromSeq: first,
+        limit: take ?? null,
+        maxBytes,
+        pageFrom: first + proof,
+      });
+      // "rowCount" comes last, after the event's columns, and is not one of its members.
+      const rowCount = Number(read.rows[0]?.[read.columns.length - 1] ?? 0);
+      cut = read.rows.length < rowCount;
+      read = { rows: read.rows, columns: read.columns.slice(0, -1) };
     }
-    const { rows, columns } = await this.#queries.valueRows(c, "eventRows", {
-      sessionId: id,
-      fromSeq: first,
-      limit: limit ?? null,
-    });
+    const { rows, columns } = read;
     const scanned = sql.scanEventRows(rows, first, sql.valueRowForm(columns, JSON_MEMBERS));
     // A page cut by bytes is a full page: what follows it settles a bad row in it.
     const from = sql.turnEndLookup(scanned, cut ? scanned.count : take);
