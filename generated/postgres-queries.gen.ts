@@ -87,6 +87,17 @@ export const POSTGRES_QUERIES = {
    */
   eventRows: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS \"sourceEventSeqs\",\n  surface_op AS \"surfaceOp\"\nFROM events\nWHERE session_id = $1 AND seq >= $2\nORDER BY seq\nLIMIT $3::bigint;",
   /**
+   * The event rows of eventRows (from seq `@fromSeq` on, at most `@limit`, NULL: no bound) that fit
+   * in a page of `@maxBytes` bytes of stored text, in one statement: the rows up to `@pageFrom`
+   * (the proof row before a page, and the page's first event) always, the others while the running
+   * sum of their sizes (the data and sourceEventSeqs columns, whose sizes octet_length tells
+   * without reading a TOASTed value) is at most `@maxBytes`. The running sum goes row by row in seq
+   * order, so the scan stops at the limit, and a row past the budget is never read whole nor sent.
+   * "rowCount", on every row, is how many rows the range holds: fewer rows than that means the page
+   * was cut by bytes.
+   */
+  eventRowsWithin: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  \"sourceEventSeqs\" AS \"sourceEventSeqs\",\n  \"surfaceOp\" AS \"surfaceOp\",\n  \"rowCount\" AS \"rowCount\"\nFROM (\n  SELECT\n    type,\n    seq,\n    time,\n    data,\n    \"sourceEventSeqs\" AS \"sourceEventSeqs\",\n    \"surfaceOp\" AS \"surfaceOp\",\n    upto,\n    count(*) OVER () AS \"rowCount\"\n  FROM (\n    SELECT\n      type,\n      seq,\n      time,\n      data,\n      source_event_seqs AS \"sourceEventSeqs\",\n      surface_op AS \"surfaceOp\",\n      sum(\n        CASE\n          WHEN seq >= $1::bigint\n            THEN octet_length(data) + coalesce(octet_length(source_event_seqs), 0)\n          ELSE 0\n        END\n      ) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto\n    FROM events\n    WHERE session_id = $2 AND seq >= $3\n    ORDER BY seq\n    LIMIT $4::bigint\n  ) AS ranged\n) AS counted\nWHERE seq <= $1::bigint OR upto <= $5::bigint\nORDER BY seq;",
+  /**
    * The seq of the first turn/end at or after `@fromSeq`: asked when a page of eventLines found a
    * damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,
    * and by forkPoint for the turn/end closing a turn open at the boundary. Walks the primary key
@@ -343,6 +354,7 @@ export const POSTGRES_QUERY_PARAMS = {
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId", "fromSeq", "limit"],
   eventRows: ["sessionId", "fromSeq", "limit"],
+  eventRowsWithin: ["pageFrom", "sessionId", "fromSeq", "limit", "maxBytes"],
   nextTurnEnd: ["sessionId", "fromSeq"],
   lastTurnEnd: ["sessionId"],
   settledRead: ["sessionId", "limit"],
@@ -471,6 +483,15 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "data", type: "string" },
     { name: "sourceEventSeqs", type: "string | null" },
     { name: "surfaceOp", type: "string | null" },
+  ],
+  eventRowsWithin: [
+    { name: "type", type: "string" },
+    { name: "seq", type: "number" },
+    { name: "time", type: "number" },
+    { name: "data", type: "string" },
+    { name: "sourceEventSeqs", type: "PostgresScalar" },
+    { name: "surfaceOp", type: "PostgresScalar" },
+    { name: "rowCount", type: "PostgresScalar" },
   ],
   nextTurnEnd: [
     { name: "seq", type: "number" },
@@ -731,6 +752,15 @@ export interface PostgresQueryRows {
     readonly data: string;
     readonly sourceEventSeqs: string | null;
     readonly surfaceOp: string | null;
+  };
+  readonly eventRowsWithin: {
+    readonly type: string;
+    readonly seq: number;
+    readonly time: number;
+    readonly data: string;
+    readonly sourceEventSeqs: PostgresScalar;
+    readonly surfaceOp: PostgresScalar;
+    readonly rowCount: PostgresScalar;
   };
   readonly nextTurnEnd: { readonly seq: number };
   readonly lastTurnEnd: { readonly seq: number };

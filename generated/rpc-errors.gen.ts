@@ -47,7 +47,7 @@ export const RPC_ERROR_CODES = {
   WATCH_OVERFLOW: -32019,
   /** The store's file system or database refused the operation for a condition of its own: no space left (ENOSPC, SQLITE_FULL, PostgreSQL disk_full), no permission (EACCES, EPERM, SQLITE_READONLY, PostgreSQL insufficient_privilege) or a read-only file system (EROFS). Nothing of the operation was stored and the log is intact: free space or fix the permissions, then retry the same request. */
   STORAGE_REFUSED: -32020,
-  /** The answer would not fit in one message of the 32 MiB frame limit, even as the smallest page the method can return (one event for session/read and session/export). Nothing changed; read the session in pages (session/read with fromSeq and limit, session/export with fromSeq) instead. */
+  /** The answer would not fit in one message of the 32 MiB frame limit, even as the smallest page the method can return (one event for session/read and session/export), or is longer than the longest string the server can make (the messages of a session of huge tool outputs). Answers are measured as they are built, never built whole first. Nothing changed; read the session in pages (session/read with fromSeq and limit, session/export with fromSeq) instead. */
   RESPONSE_TOO_LARGE: -32021,
   /** An id prefix matches more than one stored session. */
   AMBIGUOUS_ID: -32022,
@@ -396,7 +396,7 @@ export interface StorageRefusedErrorData {
   readonly location: string;
 }
 /**
- * The answer would not fit in one message of the 32 MiB frame limit, even as the smallest page the method can return (one event for session/read and session/export). Nothing changed; read the session in pages (session/read with fromSeq and limit, session/export with fromSeq) instead.
+ * The answer would not fit in one message of the 32 MiB frame limit, even as the smallest page the method can return (one event for session/read and session/export), or is longer than the longest string the server can make (the messages of a session of huge tool outputs). Answers are measured as they are built, never built whole first. Nothing changed; read the session in pages (session/read with fromSeq and limit, session/export with fromSeq) instead.
  */
 export interface ResponseTooLargeErrorData {
   readonly code: "RESPONSE_TOO_LARGE";

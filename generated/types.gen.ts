@@ -1732,7 +1732,7 @@ export interface SessionReadParams {
    */
   readonly fromSeq?: number;
   /**
-   * The most events to return; when absent, the events from fromSeq on until about 4 MiB of JSON (a page: done: false when more follow; follow nextSeq). When the answer would not fit in one message of the 32 MiB frame limit, it holds only as many as fit in 16 MiB of JSON (at least one), with done: false.
+   * The most events to return (at most 10,000 are returned), within 16 MiB of stored events; when absent, the events from fromSeq on within 4 MiB of stored events. Either way a page is bounded by bytes as it is read, never read whole and then cut: it stops before the event that would pass its budget (at least one event is returned), with done: false; follow nextSeq.
    */
   readonly limit?: number;
   readonly _meta?: AcpMeta;
@@ -1743,7 +1743,7 @@ export interface SessionReadParams {
 export interface SessionReadResult {
   readonly header: SessionHeader;
   /**
-   * The events from fromSeq on, in seq order: at most limit of them (about 4 MiB of JSON when limit is absent), and, when they would not all fit in one 32 MiB message, only as many as fit in 16 MiB of JSON (always at least one when any remain; RESPONSE_TOO_LARGE when that one alone would not fit in a 32 MiB message).
+   * The events from fromSeq on, in seq order: at most limit of them (at most 10,000), and at most 4 MiB of stored events when limit is absent, 16 MiB with a limit, counted as they are read (always at least one when any remain, whatever its size; RESPONSE_TOO_LARGE when that one alone would not fit in a 32 MiB message).
    */
   readonly events: readonly SessionEvent[];
   /**

@@ -381,6 +381,7 @@ export type {
 } from "./store/backend.js";
 export { ChangeHub, type ChangeHubHooks } from "./store/change-hub.js";
 export {
+  DEFAULT_PAGE_BYTES,
   DEFAULT_READ_LIMIT,
   type EventPage,
   MAX_READ_LIMIT,

@@ -190,6 +190,56 @@ WHERE session_id = @sessionId AND seq >= @fromSeq
 ORDER BY seq
 LIMIT @limit::bigint;
 
+-- name: eventRowsWithin
+-- The event rows of eventRows (from seq @fromSeq on, at most @limit, NULL: no bound) that fit in
+-- a page of @maxBytes bytes of stored text, in one statement: the rows up to @pageFrom (the proof
+-- row before a page, and the page's first event) always, the others while the running sum of their
+-- sizes (the data and sourceEventSeqs columns, whose sizes octet_length tells without reading a
+-- TOASTed value) is at most @maxBytes. The running sum goes row by row in seq order, so the scan
+-- stops at the limit, and a row past the budget is never read whole nor sent. "rowCount", on every
+-- row, is how many rows the range holds: fewer rows than that means the page was cut by bytes.
+SELECT
+  type,
+  seq,
+  time,
+  data,
+  "sourceEventSeqs" AS "sourceEventSeqs",
+  "surfaceOp" AS "surfaceOp",
+  "rowCount" AS "rowCount"
+FROM (
+  SELECT
+    type,
+    seq,
+    time,
+    data,
+    "sourceEventSeqs" AS "sourceEventSeqs",
+    "surfaceOp" AS "surfaceOp",
+    upto,
+    count(*) OVER () AS "rowCount"
+  FROM (
+    SELECT
+      type,
+      seq,
+      time,
+      data,
+      source_event_seqs AS "sourceEventSeqs",
+      surface_op AS "surfaceOp",
+      sum(
+        CASE
+          WHEN seq >= @pageFrom::bigint
+            THEN octet_length(data) + coalesce(octet_length(source_event_seqs), 0)
+          ELSE 0
+        END
+      ) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto
+    FROM events
+    WHERE session_id = @sessionId AND seq >= @fromSeq
+    ORDER BY seq
+    LIMIT @limit::bigint
+  ) AS ranged
+) AS counted
+WHERE seq <= @pageFrom::bigint OR upto <= @maxBytes::bigint
+ORDER BY seq;
+
 -- name: nextTurnEnd
 -- The seq of the first turn/end at or after @fromSeq: asked when a page of eventLines found a
 -- damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,

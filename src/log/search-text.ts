@@ -152,17 +152,21 @@ export function holdsEveryTerm(folded: string, terms: readonly string[]): boolea
 
 /** Every occurrence of every term in `text`, as spans of `text`, in order; undefined when a term is missing. */
 export function matchSpans(text: string, terms: readonly string[]): TextSpan[] | undefined {
-  const folded = foldWithMap(text);
+  // ASCII text folds unit for unit: its folded offsets are its own, and no map of a huge text
+  // (a tool output of megabytes: two arrays of numbers per unit) is built.
+  const folded = ASCII.test(text) ? undefined : foldWithMap(text);
+  const haystack = folded?.text ?? foldForSearch(text);
   const spans: TextSpan[] = [];
   for (const term of terms) {
-    let at = folded.text.indexOf(term);
+    let at = haystack.indexOf(term);
     if (at < 0) return undefined;
     while (at >= 0) {
+      const last = at + term.length - 1;
       spans.push({
-        start: folded.starts[at] as number,
-        end: folded.ends[at + term.length - 1] as number,
+        start: folded === undefined ? at : (folded.starts[at] as number),
+        end: folded === undefined ? last + 1 : (folded.ends[last] as number),
       });
-      at = folded.text.indexOf(term, at + term.length);
+      at = haystack.indexOf(term, at + term.length);
     }
   }
   return spans.sort((a, b) => a.start - b.start || a.end - b.end);

@@ -1,4 +1,5 @@
 // The server's outgoing guard: no frame over the 32 MiB limit is written; a response past it becomes RESPONSE_TOO_LARGE.
+import { constants } from "node:buffer";
 import type { Event, Message, MessageWriter } from "vscode-jsonrpc";
 import { toResponseError } from "./error-mapping.js";
 import { MAX_MESSAGE_BYTES, responseTooLarge, smallerAnswerOf } from "./frame-limit.js";
@@ -37,9 +38,9 @@ export class FrameLimitWriter implements MessageWriter {
    * @throws SeedlineError RESPONSE_TOO_LARGE (as a rejection) for a notification over the limit.
    */
   write(message: Message): Promise<void> {
-    let json = JSON.stringify(message);
+    let json = serialized(message);
     let size = this.#size(json);
-    if (size <= this.#maxBytes) return this.#send(message, json);
+    if (json !== undefined && size <= this.#maxBytes) return this.#send(message, json);
     const { id, method, result } = message as {
       id?: string | number | null;
       method?: unknown;
@@ -49,9 +50,9 @@ export class FrameLimitWriter implements MessageWriter {
       const smaller = smallerAnswerOf(result);
       if (smaller !== undefined) {
         const cut = { ...message, result: smaller() } as Message;
-        json = JSON.stringify(cut);
+        json = serialized(cut);
         size = this.#size(json);
-        if (size <= this.#maxBytes) return this.#send(cut, json);
+        if (json !== undefined && size <= this.#maxBytes) return this.#send(cut, json);
       }
       const error = responseTooLarge(size, "a response", this.#maxBytes);
       this.#log(`answered id ${JSON.stringify(id)} with RESPONSE_TOO_LARGE: ${error.message}`);
@@ -63,8 +64,12 @@ export class FrameLimitWriter implements MessageWriter {
     return Promise.reject(error);
   }
 
-  /** The UTF-8 size of `json`, or 0 when it is surely within the limit (a code unit takes at most 3 bytes). */
-  #size(json: string): number {
+  /**
+   * The UTF-8 size of `json`, or 0 when it is surely within the limit (a code unit takes at most 3
+   * bytes); for a message longer than the longest string, that length (it is at least as long).
+   */
+  #size(json: string | undefined): number {
+    if (json === undefined) return constants.MAX_STRING_LENGTH;
     return json.length * 3 <= this.#maxBytes ? 0 : Buffer.byteLength(json, "utf8");
   }
 
@@ -80,5 +85,18 @@ export class FrameLimitWriter implements MessageWriter {
 
   dispose(): void {
     this.#inner.dispose();
+  }
+}
+
+/**
+ * `message` as JSON, or undefined when its JSON would be longer than the longest string the
+ * runtime can make (JSON.stringify throws a RangeError): an answer past the frame limit by far.
+ */
+function serialized(message: Message): string | undefined {
+  try {
+    return JSON.stringify(message);
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
   }
 }

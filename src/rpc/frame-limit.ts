@@ -55,6 +55,24 @@ export function countWithin<T>(
 }
 
 /**
+ * Checks that `items`, answered as a JSON array, fit in one message of `limit` bytes, measuring
+ * one item at a time and stopping as soon as they are past it: an answer that cannot be sent is
+ * refused before its text is built.
+ * @throws SeedlineError RESPONSE_TOO_LARGE naming `what`, with the size measured so far.
+ */
+export function checkFits(
+  items: readonly unknown[],
+  what: string,
+  limit = MAX_MESSAGE_BYTES,
+): void {
+  let size = 0;
+  for (const item of items) {
+    size += jsonBytes(item) + 1;
+    if (size > limit) throw responseTooLarge(size, what, limit);
+  }
+}
+
+/**
  * The RESPONSE_TOO_LARGE error for an answer of at least `size` bytes past `limit`, `what` naming it.
  * @returns a SeedlineError RESPONSE_TOO_LARGE with `{limit, size}`.
  */

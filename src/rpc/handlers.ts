@@ -19,6 +19,7 @@ import { storedSessionScript, storedSessionScripts } from "../replay/store-scrip
 import { listEntryOf } from "../store/list-entry.js";
 import type { Session, SessionStore } from "../store/session-store.js";
 import { sendAcpHistory } from "./acp-load.js";
+import { checkFits } from "./frame-limit.js";
 import type { ImportUploads } from "./import-uploads.js";
 import type { OpenReplays } from "./open-replays.js";
 import { packageInfo } from "./package-info.js";
@@ -156,6 +157,8 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
       }
       const messages =
         through === undefined ? session.deriveMessages() : await session.deriveMessages(through);
+      // Measured one message at a time: big tool outputs can make an answer past any string.
+      checkFits(messages, "a session/messages answer");
       return { messages };
     },
 

@@ -1,7 +1,7 @@
 // Pages and parts cut to the frame limit: session/read's events and session/export's log text, by bytes.
 import type { SessionEvent, SessionExportResult, SessionReadResult } from "../generated.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
-import { type EventPage, MAX_READ_LIMIT } from "../store/event-pages.js";
+import { MAX_READ_LIMIT } from "../store/event-pages.js";
 import type { SessionStore } from "../store/session-store.js";
 import {
   countWithin,
@@ -123,14 +123,15 @@ function exportPart(
   return { log: head + lines.slice(0, count).join(""), nextSeq: fromSeq + count, done };
 }
 
-/** How much JSON of events a session/read without `limit` gathers before it answers. */
+/** The most stored bytes of events a session/read without `limit` answers (one event at least). */
 export const READ_BYTES = 4 * 1024 * 1024;
 
 /**
- * A session/read answer: the events from `fromSeq` (at most `limit`), read page by page until
- * about {@link READ_BYTES} of JSON, so that an answer holds a page of a long log, never the log;
- * `done` once the end is reached. A `limit` lets a client ask for more in one answer, up to what
- * one message holds.
+ * A session/read answer: the events from `fromSeq` (at most `limit`, at most MAX_READ_LIMIT), read
+ * as one page bounded by bytes as it is read — {@link READ_BYTES} of stored events without a
+ * `limit`, {@link PAGE_BYTES} with one — so that an answer holds a page of a long log of any
+ * events, never the log; `done` once the end is reached. A page holds its first event whatever its
+ * size; one that cannot fit in a message is RESPONSE_TOO_LARGE on its way out.
  * @throws StorageError SESSION_NOT_FOUND and the store's read errors.
  */
 export async function readAnswer(
@@ -139,26 +140,16 @@ export async function readAnswer(
   fromSeq: number,
   limit: number | undefined,
 ): Promise<SessionReadResult> {
-  const end = limit === undefined ? Number.POSITIVE_INFINITY : fromSeq + limit;
-  const budget = limit === undefined ? READ_BYTES : PAGE_BYTES;
-  const events: SessionEvent[] = [];
-  let units = 0;
-  let next = fromSeq;
-  // `limit` is at least 1: there is always a first page.
-  let last: EventPage;
-  do {
-    last = await store.read(id, { fromSeq: next, limit: Math.min(MAX_READ_LIMIT, end - next) });
-    for (const event of last.events) events.push(event);
-    next = last.nextSeq;
-    units += JSON.stringify(last.events).length;
-  } while (!last.done && units < budget && next < end);
-  const { header, done } = last;
+  const maxBytes = limit === undefined ? READ_BYTES : PAGE_BYTES;
+  const asked = Math.min(MAX_READ_LIMIT, limit ?? MAX_READ_LIMIT);
+  const page = await store.read(id, { fromSeq, limit: asked, maxBytes });
+  const { header, events, done } = page;
   const openTurn = await store.openTurn(id);
-  return pagedAnswer(events, (page) => ({
+  return pagedAnswer(events, (cut) => ({
     header,
-    events: page,
-    nextSeq: fromSeq + page.length,
+    events: cut,
+    nextSeq: fromSeq + cut.length,
     ...(openTurn === undefined ? {} : { openTurn }),
-    done: page.length === events.length ? done : false,
+    done: cut.length === events.length ? done : false,
   }));
 }

@@ -30,6 +30,11 @@ export interface StoredLog {
  */
 export interface StoredSuffix extends StoredLog {
   readonly from: number;
+  /**
+   * Whether a page read with `maxBytes` stopped before an event that would have taken it past
+   * that budget: events follow it, whatever its length. Absent or false otherwise.
+   */
+  readonly cut?: boolean;
 }
 
 /**
@@ -196,11 +201,22 @@ export interface SessionBackend {
    * whole log would report for a bad row it reaches: a bad row inside the page with a `turn/end`
    * after it, in the page or later, is CORRUPT_LOG; damage after the page is the next page's to
    * report. Without `limit` the answer holds every event from `from` on.
+   *
+   * With `maxBytes` (a positive integer) the page is also bounded by bytes, as it is read: it
+   * stops before the first event that would take the stored size of its events past `maxBytes`
+   * (always keeping its first event), and says so with `cut`. An event's stored size is what the
+   * backend stores of it: at least the JSON text of its `data`, at most its JSON line. The rows
+   * after the cut are not held in memory (a backend may read the one that did not fit).
    * Returns undefined when there is no such session.
-   * @throws StorageError as `load` does; INVALID_PARAMS for a `limit` that is not a positive
-   *   integer (the SQL backends).
+   * @throws StorageError as `load` does; INVALID_PARAMS for a `limit` or `maxBytes` that is not a
+   *   positive integer.
    */
-  loadFrom(id: string, fromSeq: number, limit?: number): Promise<StoredSuffix | undefined>;
+  loadFrom(
+    id: string,
+    fromSeq: number,
+    limit?: number,
+    maxBytes?: number,
+  ): Promise<StoredSuffix | undefined>;
 
   /**
    * Optional, for stores where reading a log costs by the row: the message-producing events (those

@@ -5,6 +5,7 @@ import { markAdmitted } from "../log/admitted-events.js";
 import { checkFormatVersion } from "../log/format-version.js";
 import { admitEvent } from "../log/invariants.js";
 import type { SessionLog } from "../log/session-log.js";
+import { checkPageBytes } from "./page-limit.js";
 import { invalidParams } from "./storage-errors.js";
 
 /** The page size of `read` when none is given. */
@@ -13,12 +14,25 @@ export const DEFAULT_READ_LIMIT = 1000;
 /** The largest page `read` returns; longer reads go page by page (`pages`). */
 export const MAX_READ_LIMIT = 10_000;
 
+/**
+ * The most stored bytes of events a page holds unless asked otherwise: a page stops before the
+ * event that would take it past this (always holding its first event), so that reading a log of
+ * big events (large tool outputs, file reads) holds one page of them, never thousands.
+ */
+export const DEFAULT_PAGE_BYTES = 16 * 1024 * 1024;
+
 /** Which events `read` returns. */
 export interface ReadOptions {
   /** The seq of the first event; 0 when absent. */
   readonly fromSeq?: number;
   /** The most events to return: {@link DEFAULT_READ_LIMIT} when absent, at most {@link MAX_READ_LIMIT}. */
   readonly limit?: number;
+  /**
+   * The most stored bytes of events to return (each event counts what the backend stores of it:
+   * at least the JSON of its `data`, at most its JSON line): {@link DEFAULT_PAGE_BYTES} when
+   * absent. A page always holds its first event, whatever its size.
+   */
+  readonly maxBytes?: number;
 }
 
 /** One page of a session's stored events. */
@@ -28,7 +42,10 @@ export interface EventPage {
   readonly events: readonly SessionEvent[];
   /** The seq after the last event returned: where the next page starts. */
   readonly nextSeq: number;
-  /** Whether the page reaches the end of the stored log (a `fromSeq` at or past the end too). */
+  /**
+   * Whether the page reaches the end of the stored log (a `fromSeq` at or past the end too); a
+   * page cut short by `limit` or by `maxBytes` is not done.
+   */
   readonly done: boolean;
   /** Whether `fromSeq` was past the end of the stored log (then `events` is empty). */
   readonly pastEnd: boolean;
@@ -38,9 +55,13 @@ export interface EventPage {
 
 /**
  * Checks `read`'s options, the same in the SDK as over the wire.
- * @throws StorageError INVALID_PARAMS naming `/fromSeq` or `/limit`.
+ * @throws StorageError INVALID_PARAMS naming `/fromSeq`, `/limit` or `/maxBytes`.
  */
-export function checkReadOptions(options: ReadOptions): { fromSeq: number; limit: number } {
+export function checkReadOptions(options: ReadOptions): {
+  fromSeq: number;
+  limit: number;
+  maxBytes: number;
+} {
   const fromSeq = options.fromSeq ?? 0;
   checkSeq(fromSeq, "/fromSeq");
   const limit = options.limit ?? DEFAULT_READ_LIMIT;
@@ -50,7 +71,9 @@ export function checkReadOptions(options: ReadOptions): { fromSeq: number; limit
       `expected a limit from 1 to ${MAX_READ_LIMIT}, got ${show(limit)}`,
     );
   }
-  return { fromSeq, limit };
+  const maxBytes = options.maxBytes ?? DEFAULT_PAGE_BYTES;
+  checkPageBytes(maxBytes);
+  return { fromSeq, limit, maxBytes };
 }
 
 /**

@@ -21,7 +21,7 @@ import { ChangeHub } from "./change-hub.js";
 import { matchIds } from "./id-prefix.js";
 import { pageOf } from "./list-cursor.js";
 import { checkListLimit } from "./list-limit.js";
-import { checkPageLimit } from "./page-limit.js";
+import { checkPageBytes, checkPageLimit, PageBytes } from "./page-limit.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
 interface Entry {
@@ -75,18 +75,27 @@ export class MemoryBackend implements SessionBackend {
     };
   }
 
-  async loadFrom(id: string, fromSeq: number, limit?: number): Promise<StoredSuffix | undefined> {
+  async loadFrom(
+    id: string,
+    fromSeq: number,
+    limit?: number,
+    maxBytes?: number,
+  ): Promise<StoredSuffix | undefined> {
     checkPageLimit(limit);
+    checkPageBytes(maxBytes);
     const entry = this.#sessions.get(id);
     if (entry === undefined) return undefined;
     const from = fromSeq <= entry.events.length ? fromSeq : 0;
-    const to = limit === undefined ? undefined : from + limit;
-    return {
-      header: JSON.parse(entry.header),
-      events: entry.events.slice(from, to).map((line) => JSON.parse(line)),
-      tornTail: false,
-      from,
-    };
+    const to = Math.min(entry.events.length, limit === undefined ? Infinity : from + limit);
+    const budget = new PageBytes(maxBytes);
+    const events: unknown[] = [];
+    for (let seq = from; seq < to; seq++) {
+      const line = entry.events[seq] as string;
+      if (!budget.takes(Buffer.byteLength(line, "utf8"))) break;
+      events.push(JSON.parse(line));
+    }
+    const header = JSON.parse(entry.header);
+    return { header, events, tornTail: false, from, ...(budget.cut ? { cut: true } : {}) };
   }
 
   subscribe(id: string, onChange: () => void): Unsubscribe {

@@ -17,6 +17,7 @@ import {
   searchTerms,
 } from "../log/search-text.js";
 import type { SearchHit, SearchPage, SearchQuery, SessionBackend } from "./backend.js";
+import { DEFAULT_PAGE_BYTES } from "./event-pages.js";
 import { MAX_LIST_LIMIT } from "./list-limit.js";
 import { listPage } from "./sql/list-pages.js";
 import { invalidParams } from "./storage-errors.js";
@@ -71,14 +72,14 @@ async function matchingEvents(
 ): Promise<unknown[]> {
   const found: unknown[] = [];
   for (let from = 0; ; ) {
-    const page = await backend.loadFrom(id, from, SCAN_PAGE);
+    const page = await backend.loadFrom(id, from, SCAN_PAGE, DEFAULT_PAGE_BYTES);
     if (page === undefined) return found;
     for (const event of page.events) {
       if (!holdsEveryTerm(foldForSearch(searchableText(event)), terms)) continue;
       found.push(event);
       if (found.length === MAX_EXCERPTS) return found;
     }
-    if (page.events.length < SCAN_PAGE) return found;
+    if (page.events.length < SCAN_PAGE && page.cut !== true) return found;
     from = page.from + page.events.length;
   }
 }

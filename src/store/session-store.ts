@@ -37,6 +37,7 @@ import {
   checkSeedLength,
   checkSeq,
   checkStoredHeader,
+  DEFAULT_PAGE_BYTES,
   type EventPage,
   type ReadOptions,
 } from "./event-pages.js";
@@ -604,8 +605,8 @@ export class SessionStore {
    */
   async read(id: string, options: ReadOptions = {}): Promise<EventPage> {
     checkSessionId(id, "/sessionId");
-    const { fromSeq, limit } = checkReadOptions(options);
-    return this.#readPage(id, fromSeq, limit);
+    const { fromSeq, limit, maxBytes } = checkReadOptions(options);
+    return this.#readPage(id, fromSeq, limit, maxBytes);
   }
 
   /**
@@ -630,19 +631,24 @@ export class SessionStore {
     ahead: boolean,
   ): AsyncGenerator<EventPage, void, undefined> {
     checkSessionId(id, "/sessionId");
-    const { fromSeq, limit } = checkReadOptions(options);
+    const { fromSeq, limit, maxBytes } = checkReadOptions(options);
     // From seq 0 the pages go through a log of their own: the invariants span pages.
     const checked: { log?: SessionLog | undefined } = {};
     let next = fromSeq;
-    let loading = this.#loadPage(id, next, limit);
+    let loading = this.#loadPage(id, next, limit, maxBytes);
     try {
       for (;;) {
         const stored = await loading;
         // A page that ends before the log does is followed by one from its end (a page whose
         // events fail the checks throws before that one is read).
-        const more = stored.from === next && stored.events.length > limit;
+        const more = stored.from === next && pageGoesOn(stored, limit);
         if (ahead && more) {
-          loading = this.#loadPage(id, next + limit, limit);
+          loading = this.#loadPage(
+            id,
+            next + Math.min(limit, stored.events.length),
+            limit,
+            maxBytes,
+          );
           // Handled now (it is awaited on the next turn, or at the end): a failure that comes while
           // this page is being taken is reported there, never as an unhandled rejection.
           loading.catch(() => undefined);
@@ -651,7 +657,7 @@ export class SessionStore {
         yield page;
         if (page.done) return;
         next = page.nextSeq;
-        if (!ahead) loading = this.#loadPage(id, next, limit);
+        if (!ahead) loading = this.#loadPage(id, next, limit, maxBytes);
       }
     } finally {
       // A read stopped early (or failed) leaves no page being read behind it.
@@ -901,14 +907,24 @@ export class SessionStore {
     id: string,
     fromSeq: number,
     limit: number,
+    maxBytes: number,
     checked?: { log?: SessionLog | undefined },
   ): Promise<EventPage> {
-    return this.#checkPage(id, fromSeq, limit, await this.#loadPage(id, fromSeq, limit), checked);
+    const stored = await this.#loadPage(id, fromSeq, limit, maxBytes);
+    return this.#checkPage(id, fromSeq, limit, stored, checked);
   }
 
-  /** The rows of one page (see {@link #readPage}): one more than `limit` is asked for. */
-  async #loadPage(id: string, fromSeq: number, limit: number): Promise<StoredSuffix> {
-    const stored = await this.backend.loadFrom(id, fromSeq, limit + 1);
+  /**
+   * The rows of one page (see {@link #readPage}): one more than `limit` is asked for, within
+   * `maxBytes` (the backend stops before the event that would pass it).
+   */
+  async #loadPage(
+    id: string,
+    fromSeq: number,
+    limit: number,
+    maxBytes: number,
+  ): Promise<StoredSuffix> {
+    const stored = await this.backend.loadFrom(id, fromSeq, limit + 1, maxBytes);
     if (stored === undefined) throw sessionNotFound(id);
     return stored;
   }
@@ -927,8 +943,8 @@ export class SessionStore {
     if (stored.from !== fromSeq) {
       return { header, events: [], nextSeq: fromSeq, done: true, pastEnd: true, tornTail: false };
     }
-    const more = stored.events.length > limit;
-    if (more) stored.events.length = limit;
+    const more = pageGoesOn(stored, limit);
+    if (stored.events.length > limit) stored.events.length = limit;
     if (checked !== undefined) {
       checked.log ??= fromSeq === 0 ? new SessionLog(header) : undefined;
       // Deleted and created again between two pages: not the log the first pages came from.
@@ -981,7 +997,8 @@ export class SessionStore {
     }
     for (;;) {
       const from = log?.length ?? 0;
-      const stored = next ?? (await this.backend.loadFrom(id, from, STREAM_PAGE));
+      const stored =
+        next ?? (await this.backend.loadFrom(id, from, STREAM_PAGE, DEFAULT_PAGE_BYTES));
       next = undefined;
       if (stored === undefined) {
         if (live !== undefined) await this.#unregister(id);
@@ -1004,7 +1021,7 @@ export class SessionStore {
         fresh = true;
       }
       admitStored(stored.events, stored.from, location, log);
-      if (stored.events.length < STREAM_PAGE) {
+      if (stored.events.length < STREAM_PAGE && stored.cut !== true) {
         checkSeedLength(log.header, log.length, location);
         if (!fresh && live !== undefined) return { session: live, tornTail: stored.tornTail };
         const release = state?.release;
@@ -1326,4 +1343,9 @@ function notLive(id: string): SeedlineError<"SESSION_NOT_LIVE"> {
     `expected the store's current Session for ${show(id)}, got a stale or detached one`,
     { sessionId: id },
   );
+}
+
+/** Whether events follow a page read with `limit + 1` (one more than it holds) or cut by bytes. */
+function pageGoesOn(stored: StoredSuffix, limit: number): boolean {
+  return stored.events.length > limit || stored.cut === true;
 }

@@ -18,6 +18,12 @@ interface At {
   readonly seq: number;
   /** The turn the item lies in, when it lies in one. */
   readonly turn?: number;
+  /**
+   * Set when a reader cut long texts of the item to show it in bounded memory (the viewer's
+   * server does): each cut member (`text`, `reasoning`, `arguments`) with its full length in
+   * UTF-16 code units. The whole event is still read raw, by its seq.
+   */
+  readonly cut?: Readonly<Record<string, number>>;
 }
 
 /** A turn's start; `endSeq` and `reason` when its end was read in the same page. */

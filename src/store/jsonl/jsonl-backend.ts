@@ -30,7 +30,7 @@ import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { matchIds } from "../id-prefix.js";
 import { LockFiles } from "../lock-files.js";
-import { checkPageLimit } from "../page-limit.js";
+import { checkPageBytes, checkPageLimit, PageBytes } from "../page-limit.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { refusedOr } from "../storage-refusal.js";
 import { ActivityCache } from "./activity-cache.js";
@@ -361,10 +361,18 @@ export class JsonlBackend implements SessionBackend {
    * of a batch, or a dead one) is a torn tail.
    * @throws StorageError FORMAT_UNSUPPORTED, CORRUPT_LOG (location: the file; line; seq).
    */
-  async loadFrom(id: string, fromSeq: number, limit?: number): Promise<StoredSuffix | undefined> {
+  async loadFrom(
+    id: string,
+    fromSeq: number,
+    limit?: number,
+    maxBytes?: number,
+  ): Promise<StoredSuffix | undefined> {
     this.#assertOpen();
     checkPageLimit(limit);
-    if (limit !== undefined) return this.#page(id, fromSeq, limit);
+    checkPageBytes(maxBytes);
+    if (limit !== undefined || maxBytes !== undefined) {
+      return this.#page(id, fromSeq, limit ?? Number.POSITIVE_INFINITY, maxBytes);
+    }
     try {
       // Never the state trusted under the writer lock without a stat: a reader always checks.
       const known = this.#states.get(id);
@@ -1081,9 +1089,15 @@ export class JsonlBackend implements SessionBackend {
   /**
    * One page of `limit` events from `fromSeq` (from 0 when the log is shorter): the file's state
    * is brought up to date (reading only what grew), then reading starts at the turn marker or the
-   * end of the previous page closest before `fromSeq` and stops after the page's last event.
+   * end of the previous page closest before `fromSeq` and stops after the page's last event —
+   * with `maxBytes`, before the first event whose line would take the page past it.
    */
-  async #page(id: string, fromSeq: number, limit: number): Promise<StoredSuffix | undefined> {
+  async #page(
+    id: string,
+    fromSeq: number,
+    limit: number,
+    maxBytes?: number,
+  ): Promise<StoredSuffix | undefined> {
     try {
       const handle = await this.#openFile(id, "r");
       if (handle === undefined) return undefined;
@@ -1093,6 +1107,7 @@ export class JsonlBackend implements SessionBackend {
         // Only what the state judged intact: lines appended since are read by the next page.
         const end = Math.min(state.length, from + limit);
         const events: unknown[] = [];
+        const budget = new PageBytes(maxBytes);
         if (from < end) {
           const start = seekPoint(state, from, this.#pageEnds.get(state.header));
           // A buffer sized to what is left to read: a page of a few new lines (a watcher's read)
@@ -1106,7 +1121,14 @@ export class JsonlBackend implements SessionBackend {
             this.#path(id),
             (event, line) => {
               const seq = event.seq as number;
-              if (seq >= from) events.push(event);
+              if (seq >= from) {
+                if (!budget.takes(line.end - line.start)) {
+                  // The next page starts at this line.
+                  this.#pageEnds.set(state.header, { seq, end: line.start });
+                  return "stop";
+                }
+                events.push(event);
+              }
               if (seq + 1 < end) return undefined;
               this.#pageEnds.set(state.header, { seq: end, end: line.end });
               return "stop";
@@ -1116,6 +1138,7 @@ export class JsonlBackend implements SessionBackend {
           );
         }
         // A full page says nothing of a torn tail: the next page tells.
+        if (budget.cut) return { header: state.header, events, tornTail: false, from, cut: true };
         const tornTail = events.length < limit && state.size > state.intactEnd;
         return { header: state.header, events, tornTail, from };
       } finally {

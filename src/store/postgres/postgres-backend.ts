@@ -362,12 +362,18 @@ export class PostgresBackend implements backend.SessionBackend {
     id: string,
     fromSeq: number,
     limit?: number,
+    maxBytes?: number,
   ): Promise<backend.StoredSuffix | undefined> {
     const what = `load session ${show(id)} from seq ${fromSeq}`;
-    const { first, take } = sql.pageRead(fromSeq, limit);
+    const { first, take } = sql.pageRead(fromSeq, limit, maxBytes);
     // From 0, and for a page of many rows, the transaction's statements send the header once, not
     // once per row; a reader asking what is new (a few rows, or none) gets it in one round trip.
-    if (fromSeq > 0 && (take === undefined || take <= ONE_STATEMENT_ROWS)) {
+    // A page bounded by bytes is read by eventRowsWithin, in the transaction: no row past it is sent.
+    if (
+      maxBytes === undefined &&
+      fromSeq > 0 &&
+      (take === undefined || take <= ONE_STATEMENT_ROWS)
+    ) {
       const found = await this.#withClient(what, (c) =>
         this.#queries.rows(c, "sessionFrom", { fromSeq, sessionId: id, limit: take ?? null }),
       );
@@ -387,8 +393,10 @@ export class PostgresBackend implements backend.SessionBackend {
       const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
       const header = sql.readHeader(row, id, this.location);
-      const suffix = sql.suffixOf(await this.#frame(c, id, first, take), fromSeq);
-      return { header, ...(suffix ?? { ...(await this.#frame(c, id, 0, limit)), from: 0 }) };
+      const page = await this.#frame(c, id, first, take, maxBytes, fromSeq - first);
+      const suffix = sql.suffixOf(page, fromSeq);
+      if (suffix !== undefined) return { header, ...suffix };
+      return { header, ...(await this.#frame(c, id, 0, limit, maxBytes)), from: 0 };
     });
   }
 
@@ -753,24 +761,50 @@ export class PostgresBackend implements backend.SessionBackend {
    * Frames the event rows of `id` from seq `first` on, at most `take` of them (undefined: all), on
    * `c` (in a read transaction: the lookup of the next turn/end sees the same snapshot).
    */
+  /**
+   * The rows from seq `first` on (at most `take`), framed and judged; with `maxBytes`, only the
+   * rows that fit in it (eventRowsWithin: the statement sends no row past the budget; the first
+   * `proof` rows are not counted), at least one event.
+   */
   async #frame(
     c: PoolClient,
     id: string,
     first: number,
     take: number | undefined,
-  ): Promise<sql.FramedLog> {
-    const { rows, columns } = await this.#queries.valueRows(c, "eventRows", {
-      sessionId: id,
-      fromSeq: first,
-      limit: take ?? null,
-    });
+    maxBytes?: number,
+    proof = 0,
+  ): Promise<sql.FramedLog & { cut?: true }> {
+    let cut = false;
+    let read: { rows: unknown[][]; columns: string[] };
+    if (maxBytes === undefined) {
+      read = await this.#queries.valueRows(c, "eventRows", {
+        sessionId: id,
+        fromSeq: first,
+        limit: take ?? null,
+      });
+    } else {
+      read = await this.#queries.valueRows(c, "eventRowsWithin", {
+        sessionId: id,
+        fromSeq: first,
+        limit: take ?? null,
+        maxBytes,
+        pageFrom: first + proof,
+      });
+      // "rowCount" comes last, after the event's columns, and is not one of its members.
+      const rowCount = Number(read.rows[0]?.[read.columns.length - 1] ?? 0);
+      cut = read.rows.length < rowCount;
+      read = { rows: read.rows, columns: read.columns.slice(0, -1) };
+    }
+    const { rows, columns } = read;
     const scanned = sql.scanEventRows(rows, first, sql.valueRowForm(columns, JSON_MEMBERS));
-    const from = sql.turnEndLookup(scanned, take);
+    // A page cut by bytes is a full page: what follows it settles a bad row in it.
+    const from = sql.turnEndLookup(scanned, cut ? scanned.count : take);
     const next =
       from === undefined
         ? undefined
         : await this.#queries.first(c, "nextTurnEnd", { sessionId: id, fromSeq: from });
-    return sql.judgeEventRows(scanned, sql.eventsOf(id, this.location), next?.seq);
+    const framed = sql.judgeEventRows(scanned, sql.eventsOf(id, this.location), next?.seq);
+    return cut ? { ...framed, cut: true } : framed;
   }
 
   /** Runs `work` in one REPEATABLE READ READ ONLY transaction: several statements, one snapshot. */

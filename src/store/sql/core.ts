@@ -19,7 +19,7 @@ export {
   listPage,
   listRun,
 } from "./list-pages.js";
-export { type PageRead, pageRead, suffixOf } from "./log-pages.js";
+export { type PageRead, pageRead, rowsWithin, suffixOf, valueRowBytes } from "./log-pages.js";
 export { checkBatchSeqs, checkCopiedPrefix, closedAtOf, turnMarkerOf } from "./row-checks.js";
 export {
   eventsOf,

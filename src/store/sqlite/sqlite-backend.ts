@@ -6,6 +6,7 @@ import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { LockFiles } from "../lock-files.js";
+import { PageBytes } from "../page-limit.js";
 import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { refusedOr } from "../storage-refusal.js";
@@ -214,14 +215,15 @@ export class SqliteBackend implements backend.SessionBackend {
     id: string,
     fromSeq: number,
     limit?: number,
+    maxBytes?: number,
   ): Promise<backend.StoredSuffix | undefined> {
-    const { first, take } = sql.pageRead(fromSeq, limit);
+    const { first, take } = sql.pageRead(fromSeq, limit, maxBytes);
     return this.#read(() => {
       const row = this.#statements.get("sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
       const header = sql.readHeader(row, id, this.path);
-      const suffix = sql.suffixOf(this.#frame(id, first, take), fromSeq);
-      return { header, ...(suffix ?? { ...this.#frame(id, 0, limit), from: 0 }) };
+      const suffix = sql.suffixOf(this.#frame(id, first, take, maxBytes, fromSeq - first), fromSeq);
+      return { header, ...(suffix ?? { ...this.#frame(id, 0, limit, maxBytes, 0), from: 0 }) };
     });
   }
 
@@ -477,20 +479,36 @@ export class SqliteBackend implements backend.SessionBackend {
    * Frames the event rows of `id` from seq `first` on, at most `take` of them (undefined: all);
    * a page that ends in a bad row looks up the next turn/end to judge it.
    */
-  #frame(id: string, first: number, take: number | undefined): sql.FramedLog {
+  /**
+   * The rows from seq `first` on (at most `take`), framed and judged; with `maxBytes`, read one
+   * at a time and stopped before the first that would take the page past it (the first `proof`
+   * rows not counted), so that the rows after the page are never held.
+   */
+  #frame(
+    id: string,
+    first: number,
+    take: number | undefined,
+    maxBytes?: number,
+    proof = 0,
+  ): sql.FramedLog & { cut?: true } {
     const rows = this.#statements.iterateValues("eventRows", {
       sessionId: id,
       fromSeq: first,
       limit: take ?? -1,
     });
     this.#eventRowForm ??= sql.valueRowForm(this.#statements.columnsOf("eventRows"), JSON_MEMBERS);
-    const scanned = sql.scanEventRows(rows, first, this.#eventRowForm);
-    const from = sql.turnEndLookup(scanned, take);
+    const budget = new PageBytes(maxBytes);
+    const read =
+      maxBytes === undefined ? rows : sql.rowsWithin(rows, budget, proof, sql.valueRowBytes);
+    const scanned = sql.scanEventRows(read, first, this.#eventRowForm);
+    // A page cut by bytes is a full page: what follows it settles a bad row in it.
+    const from = sql.turnEndLookup(scanned, budget.cut ? scanned.count : take);
     const next =
       from === undefined
         ? undefined
         : this.#statements.get("nextTurnEnd", { sessionId: id, fromSeq: from });
-    return sql.judgeEventRows(scanned, sql.eventsOf(id, this.path), next?.seq);
+    const framed = sql.judgeEventRows(scanned, sql.eventsOf(id, this.path), next?.seq);
+    return budget.cut ? { ...framed, cut: true } : framed;
   }
 
   /** The seq the next event of a stored session takes. @throws StorageError SESSION_NOT_FOUND. */

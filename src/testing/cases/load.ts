@@ -7,6 +7,21 @@ import { balancedLog, header, openTurn, TURN_LENGTH } from "../events.js";
 import { assertStored, assertSuffix } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
 
+/**
+ * Balanced turns whose tool outputs are `sizes` long (of characters two bytes wide in UTF-8
+ * every tenth, so that bytes and code units differ).
+ */
+function bigOutputLog(sizes: readonly number[]): SessionEvent[] {
+  const events = balancedLog(sizes.length);
+  return events.map((event, seq) => {
+    if (event.type !== "tool/result") return event;
+    const size = sizes[event.data.turn - 1] ?? 0;
+    const text = "abcdefghi\u00e9".repeat(Math.ceil(size / 10)).slice(0, size);
+    const data = { ...event.data, content: [{ type: "text" as const, text }] };
+    return { ...event, seq, data };
+  });
+}
+
 /** Registers the read cases. */
 export function loadCases(cases: CaseRegistry): void {
   cases.add(
@@ -64,6 +79,59 @@ export function loadCases(cases: CaseRegistry): void {
       }
       for (const limit of [0, -1, 1.5]) {
         await assert.rejects(reader.loadFrom("pages", 0, limit), { code: "INVALID_PARAMS" });
+      }
+    },
+  );
+
+  // A backend that reads its page whole and lets the caller cut it fails here at once: for
+  // maxBytes 1 it answers every event of the page (24,374 bytes of them).
+  cases.add(
+    "loadFrom with maxBytes answers pages bounded by bytes: within the budget or one event, cut only before an event that would pass it, adding up to the whole log; a maxBytes that is not a positive integer is INVALID_PARAMS",
+    async (storage) => {
+      const writer = await storage.open();
+      const reader = await storage.open();
+      const events = bigOutputLog([3000, 40, 9000, 500, 7000]);
+      await writer.create(header("bytes"), serializeEvents(events));
+      const dataBytes = (e: SessionEvent) => Buffer.byteLength(JSON.stringify(e.data), "utf8");
+      const lineBytes = (e: SessionEvent) => Buffer.byteLength(JSON.stringify(e), "utf8") + 1;
+      const sum = (page: readonly SessionEvent[], size: (e: SessionEvent) => number) =>
+        page.reduce((total, e) => total + size(e), 0);
+      for (const maxBytes of [1, 2500, 6000, 12_000, 1 << 30]) {
+        for (const limit of [undefined, 4]) {
+          for (const start of [0, 2, 7]) {
+            const read: unknown[] = [];
+            for (let seq = start; seq < events.length; ) {
+              const page = await reader.loadFrom("bytes", seq, limit, maxBytes);
+              const call = `loadFrom("bytes", ${seq}, ${limit}, ${maxBytes})`;
+              assert.ok(page !== undefined, `expected ${call} to find the session`);
+              assert.equal(page.from, seq, `expected ${call} to answer from ${seq}`);
+              const got = page.events as SessionEvent[];
+              assert.ok(got.length >= 1, `expected ${call} to answer at least one event`);
+              if (got.length > 1) {
+                assert.ok(
+                  sum(got, dataBytes) <= maxBytes,
+                  `expected ${call} to hold at most ${maxBytes} bytes of events, got ${sum(got, dataBytes)}`,
+                );
+              }
+              const next = events[seq + got.length];
+              if (page.cut === true) {
+                assert.ok(next !== undefined, `expected ${call} to be cut only before an event`);
+                assert.ok(
+                  sum(got, lineBytes) + lineBytes(next) > maxBytes,
+                  `expected ${call} to be cut only before an event that would pass ${maxBytes}`,
+                );
+              } else if (limit === undefined || got.length < limit) {
+                assert.equal(next, undefined, `expected ${call} uncut to reach the end`);
+              }
+              read.push(...got);
+              seq += got.length;
+            }
+            assert.deepStrictEqual(read, events.slice(start), `pages of ${maxBytes} from ${start}`);
+          }
+        }
+      }
+      for (const maxBytes of [0, -1, 1.5]) {
+        await assert.rejects(reader.loadFrom("bytes", 0, 10, maxBytes), { code: "INVALID_PARAMS" });
       }
     },
   );

@@ -30,8 +30,16 @@ function endMark(reason: string | undefined) {
     : html`<span class="badge bad" data-testid="turn-mark">${bad}</span>`;
 }
 
-/** The raw events of a step's chunks, fetched when opened. */
-function RawChunks({ ctx, range }: { ctx: RowContext; range: readonly [number, number] }) {
+/** The raw events of a step's chunks (or of one cut event), fetched when opened. */
+function RawChunks({
+  ctx,
+  range,
+  what = "chunks",
+}: {
+  ctx: RowContext;
+  range: readonly [number, number];
+  what?: string;
+}) {
   const [events, setEvents] = useState<readonly unknown[] | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [open, setOpen] = useState(false);
@@ -46,7 +54,7 @@ function RawChunks({ ctx, range }: { ctx: RowContext; range: readonly [number, n
   };
   return html`<div class="raw">
     <button type="button" class="link" data-testid="raw-toggle" onClick=${toggle}>
-      ${open ? "hide" : "raw"} chunks (seq ${range[0]}–${range[1]})
+      ${open ? "hide" : "raw"} ${what} (seq ${range[0] === range[1] ? range[0] : `${range[0]}–${range[1]}`})
     </button>
     ${
       open &&
@@ -77,6 +85,7 @@ function ItemBody({ item, ctx }: { item: ViewItem; ctx: RowContext }) {
       return html`<div class=${`msg role-${item.role}`}>
         <div class="who">${item.role}${item.source ? ` · ${item.source}` : ""}</div>
         <${Markdown} text=${item.text} />
+        <${CutText} item=${item} member="text" ctx=${ctx} />
         ${item.detail !== undefined && html`<div class="muted detail">${item.detail}</div>`}
       </div>`;
     case "assistant":
@@ -88,9 +97,11 @@ function ItemBody({ item, ctx }: { item: ViewItem; ctx: RowContext }) {
           html`<details class="reasoning" data-testid="reasoning">
             <summary>reasoning</summary>
             <pre class="out">${item.reasoning}</pre>
+            <${CutText} item=${item} member="reasoning" ctx=${ctx} />
           </details>`
         }
         ${item.text !== "" && html`<${Markdown} text=${item.text} />`}
+        <${CutText} item=${item} member="text" ctx=${ctx} />
         <div class="meta">
           ${item.usage && html`<${Usage} usage=${item.usage} />`}
           <${RawChunks} ctx=${ctx} range=${item.chunkSeqs} />
@@ -109,16 +120,34 @@ function ItemBody({ item, ctx }: { item: ViewItem; ctx: RowContext }) {
   }
 }
 
-function ToolRow({ row }: { row: Extract<Row, { kind: "tool" }> }) {
+/**
+ * What the server cut of `item`'s `member` (a huge tool output, a huge message): how much is
+ * shown, and the whole event raw one click away. Nothing when it was not cut.
+ */
+function CutText({ item, member, ctx }: { item: ViewItem; member: string; ctx: RowContext }) {
+  const full = item.cut?.[member];
+  if (full === undefined) return null;
+  const shown = String((item as unknown as Record<string, unknown>)[member] ?? "").length;
+  return html`<div class="cut-note" data-testid="cut-note">
+    <span class="muted">cut: the first ${count(shown)} of ${count(full)} characters are shown</span>
+    <${RawChunks} ctx=${ctx} range=${[item.seq, item.seq]} what="event" />
+  </div>`;
+}
+
+function count(n: number): string {
+  return n.toLocaleString("en");
+}
+
+function ToolRow({ row, ctx }: { row: Extract<Row, { kind: "tool" }>; ctx: RowContext }) {
   const { call, result } = row;
   return html`<div class="tool-pair" data-testid="tool-pair">
     <div class="tool-call" data-testid="tool-call">
       <div class="who">tool call · <b>${call?.name ?? result?.name ?? "?"}</b> <span class="muted">${call?.callId ?? result?.callId}</span></div>
-      ${call ? html`<${Folded} text=${pretty(call.arguments)} />` : html`<div class="muted">${result?.callSeq === undefined ? "(answers no call of its step)" : "(call on an earlier page)"}</div>`}
+      ${call ? html`<${Folded} text=${pretty(call.arguments)} /><${CutText} item=${call} member="arguments" ctx=${ctx} />` : html`<div class="muted">${result?.callSeq === undefined ? "(answers no call of its step)" : "(call on an earlier page)"}</div>`}
     </div>
     <div class=${`tool-result${result?.isError ? " is-error" : ""}`} data-testid="tool-result">
       <div class="who">result${result?.isError ? " · error" : ""}</div>
-      ${result ? html`<${Folded} text=${pretty(result.text)} />` : html`<div class="muted">no result yet</div>`}
+      ${result ? html`<${Folded} text=${pretty(result.text)} /><${CutText} item=${result} member="text" ctx=${ctx} />` : html`<div class="muted">no result yet</div>`}
     </div>
   </div>`;
 }
@@ -145,6 +174,6 @@ export function RowView({ row, ctx, lit = false }: { row: Row; ctx: RowContext; 
     data-last=${last}
     data-turn=${turn}
   >
-    ${row.kind === "item" ? html`<${ItemBody} item=${row.item} ctx=${ctx} />` : html`<${ToolRow} row=${row} />`}
+    ${row.kind === "item" ? html`<${ItemBody} item=${row.item} ctx=${ctx} />` : html`<${ToolRow} row=${row} ctx=${ctx} />`}
   </div>`;
 }

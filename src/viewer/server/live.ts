@@ -3,6 +3,7 @@ import type { ServerResponse } from "node:http";
 import { hasCode } from "../../errors.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { ViewItemBuilder } from "../../view/view-items.js";
+import { cutTexts } from "./cut-texts.js";
 import { HttpError } from "./http-errors.js";
 import { answersEarlierCalls, pendingCallsAt } from "./pending-calls-at.js";
 import { SECURITY_HEADERS } from "./security.js";
@@ -130,7 +131,8 @@ export class LiveStreams {
               ? { pendingCalls: await pendingCallsAt(this.#options.store, id, fromSeq) }
               : {},
           );
-          const items = [...builder.add(batch.events), ...builder.flush()];
+          // Long texts go as their heads, as in timeline pages: a batch of big outputs stays small.
+          const items = cutTexts([...builder.add(batch.events), ...builder.flush()]);
           if (!(await this.#send(res, "items", { items, nextSeq: batch.nextSeq }))) {
             this.#options.log(
               `seedline ui: closed the live stream of ${id}: expected its client to take what was sent, but ${res.writableLength} bytes waited ${this.#stallMs} ms (a stream holds at most one batch of ${LIVE_BATCH_EVENTS} events unsent); the client may reconnect from seq ${batch.nextSeq}`,

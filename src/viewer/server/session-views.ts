@@ -9,12 +9,20 @@ import {
   lineageTrees,
 } from "../../view/lineage-tree.js";
 import { pageCut, type ViewItem, type ViewPage, viewItemsOfPage } from "../../view/view-items.js";
+import { cutTexts } from "./cut-texts.js";
 import { HttpError } from "./http-errors.js";
 import { answersEarlierCalls, pendingCallsAt } from "./pending-calls-at.js";
 
 /** The events a timeline page holds unless asked otherwise, and the most it may hold. */
 export const DEFAULT_PAGE_EVENTS = 500;
 export const MAX_PAGE_EVENTS = 2000;
+
+/**
+ * The most stored bytes of events one timeline or raw-events page reads (always at least one
+ * event): a screen of a session of huge tool outputs is a few of them, and the viewer sends
+ * their heads only.
+ */
+export const VIEW_PAGE_BYTES = 4 * 1024 * 1024;
 
 /** How many events the server reads at a time when it must go through a whole log (the turn index). */
 const SCAN_PAGE = 2000;
@@ -95,9 +103,11 @@ async function branchTurn(store: SessionStore, header: SessionHeader): Promise<n
 }
 
 /**
- * One page of a session's view items: at most `limit` events from `fromSeq`, cut before a step
- * that began in the page and did not end in it (`nextSeq` is then that step's start). A result of
- * a step that began before the page answers that step's call read before it (its `callSeq`).
+ * One page of a session's view items: at most `limit` events from `fromSeq` (and at most
+ * {@link VIEW_PAGE_BYTES} of them: big events make short pages), cut before a step that began in
+ * the page and did not end in it (`nextSeq` is then that step's start), long texts cut to their
+ * heads ({@link cutTexts}). A result of a step that began before the page answers that step's
+ * call read before it (its `callSeq`).
  */
 export async function timelinePage(
   store: SessionStore,
@@ -105,7 +115,7 @@ export async function timelinePage(
   fromSeq: number,
   limit: number,
 ): Promise<ViewPage> {
-  const page = await store.read(id, { fromSeq, limit });
+  const page = await store.read(id, { fromSeq, limit, maxBytes: VIEW_PAGE_BYTES });
   const cut = page.done ? page.events.length : pageCut(page.events);
   const events = page.events.slice(0, cut);
   const done = page.done && cut === page.events.length;
@@ -117,7 +127,7 @@ export async function timelinePage(
       ? { pendingCalls: await pendingCallsAt(store, id, fromSeq) }
       : {};
   return {
-    items: viewItemsOfPage(page.header, events, done, start),
+    items: cutTexts(viewItemsOfPage(page.header, events, done, start)),
     fromSeq,
     nextSeq,
     length,
@@ -214,13 +224,13 @@ export interface RawPage {
   readonly done: boolean;
 }
 
-/** One page of a session's raw events (the chunks one click away). */
+/** One page of a session's raw events (the chunks one click away), at most {@link VIEW_PAGE_BYTES} of them or one. */
 export async function rawPage(
   store: SessionStore,
   id: string,
   fromSeq: number,
   limit: number,
 ): Promise<RawPage> {
-  const page = await store.read(id, { fromSeq, limit });
+  const page = await store.read(id, { fromSeq, limit, maxBytes: VIEW_PAGE_BYTES });
   return { events: page.events, nextSeq: page.nextSeq, done: page.done };
 }
