@@ -207,7 +207,9 @@ describe("generated SQLite layout", () => {
       /^SEARCH events USING INDEX \S+ \(session_id=\? AND seq>\?\)$/,
     );
     const heads = plan(SQLITE_QUERIES.watchedHeads, { ids: '["a","b"]' });
-    expect(heads).toMatch(/SEARCH s USING COVERING INDEX \S+ \(id=\?\)/);
+    // The head reads the header columns besides the key (a recreated session differs there), so
+    // its probe of `sessions` is by the key's index, no longer a covering one.
+    expect(heads).toMatch(/SEARCH s USING (COVERING )?INDEX \S+ \(id=\?\)/);
     expect(heads).toMatch(/SEARCH e USING INDEX \S+ \(session_id=\?\)/);
     expect(heads).not.toMatch(/SCAN (s|e)\b|TEMP B-TREE/);
   });

@@ -162,7 +162,10 @@ describe.skipIf(!builtCli())("the viewer on a session of 8 MiB tool outputs", ()
         browser = await launchBrowser();
         page = await (await browser.newContext()).newPage();
         page.on("pageerror", (error) => pageErrors.push(String(error)));
+        // The printed address (with its token): the page keeps the token once the viewer
+        // accepted it, which the list of sessions shows, for the pages opened after it.
         await page.goto(viewer.url);
+        await page.getByTestId("session-row").first().waitFor();
       });
       afterAll(async () => {
         await browser?.close();
