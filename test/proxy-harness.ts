@@ -28,7 +28,9 @@ export type FakeAnswer =
   | { readonly sse: string }
   | { readonly status: number; readonly json: unknown }
   /** Sends the first `bytes` of an SSE body, then destroys the connection. */
-  | { readonly sse: string; readonly breakAfter: number };
+  | { readonly sse: string; readonly breakAfter: number }
+  /** Sends the first piece of an SSE body, the rest once `hold` resolves. */
+  | { readonly sse: string; readonly hold: Promise<void> };
 
 /** One request the fake upstream received. */
 export interface SeenRequest {
@@ -80,7 +82,7 @@ export async function startFakeUpstream(answers: readonly FakeAnswer[]): Promise
         res.write(answer.sse.slice(0, answer.breakAfter), () => res.destroy());
       } else {
         res.writeHead(200, { "content-type": "text/event-stream" });
-        void writeInPieces(res, answer.sse);
+        void writeInPieces(res, answer.sse, "hold" in answer ? answer.hold : undefined);
       }
     });
   });
@@ -97,10 +99,15 @@ export async function startFakeUpstream(answers: readonly FakeAnswer[]): Promise
   };
 }
 
-async function writeInPieces(res: import("node:http").ServerResponse, text: string): Promise<void> {
+async function writeInPieces(
+  res: import("node:http").ServerResponse,
+  text: string,
+  hold: Promise<void> | undefined,
+): Promise<void> {
   const size = Math.ceil(text.length / 5);
   for (let at = 0; at < text.length; at += size) {
     res.write(text.slice(at, at + size));
+    if (at === 0 && hold !== undefined) await hold;
     await new Promise((resolve) => setImmediate(resolve));
   }
   res.end();
