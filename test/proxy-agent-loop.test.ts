@@ -6,6 +6,8 @@ import type {
 } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
 import { MemoryBackend, SessionStore, seedlineFetch } from "../src/index.js";
+import type { ViewItem } from "../src/view/view-items.js";
+import { startViewerServer } from "../src/viewer/server/server.js";
 import { type FakeAnswer, HAVE_FIXTURES, sse, startFakeUpstream } from "./proxy-harness.js";
 
 const SKIP = "(skipped: ../shared/fixtures-real/openai-sse is absent)";
@@ -82,7 +84,7 @@ const ANSWERS: FakeAnswer[] = HAVE_FIXTURES
 describe.skipIf(!HAVE_FIXTURES)(
   `an agent loop through seedlineFetch ${HAVE_FIXTURES ? "" : SKIP}`,
   () => {
-    it("records three turns with two tools and replays them offline with the same tool runs and answers", async () => {
+    it("records three turns with two tools, shows the session in the viewer, and replays it offline with the same tool runs and answers", async () => {
       const store = new SessionStore({ backend: new MemoryBackend() });
       const upstream = await startFakeUpstream(ANSWERS);
       const recording = seedlineFetch({ store, mode: "record" });
@@ -103,6 +105,26 @@ describe.skipIf(!HAVE_FIXTURES)(
       expect(events.filter((e) => e.type === "turn/start")).toHaveLength(3);
       expect(events.filter((e) => e.type === "step/start")).toHaveLength(5);
       expect(events.filter((e) => e.type === "tool/result")).toHaveLength(3);
+
+      // The session shows in the viewer: listed, and its timeline holds the tool calls.
+      const viewer = await startViewerServer({ store, storeLabel: "memory:", token: "proxy-test" });
+      const base = new URL(viewer.url).origin;
+      const auth = { headers: { Authorization: "Bearer proxy-test" } };
+      const listed = (await (await fetch(`${base}/api/sessions`, auth)).json()) as {
+        sessions: { sessionId: string }[];
+      };
+      expect(listed.sessions.map((s) => s.sessionId)).toContain(id);
+      const timeline = (await (
+        await fetch(`${base}/api/sessions/${id}/timeline`, auth)
+      ).json()) as {
+        items: ViewItem[];
+      };
+      expect(timeline.items.flatMap((i) => (i.kind === "tool-call" ? [i.name] : []))).toEqual([
+        "get_capital",
+        "get_country",
+        "get_product_name",
+      ]);
+      await viewer.close();
 
       const replaying = seedlineFetch({ store, mode: "replay", sessionId: id as string });
       const replayed = await agent(

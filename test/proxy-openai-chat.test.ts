@@ -265,6 +265,58 @@ describe.skipIf(!HAVE_FIXTURES)(
       validateReplayable(`sqlite:${db}`, id as string);
     });
 
+    it("replays a streamed recording to a caller that does not stream, with the same results", async () => {
+      const db = join(mkdtempSync(join(dir, "fetch-")), "store.db");
+      const store = await openStore(db);
+      const upstream = await startFakeUpstream(ANSWERS);
+      const recording = seedlineFetch({ store, mode: "record" });
+      const recorded = await conversation(
+        new OpenAI({ apiKey: KEY, baseURL: upstream.baseUrl, fetch: recording }),
+        true,
+      );
+      await recording.close();
+      await upstream.close();
+      const [id] = await recording.sessionIds();
+      const replaying = seedlineFetch({ store, mode: "replay", sessionId: id as string });
+      const client = new OpenAI({ apiKey: "unused", baseURL: upstream.baseUrl, fetch: replaying });
+      expect(await conversation(client, false)).toEqual(recorded);
+      await store.close();
+    });
+
+    it("passes other paths through unrecorded, and records an unreachable upstream as the turn's error", async () => {
+      const db = join(mkdtempSync(join(dir, "fetch-")), "store.db");
+      const store = await openStore(db);
+      const upstream = await startFakeUpstream([]);
+      const recording = seedlineFetch({ store, mode: "record", sessionId: "unreachable" });
+      const client = new OpenAI({
+        apiKey: KEY,
+        baseURL: upstream.baseUrl,
+        fetch: recording,
+        maxRetries: 0,
+      });
+      const models = await client.models.list();
+      expect(models.data.map((m) => m.id)).toEqual(["gpt-4o-mini"]);
+      expect(await store.get("unreachable")).toBeUndefined();
+      await upstream.close();
+      await expect(
+        client.chat.completions.create({
+          model: "gpt-4o-mini",
+          messages: [{ role: "user", content: "hi" }],
+        }),
+      ).rejects.toBeInstanceOf(OpenAI.APIConnectionError);
+      await recording.close();
+      const events = await store.readEvents("unreachable");
+      const end = events.at(-1);
+      expect(end?.type === "turn/end" && end.data.reason).toMatchObject({
+        kind: "error",
+        step: 1,
+        message: expect.stringMatching(/^the upstream failed: /),
+        code: "ECONNREFUSED",
+      });
+      await store.close();
+      validateReplayable(`sqlite:${db}`, "unreachable");
+    });
+
     it("records a stream the upstream broke off as the turn's error, the log still replayable", async () => {
       const db = join(mkdtempSync(join(dir, "fetch-")), "store.db");
       const store = await openStore(db);

@@ -423,11 +423,14 @@ function messageOf(error: unknown): string {
   return String(error);
 }
 
+/** The first string `code` along an error's cause chain (`ECONNREFUSED` under fetch's TypeError). */
 function codeOf(error: unknown): string | undefined {
-  const code =
-    (error as { code?: unknown } | null)?.code ??
-    (error as { cause?: { code?: unknown } } | null)?.cause?.code;
-  return typeof code === "string" ? code : undefined;
+  for (let e = error, depth = 0; e !== null && typeof e === "object" && depth < 5; depth++) {
+    const { code, cause } = e as { code?: unknown; cause?: unknown };
+    if (typeof code === "string") return code;
+    e = cause;
+  }
+  return undefined;
 }
 
 export type { ModelRequest };

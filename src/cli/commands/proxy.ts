@@ -33,8 +33,7 @@ Replay mode (needs a session): no upstream is contacted; the n-th call is answer
 recorded step, in the caller's streaming mode. A request that differs from the recording (model,
 parameters, tools or messages) is answered 409 with a short diff (code REPLAY_MISMATCH); a call
 past the last recorded one is answered 409 (REPLAY_EXHAUSTED). Answers carry the headers
-x-seedline-session and x-seedline-replayed. The mode auto (replay, then fork and record where
-the agent diverges) is not available yet.
+x-seedline-session and x-seedline-replayed.
 
 It runs until SIGINT (Ctrl-C) or SIGTERM, then ends the open turns durably, closes the store and
 exits 0.
@@ -56,7 +55,6 @@ Example:
     mode: {
       type: "string",
       arg: "MODE",
-      choices: ["record", "replay", "auto"],
       description: "record against the upstream, or replay from the session (default: record)",
     },
     session: {
@@ -85,6 +83,9 @@ Example:
       throw new UsageError(
         "expected --mode record or replay: auto (replay, then fork and record at the first divergence) is not available yet",
       );
+    }
+    if (mode !== "record" && mode !== "replay") {
+      throw new UsageError(`expected --mode record or replay, got ${JSON.stringify(mode)}`);
     }
     const session = typeof args.values.session === "string" ? args.values.session : undefined;
     if (mode === "replay" && session === undefined) {
