@@ -317,6 +317,72 @@ describe.skipIf(!HAVE_FIXTURES)(
       validateReplayable(`sqlite:${db}`, "unreachable");
     });
 
+    it("records an error event inside a 200 stream (reasoning deltas, then `event: error`) and replays it the same", async () => {
+      const db = join(mkdtempSync(join(dir, "fetch-")), "store.db");
+      const store = await openStore(db);
+      const upstream = await startFakeUpstream([
+        { sse: sse("groq_tool_use_failed_error_streaming.0.sse") },
+      ]);
+      /** What the SDK gave: the reasoning streamed before the error, and the error. */
+      const run = async (client: OpenAI) => {
+        let reasoning = "";
+        const stream = await client.chat.completions.create({
+          model: "openai/gpt-oss-120b",
+          messages: [{ role: "user", content: "call the tool" }],
+          stream: true,
+        });
+        try {
+          for await (const chunk of stream) {
+            reasoning +=
+              (chunk.choices[0]?.delta as { reasoning?: string } | undefined)?.reasoning ?? "";
+          }
+        } catch (error) {
+          const e = error as InstanceType<typeof OpenAI.APIError>;
+          return { reasoning, message: e.message, code: e.code, type: e.type };
+        }
+        return { reasoning, message: "no error" };
+      };
+      const recording = seedlineFetch({ store, mode: "record", sessionId: "groq" });
+      const recorded = await run(
+        new OpenAI({ apiKey: KEY, baseURL: upstream.baseUrl, fetch: recording, maxRetries: 0 }),
+      );
+      await recording.close();
+      await upstream.close();
+      expect(recorded).toMatchObject({ code: "tool_use_failed", type: "invalid_request_error" });
+      expect(recorded.reasoning).toMatch(/^We need to call/);
+      const events = await store.readEvents("groq");
+      const end = events.at(-1);
+      // Seen failing before the provider's error was made to win: recorded as aborted, because
+      // the SDK aborts the request once it has thrown the error event.
+      expect(end?.type === "turn/end" && end.data.reason).toMatchObject({
+        kind: "error",
+        code: "tool_use_failed",
+      });
+      // `channel` (a delta member no chunk kind has) and the error event are kept, not dropped.
+      const stepEnd = events.find((e) => e.type === "step/end");
+      const unmapped = stepEnd?.type === "step/end" ? (stepEnd.data.response?.unmapped ?? []) : [];
+      expect(unmapped.some((u) => JSON.stringify(u.event).includes('"channel":"analysis"'))).toBe(
+        true,
+      );
+      expect(unmapped.at(-1)?.event).toMatchObject({
+        sseEvent: "error",
+        error: { code: "tool_use_failed" },
+      });
+
+      const replaying = seedlineFetch({ store, mode: "replay", sessionId: "groq" });
+      const replayed = await run(
+        new OpenAI({
+          apiKey: "unused",
+          baseURL: upstream.baseUrl,
+          fetch: replaying,
+          maxRetries: 0,
+        }),
+      );
+      expect(replayed).toEqual(recorded);
+      await store.close();
+      validateReplayable(`sqlite:${db}`, "groq");
+    });
+
     it("records a stream the upstream broke off as the turn's error, the log still replayable", async () => {
       const db = join(mkdtempSync(join(dir, "fetch-")), "store.db");
       const store = await openStore(db);

@@ -276,18 +276,20 @@ export class ModelProxy {
       const ops: RecordOp[] = [];
       if (mapped.chunks.length > 0)
         ops.push({ op: "chunks", chunks: [...mapped.chunks] as [never] });
-      if (failure !== undefined || mapped.error !== undefined || !mapped.finished) {
-        const aborted = failure !== undefined && call.request.signal.aborted;
+      // What the provider said wins over what happened after: an error event, or a finished
+      // answer, is the call's outcome even if the caller then aborted (an SDK aborts the request
+      // once it has thrown the error event) or the connection then broke.
+      if (mapped.error !== undefined || !mapped.finished) {
+        const aborted =
+          mapped.error === undefined && failure !== undefined && call.request.signal.aborted;
         const why =
-          failure !== undefined
+          mapped.error ??
+          (failure !== undefined
             ? {
                 message: `the upstream's response broke off: ${messageOf(failure)}`,
                 code: codeOf(failure),
               }
-            : (mapped.error ?? {
-                message: "the upstream's response ended before it finished",
-                code: undefined,
-              });
+            : { message: "the upstream's response ended before it finished", code: undefined });
         ops.push({
           op: "turn_end",
           reason: aborted

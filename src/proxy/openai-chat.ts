@@ -253,7 +253,7 @@ function errorOfBody(body: unknown): { message: string; code?: string } | undefi
 function streamMapper(): StreamMapper {
   const builder = new ChunkBuilder();
   return {
-    event(_name, data) {
+    event(name, data) {
       if (data === "[DONE]") return;
       let event: unknown;
       try {
@@ -266,7 +266,8 @@ function streamMapper(): StreamMapper {
       const error = errorOfBody(event);
       if (error !== undefined) {
         builder.error = error;
-        builder.keep(event);
+        // Kept with its SSE event name (`event: error` from compatible servers), as it came.
+        builder.keep({ ...event, ...(name === undefined ? {} : { sseEvent: name }) });
         return;
       }
       builder.envelope(event);
@@ -403,8 +404,12 @@ function renderStream(call: RecordedCall): string {
             finish_reason: null,
           },
         ]);
-      } else if (isObject(e.error)) out.push(sseText(JSON.stringify(e)));
-      else if (isObject(e.extra)) send([], e.extra);
+      } else if (isObject(e.error)) {
+        const { sseEvent, ...body } = e;
+        out.push(
+          sseText(JSON.stringify(body), typeof sseEvent === "string" ? sseEvent : undefined),
+        );
+      } else if (isObject(e.extra)) send([], e.extra);
     }
   };
   const field = metaOf(call).reasoning_field;
