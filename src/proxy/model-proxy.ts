@@ -1,17 +1,19 @@
 // The proxy's core, behind both `seedline proxy` and `seedlineFetch`: one model call recorded against the upstream or replayed.
-import type { ModelRequest, ModelResponse, RecordOp } from "../generated.js";
+import type { ModelResponse } from "../generated.js";
 import type { SessionStore } from "../store/session-store.js";
 import { fingerprintOf, requestDiff } from "./fingerprint.js";
+import {
+  answer,
+  answerHeaders,
+  codeOf,
+  forwardHeaders,
+  messageOf,
+  parseJson,
+} from "./http-parts.js";
+import { outcomeOps, ResponseCapture } from "./response-outcome.js";
 import { SessionChannel } from "./session-channel.js";
-import { SseParser } from "./sse.js";
 import { opsBeforeCall } from "./turn-inference.js";
-import type {
-  MappedResponse,
-  NeutralRequest,
-  ProviderAdapter,
-  ProxyMode,
-  RenderedAnswer,
-} from "./types.js";
+import type { NeutralRequest, ProviderAdapter, ProxyMode } from "./types.js";
 
 /** Options of a {@link ModelProxy}. */
 export interface ModelProxyOptions {
@@ -35,11 +37,6 @@ export interface ProxyCall {
   /** The session the route names (`/s/ID/…`), if any. */
   readonly sessionId?: string;
 }
-
-/** Response headers the upstream's body no longer matches once fetch has decoded it. */
-const DROPPED_HEADERS = ["content-encoding", "content-length", "transfer-encoding", "connection"];
-/** Request headers that belong to the caller's connection, not to the upstream's. */
-const HOP_HEADERS = ["host", "content-length", "connection", "accept-encoding"];
 
 /**
  * Records model calls into sessions, or answers them from the recording. Calls of one session
@@ -254,61 +251,22 @@ export class ModelProxy {
       return new Response(errorText, { status: upstream.status, headers: responseHeaders });
     }
     const streamed = (upstream.headers.get("content-type") ?? "").includes("text/event-stream");
-    const mapper = streamed ? call.adapter.streamMapper() : undefined;
-    const parser =
-      mapper === undefined ? undefined : new SseParser((e) => mapper.event(e.name, e.data));
-    const whole: Uint8Array[] = [];
+    const capture = new ResponseCapture(call.adapter, streamed);
     const status = upstream.status;
     const finishRecording = async (failure: unknown): Promise<void> => {
-      let mapped: MappedResponse;
-      if (mapper !== undefined && parser !== undefined) {
-        parser.end();
-        mapped = mapper.end();
-      } else {
-        mapped = call.adapter.mapJson(parseJson(Buffer.concat(whole).toString("utf8")));
-      }
-      const response: ModelResponse = {
+      const mapped = capture.end();
+      const outcome = outcomeOps(mapped, {
         api,
         status,
-        meta: mapped.meta as object,
-        ...(mapped.unmapped.length === 0 ? {} : { unmapped: mapped.unmapped }),
-      };
-      const ops: RecordOp[] = [];
-      if (mapped.chunks.length > 0)
-        ops.push({ op: "chunks", chunks: [...mapped.chunks] as [never] });
-      // What the provider said wins over what happened after: an error event, or a finished
-      // answer, is the call's outcome even if the caller then aborted (an SDK aborts the request
-      // once it has thrown the error event) or the connection then broke.
-      if (mapped.error !== undefined || !mapped.finished) {
-        const aborted =
-          mapped.error === undefined && failure !== undefined && call.request.signal.aborted;
-        const why =
-          mapped.error ??
-          (failure !== undefined
-            ? {
-                message: `the upstream's response broke off: ${messageOf(failure)}`,
-                code: codeOf(failure),
-              }
-            : { message: "the upstream's response ended before it finished", code: undefined });
-        ops.push({
-          op: "turn_end",
-          reason: aborted
-            ? { kind: "aborted", reason: why.message }
-            : {
-                kind: "error",
-                step,
-                message: why.message,
-                ...(why.code === undefined ? {} : { code: why.code }),
-              },
-          response,
-        });
-        await recorder.record(ops);
-        return;
-      }
-      const state = await recorder.record(ops);
+        step,
+        failure,
+        aborted: call.request.signal.aborted,
+      });
+      const state = await recorder.record(outcome.ops);
+      if (outcome.ended) return;
       // A step whose tool calls wait for results ends when the next request brings them.
-      if (state.pendingToolCalls.length > 0) channel.pendingResponse = response;
-      else await recorder.record([{ op: "step_end", response }]);
+      if (state.pendingToolCalls.length > 0) channel.pendingResponse = outcome.response;
+      else await recorder.record([{ op: "step_end", response: outcome.response }]);
     };
     const reader = (upstream.body as ReadableStream<Uint8Array>).getReader();
     let controller!: ReadableStreamDefaultController<Uint8Array>;
@@ -328,8 +286,7 @@ export class ModelProxy {
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          if (parser !== undefined) parser.push(value);
-          else whole.push(value);
+          capture.push(value);
           if (!cancelled) controller.enqueue(value);
         }
       } catch (error) {
@@ -387,52 +344,3 @@ function passThrough(call: ProxyCall, text: string): Promise<Response> {
         }),
     );
 }
-
-/** The caller's headers for the upstream (credentials included: they are sent on, never stored). */
-export function forwardHeaders(headers: Headers): Headers {
-  const out = new Headers(headers);
-  for (const name of HOP_HEADERS) out.delete(name);
-  return out;
-}
-
-function answerHeaders(upstream: Headers, extra: Record<string, string>): Headers {
-  const out = new Headers(upstream);
-  for (const name of DROPPED_HEADERS) out.delete(name);
-  for (const [name, value] of Object.entries(extra)) out.set(name, value);
-  return out;
-}
-
-function answer(rendered: RenderedAnswer, headers: Record<string, string> = {}): Response {
-  return new Response(rendered.body, {
-    status: rendered.status,
-    headers: { "content-type": rendered.contentType, ...headers },
-  });
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text === "" ? undefined : text;
-  }
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
-}
-
-/** The first string `code` along an error's cause chain (`ECONNREFUSED` under fetch's TypeError). */
-function codeOf(error: unknown): string | undefined {
-  for (let e = error, depth = 0; e !== null && typeof e === "object" && depth < 5; depth++) {
-    const { code, cause } = e as { code?: unknown; cause?: unknown };
-    if (typeof code === "string") return code;
-    e = cause;
-  }
-  return undefined;
-}
-
-export type { ModelRequest };

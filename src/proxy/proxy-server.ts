@@ -2,7 +2,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { SessionStore } from "../store/session-store.js";
-import { forwardHeaders, ModelProxy } from "./model-proxy.js";
+import { answerHeaders, forwardHeaders } from "./http-parts.js";
+import { ModelProxy } from "./model-proxy.js";
 import { type ProxyRoute, routeOf } from "./routes.js";
 import type { ProxyMode } from "./types.js";
 
@@ -104,10 +105,10 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
         ...(body.length === 0 ? {} : { body }),
         signal: abort.signal,
       });
-      const out = new Headers(passed.headers);
-      for (const name of ["content-encoding", "content-length", "transfer-encoding", "connection"])
-        out.delete(name);
-      response = new Response(passed.body, { status: passed.status, headers: out });
+      response = new Response(passed.body, {
+        status: passed.status,
+        headers: answerHeaders(passed.headers, {}),
+      });
     }
     await writeResponse(response, res);
   }
