@@ -383,6 +383,56 @@ describe.skipIf(!HAVE_FIXTURES)(
       validateReplayable(`sqlite:${db}`, "groq");
     });
 
+    it("records a call its caller aborted mid-stream as an aborted turn, and refuses to replay it", async () => {
+      const db = join(mkdtempSync(join(dir, "fetch-")), "store.db");
+      const store = await openStore(db);
+      let release!: () => void;
+      const hold = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const upstream = await startFakeUpstream([{ sse: sse("chat_text_stream.sse"), hold }]);
+      const recording = seedlineFetch({ store, mode: "record", sessionId: "aborted" });
+      const client = new OpenAI({
+        apiKey: KEY,
+        baseURL: upstream.baseUrl,
+        fetch: recording,
+        maxRetries: 0,
+      });
+      const abort = new AbortController();
+      const stream = await client.chat.completions.create(
+        { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], stream: true },
+        { signal: abort.signal },
+      );
+      const reading = (async () => {
+        for await (const _ of stream) abort.abort();
+      })();
+      // The SDK ends an aborted stream's iteration quietly.
+      await reading;
+      release();
+      await recording.close();
+      await upstream.close();
+      const end = (await store.readEvents("aborted")).at(-1);
+      expect(end?.type === "turn/end" && end.data.reason.kind).toBe("aborted");
+
+      // Seen failing without the check: replay streamed the partial chunks as if they were whole.
+      const replaying = seedlineFetch({ store, mode: "replay", sessionId: "aborted" });
+      const again = new OpenAI({
+        apiKey: "unused",
+        baseURL: upstream.baseUrl,
+        fetch: replaying,
+        maxRetries: 0,
+      });
+      await expect(
+        again.chat.completions.create({
+          model: "gpt-4o-mini",
+          messages: [{ role: "user", content: "hi" }],
+          stream: true,
+        }),
+      ).rejects.toMatchObject({ status: 409, code: "REPLAY_INCOMPLETE" });
+      await store.close();
+      validateReplayable(`sqlite:${db}`, "aborted");
+    });
+
     it("records a stream the upstream broke off as the turn's error, the log still replayable", async () => {
       const db = join(mkdtempSync(join(dir, "fetch-")), "store.db");
       const store = await openStore(db);

@@ -167,6 +167,14 @@ export class ModelProxy {
         const message = `the request differs from recorded ${place} of session ${channel.id}:\n${diff.join("\n")}`;
         return answer(adapter.errorAnswer(409, message, "REPLAY_MISMATCH"), headers);
       }
+      const finished = recorded.chunks.some((c) => c.type === "finish");
+      const failedStatus = (recorded.end?.response?.status ?? 200) >= 400;
+      if (!finished && recorded.error === undefined && !failedStatus) {
+        // Interrupted by a crash or aborted by its caller: what the model would have said is unknown.
+        const place = `call ${n + 1} (turn ${recorded.start.turn}, step ${recorded.start.step})`;
+        const message = `recorded ${place} of session ${channel.id} did not finish (interrupted or aborted): it has no faithful replay`;
+        return answer(adapter.errorAnswer(409, message, "REPLAY_INCOMPLETE"), headers);
+      }
       channel.cursor = n + 1;
       return answer(adapter.render(recorded, parsed.stream), headers);
     } finally {

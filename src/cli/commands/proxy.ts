@@ -32,7 +32,8 @@ never stored. An upstream error ends the turn with it (the provider's error body
 Replay mode (needs a session): no upstream is contacted; the n-th call is answered from the n-th
 recorded step, in the caller's streaming mode. A request that differs from the recording (model,
 parameters, tools or messages) is answered 409 with a short diff (code REPLAY_MISMATCH); a call
-past the last recorded one is answered 409 (REPLAY_EXHAUSTED). Answers carry the headers
+past the last recorded one, or to a recorded call that did not finish (interrupted, aborted), is
+answered 409 (REPLAY_EXHAUSTED, REPLAY_INCOMPLETE). Answers carry the headers
 x-seedline-session and x-seedline-replayed.
 
 It runs until SIGINT (Ctrl-C) or SIGTERM, then ends the open turns durably, closes the store and
