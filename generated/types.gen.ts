@@ -237,6 +237,87 @@ export interface PluginSource {
   readonly plugin: string;
 }
 /**
+ * What a model call asked, as a recording proxy saw it: enough to tell on replay whether a later request is the same call. Messages and tools are kept as digests (a model call re-sends the whole history, so storing it in full would grow the log quadratically); the rest is kept as sent. Credentials are never part of it.
+ */
+export interface ModelRequest {
+  /**
+   * The provider API the call was made in, e.g. `openai-chat`.
+   */
+  readonly api: string;
+  /**
+   * The model the request named.
+   */
+  readonly model: string;
+  /**
+   * Whether the caller asked for a streamed response.
+   */
+  readonly stream: boolean;
+  /**
+   * Every other request parameter as sent (temperature, limits, tool choice, …), without the messages, the tools, the model and the streaming options.
+   */
+  readonly params: {};
+  /**
+   * One entry per message of the request, in order, system and developer messages included: its role and the digest of its provider-neutral form.
+   */
+  readonly messages: readonly ModelRequestMessage[];
+  /**
+   * The tools the request offered, in order: each name and the digest of its whole definition.
+   */
+  readonly tools: readonly ModelRequestTool[];
+}
+/**
+ * One message of a model request, as a digest.
+ */
+export interface ModelRequestMessage {
+  readonly role: string;
+  /**
+   * SHA-256 (hex) of the message's neutral form.
+   */
+  readonly digest: string;
+}
+/**
+ * One tool definition of a model request, as a digest.
+ */
+export interface ModelRequestTool {
+  readonly name: string;
+  /**
+   * SHA-256 (hex) of the definition.
+   */
+  readonly digest: string;
+}
+/**
+ * What a model call's response held beyond its stream chunks, as a recording proxy saw it: kept so that replay can answer in the provider's own format and nothing the provider said is dropped. `error` is the provider's error body (any JSON), when the call failed with one.
+ */
+export interface ModelResponse {
+  /**
+   * The provider API the call was made in, e.g. `openai-chat`.
+   */
+  readonly api: string;
+  /**
+   * The HTTP status the provider answered; absent when no answer came (unreachable, timed out).
+   */
+  readonly status?: number;
+  /**
+   * The provider's response envelope: ids, model, timestamps, fingerprints, the raw usage and finish reason, as the provider named them.
+   */
+  readonly meta?: {};
+  /**
+   * Provider events (or parts of events) that no stream chunk kind expresses, in order, each with the number of the step's chunks recorded before it.
+   */
+  readonly unmapped?: readonly UnmappedProviderEvent[];
+  readonly error?: unknown;
+}
+/**
+ * One provider event kept as it came.
+ */
+export interface UnmappedProviderEvent {
+  /**
+   * A non-negative safe integer (0 to 2^53 - 1).
+   */
+  readonly at: number;
+  readonly event: unknown;
+}
+/**
  * The seqs of the first and last surface node a compaction summarised.
  */
 export interface ShadowedRange {
@@ -813,7 +894,7 @@ export interface StepStartEvent {
   readonly data: StepStartData;
 }
 /**
- * The payload of step/start.
+ * The payload of step/start. `request` is what the model call asked, when a recording proxy saw the request.
  */
 export interface StepStartData {
   /**
@@ -824,6 +905,7 @@ export interface StepStartData {
    * Step (model call) number within a turn: restarts at 1 in each turn.
    */
   readonly step: number;
+  readonly request?: ModelRequest;
 }
 /**
  * The open step ends.
@@ -841,7 +923,7 @@ export interface StepEndEvent {
   readonly data: StepEndData;
 }
 /**
- * The payload of step/end.
+ * The payload of step/end. `response` is what the model call's response held beyond its chunks, when a recording proxy saw it.
  */
 export interface StepEndData {
   /**
@@ -852,6 +934,7 @@ export interface StepEndData {
    * Step (model call) number within a turn: restarts at 1 in each turn.
    */
   readonly step: number;
+  readonly response?: ModelResponse;
 }
 /**
  * A user prompt; surface-eligible.
@@ -1784,10 +1867,11 @@ export interface RecordTurnStartOp {
   readonly source?: MessageSource;
 }
 /**
- * Starts the next step (model call) of the open turn: step/start.
+ * Starts the next step (model call) of the open turn: step/start, with `request` (what the call asked) when given.
  */
 export interface RecordStepStartOp {
   readonly op: "step_start";
+  readonly request?: ModelRequest;
 }
 /**
  * Streamed chunks of the open step, one assistant/chunk each. A finish chunk must come last; with it the recorder also writes the assistant/message assembled from the step's chunks (sourceEventSeqs: their seqs) and a tool/call for each tool-call block.
@@ -1820,17 +1904,19 @@ export interface RecordToolResultOp {
   readonly meta?: unknown;
 }
 /**
- * Ends the open step: step/end. The step must have its finish chunk and a result for every tool call.
+ * Ends the open step: step/end, with `response` (what the call's response held beyond its chunks) when given. The step must have its finish chunk and a result for every tool call.
  */
 export interface RecordStepEndOp {
   readonly op: "step_end";
+  readonly response?: ModelResponse;
 }
 /**
- * Ends the open turn: turn/end with `reason` (default completed). A step still open is allowed only for `aborted` (the step is closed first and replays as a hang) and for `error` naming that step (it replays as a throw); `interrupted` is written by crash repair only.
+ * Ends the open turn: turn/end with `reason` (default completed). A step still open is allowed only for `aborted` (the step is closed first and replays as a hang) and for `error` naming that step (it replays as a throw); `interrupted` is written by crash repair only. `response` is written on the step/end of the step this op closes, if one is open.
  */
 export interface RecordTurnEndOp {
   readonly op: "turn_end";
   readonly reason?: TurnEndReason;
+  readonly response?: ModelResponse;
 }
 /**
  * Sent only once the events are durable: where the session's recording stands after the ops, what is open and what it waits for.

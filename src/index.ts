@@ -105,6 +105,10 @@ export type {
   MessageSource,
   MessageTrigger,
   MethodNotFoundErrorData,
+  ModelRequest,
+  ModelRequestMessage,
+  ModelRequestTool,
+  ModelResponse,
   OpenTurnErrorData,
   PluginSource,
   PromptBlockedData,
@@ -245,6 +249,7 @@ export type {
   TurnStartData,
   TurnStartEvent,
   TurnTrigger,
+  UnmappedProviderEvent,
   UsageChunk,
   UserMessageData,
   UserMessageEvent,
@@ -307,6 +312,17 @@ export { SerializedEvent, serializeEvents } from "./log/serialized-event.js";
 export { type PreparedBatch, SessionLog } from "./log/session-log.js";
 export { deriveMessages, isSurfaceEligibleType, messageOf, Surface } from "./log/surface.js";
 export type { EventOf, SurfaceEvent } from "./log/types.js";
+export {
+  type ProxyServer,
+  type ProxyServerOptions,
+  startProxyServer,
+} from "./proxy/proxy-server.js";
+export {
+  type SeedlineFetch,
+  type SeedlineFetchOptions,
+  seedlineFetch,
+} from "./proxy/seedline-fetch.js";
+export type { ProxyMode } from "./proxy/types.js";
 export {
   type FinishedStep,
   RecordedStep,

@@ -14,6 +14,7 @@ const LAYERS = [
   ["testing/"],
   ["replay/"],
   ["recorder/"],
+  ["proxy/"],
   ["rpc/", "client/"],
   ["view/"],
   ["viewer/"],

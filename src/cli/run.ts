@@ -21,6 +21,7 @@ import { forkCommand } from "./commands/fork.js";
 import { generateCommand } from "./commands/generate.js";
 import { importCommand } from "./commands/import.js";
 import { lsCommand } from "./commands/ls.js";
+import { proxyCommand } from "./commands/proxy.js";
 import { replayCommand } from "./commands/replay.js";
 import { rmCommand } from "./commands/rm.js";
 import { searchCommand } from "./commands/search.js";
@@ -43,6 +44,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   lsCommand,
   showCommand,
   uiCommand,
+  proxyCommand,
   continueCommand,
   searchCommand,
   forkCommand,

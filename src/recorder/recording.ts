@@ -3,6 +3,7 @@ import { RecordError, show } from "../errors.js";
 import type {
   BlockStartChunk,
   ContentBlock,
+  ModelResponse,
   PendingToolCall,
   RecordOp,
   SessionEvent,
@@ -229,7 +230,14 @@ export class Recording {
         if (this.step !== undefined) {
           refuse(`step ${this.step.step} ended first`, `step ${this.step.step} open`);
         }
-        emit({ type: "step/start", data: { turn, step: this.lastStep + 1 } });
+        emit({
+          type: "step/start",
+          data: {
+            turn,
+            step: this.lastStep + 1,
+            ...(op.request === undefined ? {} : { request: op.request }),
+          },
+        });
         break;
       }
       case "chunks": {
@@ -283,7 +291,7 @@ export class Recording {
         const turn = this.#needTurn(refuse);
         const step = this.#needStep(refuse);
         this.#needComplete(step, refuse);
-        emit({ type: "step/end", data: { turn, step: step.step } });
+        emit({ type: "step/end", data: stepEndData(turn, step.step, op.response) });
         break;
       }
       case "turn_end": {
@@ -300,7 +308,7 @@ export class Recording {
           // Only an abort or an error may leave a step short of its finish or its results.
           if (reason.kind !== "aborted" && reason.kind !== "error")
             this.#needComplete(step, refuse);
-          emit({ type: "step/end", data: { turn, step: step.step } });
+          emit({ type: "step/end", data: stepEndData(turn, step.step, op.response) });
         }
         emit({ type: "turn/end", data: { turn, reason } });
         break;
@@ -365,6 +373,10 @@ export class Recording {
       refuse(`a result for every tool call of step ${step.step}`, `${pendingIds(step)} pending`);
     }
   }
+}
+
+function stepEndData(turn: number, step: number, response: ModelResponse | undefined): object {
+  return { turn, step, ...(response === undefined ? {} : { response }) };
 }
 
 function pending(call: OpenCall): PendingToolCall {

@@ -1,0 +1,58 @@
+// The HTTP side of the proxy's core: which headers go on, which come back, errors as text and codes.
+import type { RenderedAnswer } from "./types.js";
+
+/** Response headers the upstream's body no longer matches once fetch has decoded it. */
+const DROPPED_HEADERS = ["content-encoding", "content-length", "transfer-encoding", "connection"];
+/** Request headers that belong to the caller's connection, not to the upstream's. */
+const HOP_HEADERS = ["host", "content-length", "connection", "accept-encoding"];
+
+/** The caller's headers for the upstream (credentials included: they are sent on, never stored). */
+export function forwardHeaders(headers: Headers): Headers {
+  const out = new Headers(headers);
+  for (const name of HOP_HEADERS) out.delete(name);
+  return out;
+}
+
+/** The upstream's response headers for the caller, with the proxy's own added. */
+export function answerHeaders(upstream: Headers, extra: Record<string, string>): Headers {
+  const out = new Headers(upstream);
+  for (const name of DROPPED_HEADERS) out.delete(name);
+  for (const [name, value] of Object.entries(extra)) out.set(name, value);
+  return out;
+}
+
+/** A rendered answer as a Response. */
+export function answer(rendered: RenderedAnswer, headers: Record<string, string> = {}): Response {
+  return new Response(rendered.body, {
+    status: rendered.status,
+    headers: { "content-type": rendered.contentType, ...headers },
+  });
+}
+
+/** A body as JSON when it is JSON, else its text (undefined when empty). */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text === "" ? undefined : text;
+  }
+}
+
+/** An error's message with its cause's (fetch hides the reason in `cause`). */
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : "";
+    return `${error.message}${cause}`;
+  }
+  return String(error);
+}
+
+/** The first string `code` along an error's cause chain (`ECONNREFUSED` under fetch's TypeError). */
+export function codeOf(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e !== null && typeof e === "object" && depth < 5; depth++) {
+    const { code, cause } = e as { code?: unknown; cause?: unknown };
+    if (typeof code === "string") return code;
+    e = cause;
+  }
+  return undefined;
+}

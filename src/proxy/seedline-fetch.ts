@@ -1,0 +1,68 @@
+// seedlineFetch: a `fetch` that records model calls into a session or answers them from one, for SDKs' `fetch` option.
+import type { SessionStore } from "../store/session-store.js";
+import { ModelProxy } from "./model-proxy.js";
+import { adapterOfUrl } from "./routes.js";
+import type { ProxyMode } from "./types.js";
+
+/** Options of {@link seedlineFetch}. */
+export interface SeedlineFetchOptions {
+  readonly store: SessionStore;
+  /** The session to record into (created when missing) or replay; record mode creates one when absent. */
+  readonly sessionId?: string;
+  readonly mode: ProxyMode;
+  /** The fetch that reaches the provider in record mode (default: the global fetch). */
+  readonly upstream?: typeof fetch;
+  /** The `time` of recorded events (default `Date.now`). */
+  readonly now?: () => number;
+}
+
+/** A recording or replaying fetch; {@link close} ends the open turn durably. */
+export interface SeedlineFetch {
+  (input: string | URL | Request, init?: RequestInit): Promise<Response>;
+  /** The sessions recorded into or replayed from so far. */
+  sessionIds(): Promise<string[]>;
+  /** Ends what the recording left open (the open step and turn) durably; the store stays open. */
+  close(): Promise<void>;
+}
+
+/**
+ * A `fetch` doing what `seedline proxy` does, in process: model calls (OpenAI Chat Completions)
+ * are recorded into the session as they stream through, or answered from it in replay mode; any
+ * other request goes to `upstream` unrecorded (refused with 404 in replay mode).
+ * @throws TypeError at once for replay mode without a `sessionId`.
+ */
+export function seedlineFetch(options: SeedlineFetchOptions): SeedlineFetch {
+  if (options.mode === "replay" && options.sessionId === undefined) {
+    throw new TypeError("expected a sessionId to replay, got none");
+  }
+  const upstream = options.upstream ?? globalThis.fetch.bind(globalThis);
+  const proxy = new ModelProxy({
+    store: options.store,
+    mode: options.mode,
+    ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+  const call = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    const adapter = adapterOfUrl(new URL(request.url));
+    if (adapter === undefined || request.method !== "POST") {
+      if (options.mode === "replay") {
+        return new Response(
+          JSON.stringify({
+            error: {
+              message: `replay answers recorded model calls only, not ${request.method} ${request.url}`,
+              code: "NOT_RECORDED",
+            },
+          }),
+          { status: 404, headers: { "content-type": "application/json" } },
+        );
+      }
+      return upstream(request);
+    }
+    return proxy.handle({ adapter, request, upstreamUrl: request.url, upstream });
+  };
+  return Object.assign(call, {
+    sessionIds: () => proxy.sessionIds(),
+    close: () => proxy.close(),
+  });
+}
