@@ -62,7 +62,7 @@ export async function startFakeUpstream(answers: readonly FakeAnswer[]): Promise
       const text = Buffer.concat(parts).toString("utf8");
       const body = text === "" ? {} : (JSON.parse(text) as Record<string, unknown>);
       seen.push({ url: req.url ?? "", headers: req.headers, body });
-      if (req.url !== "/v1/chat/completions") {
+      if (req.url !== "/v1/chat/completions" && req.url !== "/v1/responses") {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ object: "list", data: [{ id: "gpt-4o-mini", object: "model" }] }));
         return;

@@ -1,5 +1,6 @@
 // Which provider API a path is, for the proxy's routes and for seedlineFetch: one table for both.
 import { openaiChat } from "./openai-chat.js";
+import { openaiResponses } from "./openai-responses.js";
 import type { ProviderAdapter } from "./types.js";
 
 /** A provider: where the proxy mounts it, its public endpoint, and the model-call paths it records. */
@@ -19,7 +20,7 @@ export const PROVIDERS: readonly Provider[] = [
     name: "openai",
     mount: "/openai/v1",
     upstream: "https://api.openai.com/v1",
-    calls: { "/chat/completions": openaiChat },
+    calls: { "/chat/completions": openaiChat, "/responses": openaiResponses },
   },
 ];
 

@@ -6,7 +6,8 @@ import { openStore, STORE_OPTION, storeUrl } from "../store.js";
 
 export const proxyCommand: CommandSpec = {
   name: "proxy",
-  summary: "record any agent at its model API (OpenAI Chat Completions), or replay it offline",
+  summary:
+    "record any agent at its model API (OpenAI Chat Completions and Responses), or replay it offline",
   synopsis:
     "[--store URL] [--port N] [--host H] [--mode record|replay] [--session ID] [--upstream-openai URL]",
   description: `
@@ -19,6 +20,7 @@ recording, offline and deterministically. It prints one line on stdout:
 Routes (each also under /s/SESSION_ID/… to name the session in the base URL; otherwise
 --session, otherwise one new session per proxy run):
   POST /openai/v1/chat/completions   OpenAI Chat Completions, streamed (SSE) and not
+  POST /openai/v1/responses          OpenAI Responses, streamed (named SSE events) and not
   /openai/v1/…                       any other path: passed through unrecorded (replay: 404)
 
 Record mode (the default): each call goes to the upstream (--upstream-openai, default
