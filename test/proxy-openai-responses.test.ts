@@ -307,7 +307,13 @@ describe.skipIf(!HAVE_RESPONSES)(
       expect(run.replayed).toBe(run.recorded);
       const events = await run.store.readEvents(run.id);
       const end = events.at(-1);
-      expect(end?.type === "turn/end" && end.data.reason).toMatchObject({ kind: "error", step: 1 });
+      expect(end?.type === "turn/end" && end.data.reason).toMatchObject({
+        kind: "error",
+        step: 1,
+        code: "insufficient_quota",
+        message: expect.stringMatching(/^You exceeded your current quota/),
+      });
+      expect(run.recorded).toMatch(/exceeded your current quota/);
       await run.store.close();
       validateReplayable(`sqlite:${run.db}`, run.id);
     });

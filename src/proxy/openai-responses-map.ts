@@ -137,7 +137,8 @@ class ResponsesBuilder {
         this.meta.usage = response.usage;
         this.chunks.push({ type: "usage", usage: usageOf(response.usage) });
       }
-      if (type === "response.failed") {
+      // An `error` event before it told the same failure first: its words stand.
+      if (type === "response.failed" && this.error === undefined) {
         const e = isObject(response.error) ? response.error : {};
         this.error = {
           message: typeof e.message === "string" ? e.message : "the response failed",
