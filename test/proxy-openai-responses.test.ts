@@ -363,7 +363,21 @@ describe.skipIf(!HAVE_RESPONSES)(
           const changed = ask(client, [{ role: "user", content: "And of Spain?" }], true);
           await expect(changed).rejects.toMatchObject({ status: 409 });
           await expect(changed).rejects.toThrow(/message 2: recorded another user message/);
-          return conversation(client, true);
+          // `instructions` is the system message: changing it is a difference too.
+          const instructed = client.responses.create({
+            model: "gpt-4o",
+            instructions: "Answer at length.",
+            input: [{ role: "user", content: "What is the capital of France?" }],
+            tools: TOOLS,
+          });
+          await expect(instructed).rejects.toMatchObject({ status: 409, code: "REPLAY_MISMATCH" });
+          await expect(instructed).rejects.toThrow(/message 1: recorded another system message/);
+          const malformed = client.responses.create({ model: "gpt-4o", input: 5 as never });
+          await expect(malformed).rejects.toMatchObject({ status: 400, code: "INVALID_REQUEST" });
+          const results = await conversation(client, true);
+          const past = ask(client, "more", true);
+          await expect(past).rejects.toMatchObject({ status: 409, code: "REPLAY_EXHAUSTED" });
+          return results;
         },
       );
       expect(run.replayed).toEqual(run.recorded);
