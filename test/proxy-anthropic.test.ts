@@ -74,6 +74,25 @@ function validateReplayable(storeUrl: string, id: string): void {
   expect(run.status, run.stdout + run.stderr).toBe(0);
 }
 
+/** The events of an SSE body: each one's name and its data parsed (spacing and key order aside). */
+function eventsOf(body: string): { name: string | undefined; data: unknown }[] {
+  return body
+    .split(/\r?\n\r?\n/)
+    .filter((block) => block.trim() !== "")
+    .map((block) => {
+      const lines = block.split(/\r?\n/);
+      const name = lines
+        .find((l) => l.startsWith("event:"))
+        ?.slice(6)
+        .trim();
+      const data = lines
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trim())
+        .join("\n");
+      return { name, data: JSON.parse(data) as unknown };
+    });
+}
+
 /** One call per captured body, each a new user prompt: the whole Message the SDK returns. */
 async function everyFixture(client: Anthropic, stream: boolean): Promise<Message[]> {
   const out: Message[] = [];
@@ -253,6 +272,69 @@ describe.skipIf(!HAVE_ANTHROPIC_FIXTURES)(
         validateReplayable(`sqlite:${db}`, id as string);
       });
     }
+
+    it("replays each captured stream as the same named events with the same data, pings and signatures in their places", async () => {
+      const store = await openStore(join(mkdtempSync(join(dir, "fetch-")), "store.db"));
+      const upstream = await startFakeAnthropic(FIXTURES.map((f) => ({ sse: anthropicSse(f) })));
+      const call = (fetch: typeof globalThis.fetch, i: number) =>
+        fetch(`${upstream.baseUrl}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": KEY },
+          body: JSON.stringify({
+            model: "claude-sonnet-4-5",
+            max_tokens: 64,
+            stream: true,
+            messages: [{ role: "user", content: `Question ${i + 1}` }],
+          }),
+        }).then((r) => r.text());
+      const recording = seedlineFetch({ store, mode: "record" });
+      const recorded: string[] = [];
+      for (const i of FIXTURES.keys()) recorded.push(await call(recording, i));
+      await recording.close();
+      await upstream.close();
+      const [id] = await recording.sessionIds();
+      const replaying = seedlineFetch({ store, mode: "replay", sessionId: id as string });
+      for (const [i, body] of recorded.entries()) {
+        expect(body).toBe(anthropicSse(FIXTURES[i] as string));
+        expect(eventsOf(await call(replaying, i)), FIXTURES[i]).toEqual(eventsOf(body));
+      }
+      await store.close();
+    });
+
+    it("records an error event mid-stream as the turn's error and replays the same error event", async () => {
+      const db = join(mkdtempSync(join(dir, "fetch-")), "store.db");
+      const store = await openStore(db);
+      // The captured text stream cut after its first delta, then the error event the API sends when overloaded.
+      const text = anthropicSse("ai-sdk/anthropic-text.chunks.txt");
+      const cut = text.split("\n\n").slice(0, 4).join("\n\n");
+      const error = { type: "error", error: { type: "overloaded_error", message: "Overloaded" } };
+      const body = `${cut}\n\nevent: error\ndata: ${JSON.stringify(error)}\n\n`;
+      const upstream = await startFakeAnthropic([{ sse: body }]);
+      const ask = (fetch: typeof globalThis.fetch) =>
+        new Anthropic({ apiKey: KEY, baseURL: upstream.baseUrl, fetch, maxRetries: 0 }).messages
+          .stream({
+            model: "claude-haiku-4-5",
+            max_tokens: 10,
+            messages: [{ role: "user", content: "hi" }],
+          })
+          .finalMessage();
+      const recording = seedlineFetch({ store, mode: "record" });
+      await expect(ask(recording)).rejects.toMatchObject({ error });
+      await recording.close();
+      await upstream.close();
+      const [id] = await recording.sessionIds();
+      const events = await store.readEvents(id as string);
+      const end = events.at(-1);
+      expect(end?.type === "turn/end" && end.data.reason).toMatchObject({
+        kind: "error",
+        code: "overloaded_error",
+        message: "Overloaded",
+      });
+      const replaying = seedlineFetch({ store, mode: "replay", sessionId: id as string });
+      await expect(ask(replaying)).rejects.toMatchObject({ error });
+      await store.close();
+      validateReplayable(`sqlite:${db}`, id as string);
+    });
 
     it("answers a differing request with 409 REPLAY_MISMATCH, a call past the end with 409 REPLAY_EXHAUSTED and a malformed body with 400, in Anthropic's error format", async () => {
       const db = join(mkdtempSync(join(dir, "fetch-")), "store.db");
