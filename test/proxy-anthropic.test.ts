@@ -332,6 +332,22 @@ describe.skipIf(!HAVE_ANTHROPIC_FIXTURES)(
       });
       const replaying = seedlineFetch({ store, mode: "replay", sessionId: id as string });
       await expect(ask(replaying)).rejects.toMatchObject({ error });
+      // Not streamed, the same call answers the error with the status the API gives it.
+      // Seen failing before the error was rendered so: a 200 with the partial message.
+      const again = seedlineFetch({ store, mode: "replay", sessionId: id as string });
+      const whole = new Anthropic({
+        apiKey: "k",
+        baseURL: upstream.baseUrl,
+        fetch: again,
+        maxRetries: 0,
+      });
+      await expect(
+        whole.messages.create({
+          model: "claude-haiku-4-5",
+          max_tokens: 10,
+          messages: [{ role: "user", content: "hi" }],
+        }),
+      ).rejects.toMatchObject({ status: 529, error });
       await store.close();
       validateReplayable(`sqlite:${db}`, id as string);
     });

@@ -5,6 +5,18 @@ import { parseRequest } from "./anthropic-messages-request.js";
 import { errorOfBody } from "./openai-chat-request.js";
 import type { ProviderAdapter, RenderedAnswer } from "./types.js";
 
+/** The HTTP status Anthropic answers each error type with. */
+const ERROR_STATUS: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
 /** Anthropic Messages (`POST /v1/messages`), streamed (SSE with named events) and not. */
 export const anthropicMessages: ProviderAdapter = {
   api: "anthropic-messages",
@@ -30,6 +42,11 @@ export const anthropicMessages: ProviderAdapter = {
     }
     if (status === undefined && call.error !== undefined) {
       return errorAnswer(502, call.error.message, call.error.code ?? "upstream_failed");
+    }
+    if (!stream && call.error !== undefined) {
+      // A stream the API broke off with an error event: not streamed, the API answers that error.
+      const code = call.error.code ?? "api_error";
+      return errorAnswer(ERROR_STATUS[code] ?? 500, call.error.message, code);
     }
     return stream
       ? { status: 200, contentType: "text/event-stream", body: renderStream(call) }
