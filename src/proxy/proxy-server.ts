@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { SessionStore } from "../store/session-store.js";
 import { answerHeaders, forwardHeaders } from "./http-parts.js";
 import { ModelProxy } from "./model-proxy.js";
-import { type ProxyRoute, routeOf } from "./routes.js";
+import { PROVIDERS, type ProxyRoute, routeOf } from "./routes.js";
 import type { ProxyMode } from "./types.js";
 
 /** Options of {@link startProxyServer}. */
@@ -16,7 +16,7 @@ export interface ProxyServerOptions {
   readonly host?: string;
   /** Default 0: any free port. */
   readonly port?: number;
-  /** Upstream base URLs by provider name (`openai`), replacing the public endpoints. */
+  /** Upstream base URLs by provider name (`openai`, `anthropic`), replacing the public endpoints. */
   readonly upstreams?: Readonly<Record<string, string>>;
   /** Told about a recording that failed after the caller got its answer. */
   readonly onRecordError?: (error: unknown) => void;
@@ -57,7 +57,10 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
       res.writeHead(404, { "content-type": "application/json" });
       res.end(
         JSON.stringify({
-          error: { message: `expected a path under /openai/v1, got ${req.url}`, code: "NOT_FOUND" },
+          error: {
+            message: `expected a path under ${PROVIDERS.map((p) => p.mount).join(" or ")}, got ${req.url}`,
+            code: "NOT_FOUND",
+          },
         }),
       );
       return;

@@ -1,4 +1,5 @@
 // Which provider API a path is, for the proxy's routes and for seedlineFetch: one table for both.
+import { anthropicMessages } from "./anthropic-messages.js";
 import { openaiChat } from "./openai-chat.js";
 import { openaiResponses } from "./openai-responses.js";
 import type { ProviderAdapter } from "./types.js";
@@ -21,6 +22,13 @@ export const PROVIDERS: readonly Provider[] = [
     mount: "/openai/v1",
     upstream: "https://api.openai.com/v1",
     calls: { "/chat/completions": openaiChat, "/responses": openaiResponses },
+  },
+  {
+    // Mounted at the SDKs' base URL (ANTHROPIC_BASE_URL has no /v1; the AI SDK's baseURL adds it).
+    name: "anthropic",
+    mount: "/anthropic",
+    upstream: "https://api.anthropic.com",
+    calls: { "/v1/messages": anthropicMessages },
   },
 ];
 

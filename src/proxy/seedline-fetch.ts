@@ -26,9 +26,10 @@ export interface SeedlineFetch {
 }
 
 /**
- * A `fetch` doing what `seedline proxy` does, in process: model calls (OpenAI Chat Completions, Responses)
- * are recorded into the session as they stream through, or answered from it in replay mode; any
- * other request goes to `upstream` unrecorded (refused with 404 in replay mode).
+ * A `fetch` doing what `seedline proxy` does, in process: model calls (OpenAI Chat Completions,
+ * Responses, Anthropic Messages) are recorded into the session as they stream through, or answered
+ * from it in replay mode; any other request goes to `upstream` unrecorded (refused with 404 in
+ * replay mode).
  * @throws TypeError at once for replay mode without a `sessionId`.
  */
 export function seedlineFetch(options: SeedlineFetchOptions): SeedlineFetch {

@@ -33,7 +33,12 @@ export function closeStepOps(
           isError: true,
           error: { ...UNANSWERED },
         }
-      : { op: "tool_result", callId, content: [...result.content] };
+      : {
+          op: "tool_result",
+          callId,
+          content: [...result.content],
+          ...(result.isError === true ? { isError: true } : {}),
+        };
   });
   ops.push({ op: "step_end", ...(response === undefined ? {} : { response }) });
   return ops;

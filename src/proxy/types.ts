@@ -32,6 +32,8 @@ export interface NeutralMessage {
   readonly toolCalls?: readonly NeutralToolCall[];
   /** The call a tool message answers. */
   readonly toolCallId?: string;
+  /** A tool message whose result the agent marked as an error (Anthropic's `is_error`). */
+  readonly isError?: boolean;
 }
 
 /** A tool the request offers: its name and whole definition (digested, never stored whole). */

@@ -7,9 +7,9 @@ import { openStore, STORE_OPTION, storeUrl } from "../store.js";
 export const proxyCommand: CommandSpec = {
   name: "proxy",
   summary:
-    "record any agent at its model API (OpenAI Chat Completions and Responses), or replay it offline",
+    "record any agent at its model API (OpenAI Chat Completions and Responses, Anthropic Messages), or replay it offline",
   synopsis:
-    "[--store URL] [--port N] [--host H] [--mode record|replay] [--session ID] [--upstream-openai URL]",
+    "[--store URL] [--port N] [--host H] [--mode record|replay] [--session ID] [--upstream-openai URL] [--upstream-anthropic URL]",
   description: `
 A local HTTP server that stands where the agent's provider is: point the agent's base URL at it
 and every model call is recorded into a session (forkable, searchable, viewable in seedline ui)
@@ -22,14 +22,18 @@ Routes (each also under /s/SESSION_ID/… to name the session in the base URL; o
   POST /openai/v1/chat/completions   OpenAI Chat Completions, streamed (SSE) and not
   POST /openai/v1/responses          OpenAI Responses, streamed (named SSE events) and not
   /openai/v1/…                       any other path: passed through unrecorded (replay: 404)
+  POST /anthropic/v1/messages        Anthropic Messages, streamed (SSE) and not; the base URL
+                                     is http://HOST:PORT/anthropic (ANTHROPIC_BASE_URL)
+  /anthropic/…                       any other path: passed through unrecorded (replay: 404)
 
 Record mode (the default): each call goes to the upstream (--upstream-openai, default
-https://api.openai.com/v1); the agent gets the upstream's status and bytes as they arrive. Each
-call becomes one step: step/start (the request's model, parameters and digests of its messages
-and tools), its stream as assistant/chunk events, the assistant/message, a tool/call per tool
-call; tool results the agent sends back in its next request become tool/result events; a
-request whose newest message is a new user message opens a turn. Credentials are sent on and
-never stored. An upstream error ends the turn with it (the provider's error body kept).
+https://api.openai.com/v1; --upstream-anthropic, default https://api.anthropic.com); the agent
+gets the upstream's status and bytes as they arrive. Each call becomes one step: step/start (the
+request's model, parameters and digests of its messages and tools), its stream as assistant/chunk
+events, the assistant/message, a tool/call per tool call; tool results the agent sends back in
+its next request become tool/result events; a request whose newest message is a new user message
+opens a turn. Credentials are sent on and never stored. An upstream error ends the turn with it
+(the provider's error body kept).
 
 Replay mode (needs a session): no upstream is contacted; the n-th call is answered from the n-th
 recorded step, in the caller's streaming mode. A request that differs from the recording (model,
@@ -70,6 +74,11 @@ Example:
       arg: "URL",
       description: "the OpenAI base URL calls go to (default: https://api.openai.com/v1)",
     },
+    "upstream-anthropic": {
+      type: "string",
+      arg: "URL",
+      description: "the Anthropic base URL calls go to (default: https://api.anthropic.com)",
+    },
   },
   positionals: { name: "", min: 0, max: 0 },
   async run({ args, out, env }) {
@@ -101,6 +110,16 @@ Example:
         `expected --upstream-openai a URL, got ${JSON.stringify(upstreamOpenai)}`,
       );
     }
+    const upstreamAnthropic = args.values["upstream-anthropic"];
+    if (typeof upstreamAnthropic === "string" && !URL.canParse(upstreamAnthropic)) {
+      throw new UsageError(
+        `expected --upstream-anthropic a URL, got ${JSON.stringify(upstreamAnthropic)}`,
+      );
+    }
+    const upstreams: Record<string, string> = {
+      ...(typeof upstreamOpenai === "string" ? { openai: upstreamOpenai } : {}),
+      ...(typeof upstreamAnthropic === "string" ? { anthropic: upstreamAnthropic } : {}),
+    };
     const stop = interruption();
     try {
       const store = await openStore(storeUrl(args.values.store, env));
@@ -111,7 +130,7 @@ Example:
           host,
           ...(typeof port === "string" ? { port: Number(port) } : {}),
           ...(session === undefined ? {} : { sessionId: session }),
-          ...(typeof upstreamOpenai === "string" ? { upstreams: { openai: upstreamOpenai } } : {}),
+          upstreams,
           onRecordError: (error) =>
             out.err(`seedline proxy: a call was answered but not recorded: ${String(error)}\n`),
         });
