@@ -359,6 +359,31 @@ describe.skipIf(!HAVE_FIXTURES)(`auto mode ${HAVE_FIXTURES ? "" : SKIP}`, () => 
     expect((await store.readEvents("loop")).length).toBe(length);
   });
 
+  it("diverging in turn 1 records into a new session naming the recorded one as parent, inheriting nothing", async () => {
+    const store = new SessionStore({ backend: new MemoryBackend() });
+    await recordThreeTurns(store, "loop");
+    const before = JSON.stringify(await store.readEvents("loop"));
+    expect(() => seedlineFetch({ store, mode: "auto" })).toThrow(TypeError);
+    const upstream = await startFakeUpstream([{ sse: sse("chat_text_stream.sse") }]);
+    const auto = seedlineFetch({ store, mode: "auto", sessionId: "loop" });
+    const noted = noting(auto);
+    await agent(
+      new OpenAI({ apiKey: "k", baseURL: upstream.baseUrl, fetch: noted.fetch, maxRetries: 0 }),
+      1,
+      ["Something else entirely."],
+    );
+    await auto.close();
+    await upstream.close();
+    const [, child] = await auto.sessionIds();
+    expect(noted.seen).toEqual([{ session: child as string, replayed: "false" }]);
+    const header = (await store.read(child as string)).header;
+    expect(header.parentSession).toBe("loop");
+    expect(header.seedLength ?? 0).toBe(0);
+    const events = await store.readEvents(child as string);
+    expect(events.filter((e) => e.type === "turn/start")).toHaveLength(1);
+    expect(JSON.stringify(await store.readEvents("loop"))).toBe(before);
+  });
+
   it("forks at the end of turn 2 through the spawned `seedline proxy --mode auto`, the child replayable", async () => {
     const db = join(mkdtempSync(join(dir, "proxy-")), "store.db");
     const storeUrl = `sqlite:${db}`;
