@@ -1,13 +1,17 @@
-// A small tool-using agent on the OpenAI SDK, recorded through seedlineFetch and replayed offline: same tool runs, same answers; a fork replays its inherited prefix.
+// A small tool-using agent on the OpenAI SDK, recorded through seedlineFetch and replayed offline: same tool runs, same answers; a fork replays its inherited prefix; auto mode forks where the agent diverges.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import OpenAI from "openai";
 import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import { describe, expect, it } from "vitest";
-import { MemoryBackend, SessionStore, seedlineFetch } from "../src/index.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MemoryBackend, SessionStore, SqliteBackend, seedlineFetch } from "../src/index.js";
 import type { ViewItem } from "../src/view/view-items.js";
 import { startViewerServer } from "../src/viewer/server/server.js";
+import { seedline, startSeedline } from "./cli-harness.js";
 import { type FakeAnswer, HAVE_FIXTURES, sse, startFakeUpstream } from "./proxy-harness.js";
 
 const SKIP = "(skipped: ../shared/fixtures-real/openai-sse is absent)";
@@ -33,11 +37,16 @@ const PROMPTS = [
  * Three turns; in each, call the model, run the tools it asks for, send the results back, until
  * it answers without tool calls. Returns the tool runs and each turn's final answer.
  */
-async function agent(client: OpenAI, turns: number) {
+async function agent(
+  client: OpenAI,
+  turns: number,
+  prompts: readonly string[] = PROMPTS,
+  afterTurn: () => void = () => undefined,
+) {
   const messages: ChatCompletionMessageParam[] = [{ role: "system", content: "Use the tools." }];
   const runs: string[] = [];
   const answers: (string | null)[] = [];
-  for (const prompt of PROMPTS.slice(0, turns)) {
+  for (const prompt of prompts.slice(0, turns)) {
     messages.push({ role: "user", content: prompt });
     for (;;) {
       const completion = await client.chat.completions
@@ -55,6 +64,7 @@ async function agent(client: OpenAI, turns: number) {
       const calls = message.tool_calls ?? [];
       if (calls.length === 0) {
         answers.push(message.content);
+        afterTurn();
         break;
       }
       for (const call of calls) {
@@ -213,3 +223,225 @@ describe.skipIf(!HAVE_FIXTURES)(
     });
   },
 );
+
+/** The prompts of an agent that asks something else in its third turn. */
+const CHANGED = [PROMPTS[0] as string, PROMPTS[1] as string, "Now, the capital of France?"];
+
+/** A fetch that notes the seedline headers of each answer, in call order. */
+function noting(inner: typeof fetch) {
+  const seen: { session: string | null; replayed: string | null }[] = [];
+  const wrapped = async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await inner(input, init);
+    seen.push({
+      session: response.headers.get("x-seedline-session"),
+      replayed: response.headers.get("x-seedline-replayed"),
+    });
+    return response;
+  };
+  return { seen, fetch: wrapped as typeof fetch };
+}
+
+/** The three turns recorded into `store` under `id` through seedlineFetch. */
+async function recordThreeTurns(store: SessionStore, id: string) {
+  const upstream = await startFakeUpstream(ANSWERS);
+  const recording = seedlineFetch({ store, mode: "record", sessionId: id });
+  const recorded = await agent(
+    new OpenAI({ apiKey: "k", baseURL: upstream.baseUrl, fetch: recording }),
+    3,
+  );
+  await recording.close();
+  await upstream.close();
+  return recorded;
+}
+
+/** The seq of the `turn/end` of `turn` in `id`. */
+async function endOfTurn(store: SessionStore, id: string, turn: number): Promise<number> {
+  const events = await store.readEvents(id);
+  const end = events.find((e) => e.type === "turn/end" && e.data.turn === turn);
+  return end?.seq as number;
+}
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "seedline-proxy-auto-"));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** `seedline validate --replayable` on a session exported from the store. */
+function validateReplayable(storeUrl: string, id: string): void {
+  const exported = seedline(["export", id, "--store", storeUrl]);
+  expect(exported.status, exported.stderr).toBe(0);
+  const file = join(dir, `${id}.jsonl`);
+  writeFileSync(file, exported.stdout);
+  const run = seedline(["validate", "--replayable", file]);
+  expect(run.status, run.stdout + run.stderr).toBe(0);
+}
+
+describe.skipIf(!HAVE_FIXTURES)(`auto mode ${HAVE_FIXTURES ? "" : SKIP}`, () => {
+  // Seen failing without auto mode: seedlineFetch took "auto" for record mode (the upstream heard
+  // every call: [1, 2, …] instead of [0, 0, 1, 2]) and `seedline proxy --mode auto` exited 2.
+  it("replays turns 1–2, forks at the end of turn 2 when the third prompt changes, and records turns 3 and 4 live in the child", async () => {
+    const db = join(mkdtempSync(join(dir, "fetch-")), "store.db");
+    const store = new SessionStore({ backend: await SqliteBackend.open(db) });
+    const recorded = await recordThreeTurns(store, "loop");
+    const parentBefore = JSON.stringify(await store.readEvents("loop"));
+    const boundary = await endOfTurn(store, "loop", 2);
+
+    const upstream = await startFakeUpstream([
+      { sse: sse("chat_text_stream.sse") },
+      { sse: sse("chat_text_stream.sse") },
+    ]);
+    const auto = seedlineFetch({ store, mode: "auto", sessionId: "loop" });
+    const noted = noting(auto);
+    const client = new OpenAI({
+      apiKey: "k",
+      baseURL: upstream.baseUrl,
+      fetch: noted.fetch,
+      maxRetries: 0,
+    });
+    // The upstream's request count after each turn.
+    const heard: number[] = [];
+    const prompts = [...CHANGED, "Thank you."];
+    const run = await agent(client, 4, prompts, () => heard.push(upstream.seen.length));
+    await auto.close();
+    await upstream.close();
+    // Turns 1–2 (four calls) came from the recording; turns 3 and 4 (one call each) went live.
+    expect(heard).toEqual([0, 0, 1, 2]);
+    expect(run.runs).toEqual(recorded.runs);
+    expect(run.answers.slice(0, 2)).toEqual(recorded.answers.slice(0, 2));
+    const asked = upstream.seen.map((r) => (r.body.messages as { content: string }[]).at(-1));
+    expect(asked.map((m) => m?.content)).toEqual([CHANGED[2], "Thank you."]);
+    const [parent, child] = await auto.sessionIds();
+    expect(parent).toBe("loop");
+    expect(child).toBeDefined();
+    expect(child).not.toBe("loop");
+    expect(noted.seen.slice(0, 4)).toEqual(
+      Array.from({ length: 4 }, () => ({ session: "loop", replayed: "true" })),
+    );
+    expect(noted.seen.slice(4)).toEqual(
+      noted.seen.slice(4).map(() => ({ session: child as string, replayed: "false" })),
+    );
+    const header = (await store.read(child as string)).header;
+    expect(header.parentSession).toBe("loop");
+    expect(header.seedLength).toBe(boundary + 1);
+    const own = (await store.readEvents(child as string)).slice(boundary + 1);
+    expect(own.flatMap((e) => (e.type === "turn/start" ? [e.data.turn] : []))).toEqual([3, 4]);
+    expect(own.filter((e) => e.type === "step/start")).toHaveLength(2);
+    expect(JSON.stringify(await store.readEvents("loop"))).toBe(parentBefore);
+    await store.close();
+    validateReplayable(`sqlite:${db}`, child as string);
+  });
+
+  it("goes live past the end of the recording: forks at its end and records the new turn in the child", async () => {
+    const store = new SessionStore({ backend: new MemoryBackend() });
+    const recorded = await recordThreeTurns(store, "loop");
+    const length = (await store.readEvents("loop")).length;
+    const upstream = await startFakeUpstream([{ sse: sse("chat_text_stream.sse") }]);
+    const auto = seedlineFetch({ store, mode: "auto", sessionId: "loop" });
+    const heard: number[] = [];
+    const run = await agent(
+      new OpenAI({ apiKey: "k", baseURL: upstream.baseUrl, fetch: auto, maxRetries: 0 }),
+      4,
+      [...PROMPTS, "One more thing."],
+      () => heard.push(upstream.seen.length),
+    );
+    await auto.close();
+    await upstream.close();
+    expect(heard).toEqual([0, 0, 0, 1]);
+    expect(run.answers.slice(0, 3)).toEqual(recorded.answers);
+    const [, child] = await auto.sessionIds();
+    const header = (await store.read(child as string)).header;
+    expect(header).toMatchObject({ parentSession: "loop", seedLength: length });
+    const own = (await store.readEvents(child as string)).slice(length);
+    expect(own.flatMap((e) => (e.type === "turn/start" ? [e.data.turn] : []))).toEqual([4]);
+    expect((await store.readEvents("loop")).length).toBe(length);
+  });
+
+  it("diverging in turn 1 records into a new session naming the recorded one as parent, inheriting nothing", async () => {
+    const store = new SessionStore({ backend: new MemoryBackend() });
+    await recordThreeTurns(store, "loop");
+    const before = JSON.stringify(await store.readEvents("loop"));
+    expect(() => seedlineFetch({ store, mode: "auto" })).toThrow(TypeError);
+    const upstream = await startFakeUpstream([{ sse: sse("chat_text_stream.sse") }]);
+    const auto = seedlineFetch({ store, mode: "auto", sessionId: "loop" });
+    const noted = noting(auto);
+    await agent(
+      new OpenAI({ apiKey: "k", baseURL: upstream.baseUrl, fetch: noted.fetch, maxRetries: 0 }),
+      1,
+      ["Something else entirely."],
+    );
+    await auto.close();
+    await upstream.close();
+    const [, child] = await auto.sessionIds();
+    expect(noted.seen).toEqual([{ session: child as string, replayed: "false" }]);
+    const header = (await store.read(child as string)).header;
+    expect(header.parentSession).toBe("loop");
+    expect(header.seedLength ?? 0).toBe(0);
+    const events = await store.readEvents(child as string);
+    expect(events.filter((e) => e.type === "turn/start")).toHaveLength(1);
+    expect(JSON.stringify(await store.readEvents("loop"))).toBe(before);
+  });
+
+  it("forks at the end of turn 2 through the spawned `seedline proxy --mode auto`, the child replayable", async () => {
+    const db = join(mkdtempSync(join(dir, "proxy-")), "store.db");
+    const storeUrl = `sqlite:${db}`;
+    const store = new SessionStore({ backend: await SqliteBackend.open(db) });
+    const recorded = await recordThreeTurns(store, "loop");
+    const parentBefore = JSON.stringify(await store.readEvents("loop"));
+    const boundary = await endOfTurn(store, "loop", 2);
+    await store.close();
+
+    const upstream = await startFakeUpstream([{ sse: sse("chat_text_stream.sse") }]);
+    const proxy = startSeedline([
+      "proxy",
+      "--store",
+      storeUrl,
+      "--mode",
+      "auto",
+      "--session",
+      "loop",
+      "--upstream-openai",
+      upstream.baseUrl,
+    ]);
+    await proxy.waitFor("its address", (out) =>
+      /seedline proxy: http:\/\/127\.0\.0\.1:\d+\n/.test(out),
+    );
+    const url = /seedline proxy: (\S+)/.exec(proxy.stdout())?.[1] as string;
+    const noted = noting(globalThis.fetch.bind(globalThis));
+    const heard: number[] = [];
+    const run = await agent(
+      new OpenAI({
+        apiKey: "k",
+        baseURL: `${url}/openai/v1`,
+        fetch: noted.fetch,
+        maxRetries: 0,
+      }),
+      3,
+      CHANGED,
+      () => heard.push(upstream.seen.length),
+    );
+    proxy.child.kill("SIGTERM");
+    expect(await proxy.exited).toBe(0);
+    await upstream.close();
+    expect(heard).toEqual([0, 0, 1]);
+    expect(run.runs).toEqual(recorded.runs);
+    const child = noted.seen.at(-1)?.session as string;
+    expect(noted.seen.map((h) => h.replayed)).toEqual(["true", "true", "true", "true", "false"]);
+    expect(noted.seen.slice(0, 4).every((h) => h.session === "loop")).toBe(true);
+    expect(child).not.toBe("loop");
+
+    const reopened = new SessionStore({ backend: await SqliteBackend.open(db) });
+    const header = (await reopened.read(child)).header;
+    expect(header).toMatchObject({ parentSession: "loop", seedLength: boundary + 1 });
+    const own = (await reopened.readEvents(child)).slice(boundary + 1);
+    const prompt = own.find((e) => e.type === "user/message");
+    expect(prompt?.type === "user/message" && prompt.data.content).toEqual([
+      { type: "text", text: CHANGED[2] },
+    ]);
+    expect(JSON.stringify(await reopened.readEvents("loop"))).toBe(parentBefore);
+    await reopened.close();
+    validateReplayable(storeUrl, child);
+  });
+});

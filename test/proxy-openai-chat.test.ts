@@ -520,10 +520,10 @@ describe.skipIf(!HAVE_FIXTURES)(
       validateReplayable(storeUrl, id);
     });
 
-    it("refuses --mode auto as not available yet", () => {
-      const run = seedline(["proxy", "--mode", "auto", "--store", "memory:"]);
+    it("refuses an unknown --mode", () => {
+      const run = seedline(["proxy", "--mode", "live", "--store", "memory:"]);
       expect(run.status).toBe(2);
-      expect(run.stderr).toMatch(/auto .* is not available yet/);
+      expect(run.stderr).toMatch(/expected --mode record, replay or auto, got "live"/);
     });
   },
 );

@@ -55,6 +55,14 @@ export interface Sizes {
   readonly idleWatches: number;
   /** W2: the idle window whose CPU is measured, in ms. */
   readonly idleWindowMs: number;
+  /** P1: SSE events of the stream sent through the proxy. */
+  readonly proxyStreamEvents: number;
+  /** P1: streams per measurement (their median is the round's figure). */
+  readonly proxyStreamsPerRound: number;
+  /** P2: calls of the session replayed. */
+  readonly proxyReplayCalls: number;
+  /** P3: calls through one proxy whose heap is measured after the first and the last tenth. */
+  readonly proxyMemoryCalls: number;
 }
 
 export const FULL_SIZES: Sizes = {
@@ -77,6 +85,10 @@ export const FULL_SIZES: Sizes = {
   watchSessions: 500,
   idleWatches: 1000,
   idleWindowMs: 5000,
+  proxyStreamEvents: 2_000,
+  proxyStreamsPerRound: 5,
+  proxyReplayCalls: 200,
+  proxyMemoryCalls: 10_000,
 };
 
 export const QUICK_SIZES: Sizes = {
@@ -99,6 +111,10 @@ export const QUICK_SIZES: Sizes = {
   watchSessions: 20,
   idleWatches: 50,
   idleWindowMs: 1000,
+  proxyStreamEvents: 200,
+  proxyStreamsPerRound: 2,
+  proxyReplayCalls: 20,
+  proxyMemoryCalls: 200,
 };
 
 /** The seed of every generated log: runs repeat. */

@@ -29,6 +29,9 @@ import {
 import { m1Memory } from "./m1-memory.js";
 import { m2ServerRss } from "./m2-server-rss.js";
 import { m3PagedRead } from "./m3-paged-read.js";
+import { p1ProxyStream } from "./p1-proxy-stream.js";
+import { p2ProxyReplay } from "./p2-proxy-replay.js";
+import { p3ProxyMemory } from "./p3-proxy-memory.js";
 import {
   builtPath,
   REPO_ROOT,
@@ -70,6 +73,9 @@ export function benchmarks(sizes: Sizes): Benchmark[] {
     ...WATCH_KINDS.map((kind) => w1WatchLatency(sizes, kind)),
     ...WATCH_KINDS.map((kind) => w2IdleWatches(sizes, kind)),
     v1ViewerFirstContent(sizes),
+    p1ProxyStream(sizes),
+    p2ProxyReplay(sizes),
+    p3ProxyMemory(sizes),
   ];
 }
 

@@ -10,6 +10,7 @@ import {
   messageOf,
   parseJson,
 } from "./http-parts.js";
+import { forkForLive } from "./live-fork.js";
 import { outcomeOps, ResponseCapture } from "./response-outcome.js";
 import { SessionChannel } from "./session-channel.js";
 import { opsBeforeCall } from "./turn-inference.js";
@@ -63,8 +64,14 @@ export class ModelProxy {
   /** The ids of the sessions this proxy recorded into or replayed from so far. */
   async sessionIds(): Promise<string[]> {
     const all = [...this.#channels.values(), ...(this.#default ? [this.#default] : [])];
-    const ids = await Promise.all(all.map((c) => c.then((x) => x.id).catch(() => undefined)));
-    return [...new Set(ids.filter((id): id is string => id !== undefined))];
+    const ids = await Promise.all(
+      all.map((c) =>
+        c
+          .then((x) => (x.replayedFrom === undefined ? [x.id] : [x.replayedFrom, x.id]))
+          .catch(() => []),
+      ),
+    );
+    return [...new Set(ids.flat())];
   }
 
   /** Answers one model call: from the upstream (recording it) or from the recording. */
@@ -77,6 +84,7 @@ export class ModelProxy {
       body = undefined;
     }
     const parsed = call.adapter.parseRequest(body);
+    if (this.mode === "auto" && parsed !== undefined) return this.#auto(call, parsed, text);
     if (this.mode === "replay") {
       if (parsed === undefined) {
         return answer(
@@ -120,7 +128,7 @@ export class ModelProxy {
   }
 
   async #open(id: string): Promise<SessionChannel> {
-    if (this.mode === "replay") return SessionChannel.replaying(this.#store, id);
+    if (this.mode !== "record") return SessionChannel.replaying(this.#store, id);
     const existing = await this.#store.get(id);
     const session =
       existing === undefined
@@ -130,6 +138,49 @@ export class ModelProxy {
   }
 
   async #replay(call: ProxyCall, parsed: NeutralRequest): Promise<Response> {
+    const opened = await this.#replayChannel(call);
+    if (opened instanceof Response) return opened;
+    const channel = opened;
+    const release = await channel.acquire();
+    try {
+      const outcome = replayOutcome(channel, call.adapter, parsed);
+      if (outcome instanceof Response) return outcome;
+      const headers = { "x-seedline-session": channel.id, "x-seedline-replayed": "true" };
+      return answer(call.adapter.errorAnswer(409, outcome.message, outcome.code), headers);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Auto mode: answers from the recording while the calls match it; the first that does not (or
+   * that the recording cannot answer: past its end, or a call that did not finish) forks the
+   * session at the last matched turn boundary and is recorded live into the child, as is every
+   * later call of that session.
+   */
+  async #auto(call: ProxyCall, parsed: NeutralRequest, text: string): Promise<Response> {
+    const opened = await this.#replayChannel(call);
+    if (opened instanceof Response) return opened;
+    const channel = opened;
+    const release = await channel.acquire();
+    if (channel.recorder === undefined) {
+      try {
+        const outcome = replayOutcome(channel, call.adapter, parsed);
+        if (outcome instanceof Response) {
+          release();
+          return outcome;
+        }
+        await forkForLive(this.#store, channel, this.#now);
+      } catch (error) {
+        release();
+        throw error;
+      }
+    }
+    return this.#recordHeld(call, parsed, text, channel, release);
+  }
+
+  /** The channel of a call that replays, or the error answer when it names no session or a missing one. */
+  async #replayChannel(call: ProxyCall): Promise<SessionChannel | Response> {
     const adapter = call.adapter;
     if ((call.sessionId ?? this.#sessionId) === undefined) {
       return answer(
@@ -140,53 +191,33 @@ export class ModelProxy {
         ),
       );
     }
-    let channel: SessionChannel;
     try {
-      channel = await this.#channel(call.sessionId);
+      return await this.#channel(call.sessionId);
     } catch (error) {
       return answer(
         adapter.errorAnswer(404, messageOf(error), codeOf(error) ?? "SESSION_NOT_FOUND"),
       );
     }
-    const release = await channel.acquire();
-    try {
-      const n = channel.cursor;
-      const recorded = channel.calls[n];
-      const headers = { "x-seedline-session": channel.id, "x-seedline-replayed": "true" };
-      if (recorded === undefined) {
-        const message = `no more recorded calls: session ${channel.id} recorded ${channel.calls.length}, this is call ${n + 1}`;
-        return answer(adapter.errorAnswer(409, message, "REPLAY_EXHAUSTED"), headers);
-      }
-      const fingerprint = fingerprintOf(adapter.api, parsed);
-      const diff =
-        recorded.start.request === undefined
-          ? []
-          : requestDiff(recorded.start.request, fingerprint, parsed.messages);
-      if (diff.length > 0) {
-        const place = `call ${n + 1} (turn ${recorded.start.turn}, step ${recorded.start.step})`;
-        const message = `the request differs from recorded ${place} of session ${channel.id}:\n${diff.join("\n")}`;
-        return answer(adapter.errorAnswer(409, message, "REPLAY_MISMATCH"), headers);
-      }
-      const finished = recorded.chunks.some((c) => c.type === "finish");
-      const failedStatus = (recorded.end?.response?.status ?? 200) >= 400;
-      if (!finished && recorded.error === undefined && !failedStatus) {
-        // Interrupted by a crash or aborted by its caller: what the model would have said is unknown.
-        const place = `call ${n + 1} (turn ${recorded.start.turn}, step ${recorded.start.step})`;
-        const message = `recorded ${place} of session ${channel.id} did not finish (interrupted or aborted): it has no faithful replay`;
-        return answer(adapter.errorAnswer(409, message, "REPLAY_INCOMPLETE"), headers);
-      }
-      channel.cursor = n + 1;
-      return answer(adapter.render(recorded, parsed.stream), headers);
-    } finally {
-      release();
-    }
   }
 
   async #record(call: ProxyCall, parsed: NeutralRequest, text: string): Promise<Response> {
     const channel = await this.#channel(call.sessionId);
+    return this.#recordHeld(call, parsed, text, channel, await channel.acquire());
+  }
+
+  /** Records one call into `channel`, whose turn the caller holds (`release` lets the next go). */
+  async #recordHeld(
+    call: ProxyCall,
+    parsed: NeutralRequest,
+    text: string,
+    channel: SessionChannel,
+    release: () => void,
+  ): Promise<Response> {
     const recorder = channel.recorder;
-    if (recorder === undefined) throw new TypeError("expected a recording channel");
-    const release = await channel.acquire();
+    if (recorder === undefined) {
+      release();
+      throw new TypeError("expected a recording channel");
+    }
     const api = call.adapter.api;
     let step: number;
     const fingerprint = fingerprintOf(api, parsed);
@@ -331,6 +362,49 @@ export class ModelProxy {
       release();
     }
   }
+}
+
+/** A refusal of replay: what the recording cannot answer (auto mode goes live instead). */
+interface Refusal {
+  readonly code: "REPLAY_EXHAUSTED" | "REPLAY_MISMATCH" | "REPLAY_INCOMPLETE";
+  readonly message: string;
+}
+
+/**
+ * The answer to the next call of a replaying channel from its recording (advancing its cursor),
+ * or why the recording has none for it (the cursor stays).
+ */
+function replayOutcome(
+  channel: SessionChannel,
+  adapter: ProviderAdapter,
+  parsed: NeutralRequest,
+): Response | Refusal {
+  const n = channel.cursor;
+  const recorded = channel.calls[n];
+  if (recorded === undefined) {
+    const message = `no more recorded calls: session ${channel.id} recorded ${channel.calls.length}, this is call ${n + 1}`;
+    return { code: "REPLAY_EXHAUSTED", message };
+  }
+  const fingerprint = fingerprintOf(adapter.api, parsed);
+  const diff =
+    recorded.start.request === undefined
+      ? []
+      : requestDiff(recorded.start.request, fingerprint, parsed.messages);
+  const place = `call ${n + 1} (turn ${recorded.start.turn}, step ${recorded.start.step})`;
+  if (diff.length > 0) {
+    const message = `the request differs from recorded ${place} of session ${channel.id}:\n${diff.join("\n")}`;
+    return { code: "REPLAY_MISMATCH", message };
+  }
+  const finished = recorded.chunks.some((c) => c.type === "finish");
+  const failedStatus = (recorded.end?.response?.status ?? 200) >= 400;
+  if (!finished && recorded.error === undefined && !failedStatus) {
+    // Interrupted by a crash or aborted by its caller: what the model would have said is unknown.
+    const message = `recorded ${place} of session ${channel.id} did not finish (interrupted or aborted): it has no faithful replay`;
+    return { code: "REPLAY_INCOMPLETE", message };
+  }
+  channel.cursor = n + 1;
+  const headers = { "x-seedline-session": channel.id, "x-seedline-replayed": "true" };
+  return answer(adapter.render(recorded, parsed.stream), headers);
 }
 
 /** A request this proxy does not record, sent on as it came. */

@@ -7,7 +7,10 @@ import type { ProxyMode } from "./types.js";
 /** Options of {@link seedlineFetch}. */
 export interface SeedlineFetchOptions {
   readonly store: SessionStore;
-  /** The session to record into (created when missing) or replay; record mode creates one when absent. */
+  /**
+   * The session to record into (created when missing), replay, or — auto mode — replay until a
+   * call differs and then fork; record mode creates one when absent.
+   */
   readonly sessionId?: string;
   readonly mode: ProxyMode;
   /** The fetch that reaches the provider in record mode (default: the global fetch). */
@@ -29,12 +32,16 @@ export interface SeedlineFetch {
  * A `fetch` doing what `seedline proxy` does, in process: model calls (OpenAI Chat Completions,
  * Responses, Anthropic Messages) are recorded into the session as they stream through, or answered
  * from it in replay mode; any other request goes to `upstream` unrecorded (refused with 404 in
- * replay mode).
- * @throws TypeError at once for replay mode without a `sessionId`.
+ * replay mode). In auto mode calls are answered from the session while they match it; the first
+ * that does not forks it at the last matched turn boundary and it and every later call are
+ * recorded into the child (`sessionIds()` then lists the session and its child).
+ * @throws TypeError at once for replay or auto mode without a `sessionId`.
  */
 export function seedlineFetch(options: SeedlineFetchOptions): SeedlineFetch {
-  if (options.mode === "replay" && options.sessionId === undefined) {
-    throw new TypeError("expected a sessionId to replay, got none");
+  if (options.mode !== "record" && options.sessionId === undefined) {
+    throw new TypeError(
+      `expected a sessionId to ${options.mode === "auto" ? "replay in auto mode" : "replay"}, got none`,
+    );
   }
   const upstream = options.upstream ?? globalThis.fetch.bind(globalThis);
   const proxy = new ModelProxy({

@@ -2,6 +2,7 @@
 import type { ModelRequest, ModelResponse, SessionEvent } from "../generated.js";
 import { TurnRecorder } from "../recorder/turn-recorder.js";
 import type { Session, SessionStore } from "../store/session-store.js";
+import { type ForkPoints, forkPoints } from "./fork-points.js";
 import { recordedCalls } from "./recorded-calls.js";
 import { closeStepOps } from "./turn-inference.js";
 import type { RecordedCall } from "./types.js";
@@ -12,7 +13,10 @@ import type { RecordedCall } from "./types.js";
  * inside a step.
  */
 export class SessionChannel {
-  readonly id: string;
+  /** The session calls go to now: in auto mode, the fork child once the replay diverged. */
+  id: string;
+  /** Auto mode: the session replayed from before the fork, once forked. */
+  replayedFrom: string | undefined;
   #tail: Promise<void> = Promise.resolve();
   /** Record mode: the recorder, the last request recorded, a finished step's response kept until the step ends. */
   recorder: TurnRecorder | undefined;
@@ -21,6 +25,8 @@ export class SessionChannel {
   /** Replay mode: the recorded calls and how many were answered. */
   calls: readonly RecordedCall[] = [];
   cursor = 0;
+  /** Auto mode, while replaying: where a fork may cut the replayed session. */
+  forkPoints: ForkPoints | undefined;
 
   private constructor(id: string) {
     this.id = id;
@@ -38,8 +44,23 @@ export class SessionChannel {
   /** A channel replaying the calls of the session `id` as the store holds it now. */
   static async replaying(store: SessionStore, id: string): Promise<SessionChannel> {
     const channel = new SessionChannel(id);
-    channel.calls = recordedCalls(await store.readEvents(id));
+    const events = await store.readEvents(id);
+    channel.calls = recordedCalls(events);
+    channel.forkPoints = forkPoints(events);
     return channel;
+  }
+
+  /**
+   * Auto mode: switches a replaying channel to recording into `child` (the fork made at the
+   * divergence), resuming after the last request the child inherited.
+   */
+  async recordInto(child: Session, now: () => number): Promise<void> {
+    this.replayedFrom = this.id;
+    this.id = child.id;
+    this.recorder = new TurnRecorder(child, { now });
+    this.previous = lastRequest(await child.readEvents());
+    this.calls = [];
+    this.forkPoints = undefined;
   }
 
   /** Waits for the calls before this one; resolves with the function that lets the next one go. */

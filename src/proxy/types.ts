@@ -9,8 +9,11 @@ import type {
   TurnEndReason,
 } from "../generated.js";
 
-/** Whether calls are recorded against the upstream or answered from the recording. */
-export type ProxyMode = "record" | "replay";
+/**
+ * Whether calls are recorded against the upstream, answered from the recording, or answered from
+ * the recording until the first call that differs, then recorded live into a fork (`auto`).
+ */
+export type ProxyMode = "record" | "replay" | "auto";
 
 /** A tool call an assistant message of a request carries. */
 export interface NeutralToolCall {

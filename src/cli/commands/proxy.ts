@@ -9,7 +9,7 @@ export const proxyCommand: CommandSpec = {
   summary:
     "record any agent at its model API (OpenAI Chat Completions and Responses, Anthropic Messages), or replay it offline",
   synopsis:
-    "[--store URL] [--port N] [--host H] [--mode record|replay] [--session ID] [--upstream-openai URL] [--upstream-anthropic URL]",
+    "[--store URL] [--port N] [--host H] [--mode record|replay|auto] [--session ID] [--upstream-openai URL] [--upstream-anthropic URL]",
   description: `
 A local HTTP server that stands where the agent's provider is: point the agent's base URL at it
 and every model call is recorded into a session (forkable, searchable, viewable in seedline ui)
@@ -42,6 +42,14 @@ past the last recorded one, or to a recorded call that did not finish (interrupt
 answered 409 (REPLAY_EXHAUSTED, REPLAY_INCOMPLETE). Answers carry the headers
 x-seedline-session and x-seedline-replayed.
 
+Auto mode (needs a session): calls are answered from the recording while they match it. The
+first call that does not (or that replay would refuse: past the recording's end, a call that did
+not finish) forks the session at the end of the last turn all of whose calls matched (the
+recording's last turn end for a call past it; a new session naming it as parent when no turn
+ended before) and goes to the upstream, recorded into the child like record mode, as is every
+later call of that session. The recorded session is never written. x-seedline-session names the
+child once forked; x-seedline-replayed says which answered.
+
 It runs until SIGINT (Ctrl-C) or SIGTERM, then ends the open turns durably, closes the store and
 exits 0.
 
@@ -62,7 +70,8 @@ Example:
     mode: {
       type: "string",
       arg: "MODE",
-      description: "record against the upstream, or replay from the session (default: record)",
+      description:
+        "record against the upstream, replay from the session, or auto: replay, then fork and record at the first divergence (default: record)",
     },
     session: {
       type: "string",
@@ -91,18 +100,15 @@ Example:
     const host = typeof args.values.host === "string" ? args.values.host : "127.0.0.1";
     if (host === "") throw new UsageError('expected --host an address, got ""');
     const mode = (args.values.mode ?? "record") as string;
-    if (mode === "auto") {
-      throw new UsageError(
-        "expected --mode record or replay: auto (replay, then fork and record at the first divergence) is not available yet",
-      );
-    }
-    if (mode !== "record" && mode !== "replay") {
-      throw new UsageError(`expected --mode record or replay, got ${JSON.stringify(mode)}`);
+    if (mode !== "record" && mode !== "replay" && mode !== "auto") {
+      throw new UsageError(`expected --mode record, replay or auto, got ${JSON.stringify(mode)}`);
     }
     const session = typeof args.values.session === "string" ? args.values.session : undefined;
-    if (mode === "replay" && session === undefined) {
+    if (mode !== "record" && session === undefined) {
       // Calls may still name their session in the path; without either, each would be refused.
-      out.err("seedline proxy: replay without --session answers only paths under /s/SESSION_ID/\n");
+      out.err(
+        `seedline proxy: ${mode} without --session answers only paths under /s/SESSION_ID/\n`,
+      );
     }
     const upstreamOpenai = args.values["upstream-openai"];
     if (typeof upstreamOpenai === "string" && !URL.canParse(upstreamOpenai)) {
@@ -126,7 +132,7 @@ Example:
       try {
         const server = await startProxyServer({
           store,
-          mode: mode as "record" | "replay",
+          mode,
           host,
           ...(typeof port === "string" ? { port: Number(port) } : {}),
           ...(session === undefined ? {} : { sessionId: session }),

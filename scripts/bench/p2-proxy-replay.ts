@@ -1,0 +1,99 @@
+// P2: replay of a recorded session through the proxy with the OpenAI SDK, in calls per second.
+import { join } from "node:path";
+import OpenAI from "openai";
+import type { Sizes } from "./fixtures.js";
+import { type Benchmark, fmt, rotate, row, tempDir, timed } from "./harness.js";
+import { startProxyProcess } from "./proxy-process.js";
+import { chatStream, startBenchUpstream } from "./proxy-upstream.js";
+
+/** SSE events of each recorded answer: a short reply. */
+const ANSWER_EVENTS = 20;
+
+/** The agent: `calls` streamed calls, each a new question, read to the end with the SDK. */
+async function agent(client: OpenAI, calls: number): Promise<void> {
+  for (let i = 0; i < calls; i++) {
+    const stream = await client.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: `question ${i}` }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    if (text === "") throw new Error(`expected an answer to call ${i + 1}, got none`);
+  }
+}
+
+export function p2ProxyReplay(sizes: Sizes): Benchmark {
+  return {
+    id: "P2",
+    title: `replay of a ${sizes.proxyReplayCalls}-call session through the proxy with the OpenAI SDK`,
+    async run(ctx) {
+      const temp = tempDir("p2");
+      const storeUrl = `sqlite:${join(temp.dir, "p2.db")}`;
+      const calls = sizes.proxyReplayCalls;
+      try {
+        const upstream = await startBenchUpstream(chatStream(ANSWER_EVENTS));
+        const recorder = await startProxyProcess(storeUrl, "record", upstream.baseUrl, "p2");
+        await agent(
+          new OpenAI({ apiKey: "sk-bench", baseURL: `${recorder.url}/openai/v1`, maxRetries: 0 }),
+          calls,
+        );
+        await recorder.stop();
+        // For context (not a floor the target divides by): the same SDK calls straight to the fake
+        // upstream, which writes its stream a few events at a time.
+        const straight = new OpenAI({
+          apiKey: "sk-bench",
+          baseURL: upstream.baseUrl,
+          maxRetries: 0,
+        });
+        // Replay contacts no upstream: this address refuses every connection.
+        const [rates = [], direct = []] = await rotate(
+          ctx.rounds,
+          [
+            async () => {
+              const proxy = await startProxyProcess(
+                storeUrl,
+                "replay",
+                "http://127.0.0.1:9/v1",
+                "p2",
+              );
+              try {
+                const client = new OpenAI({
+                  apiKey: "unused",
+                  baseURL: `${proxy.url}/openai/v1`,
+                  maxRetries: 0,
+                });
+                const ms = await timed(() => agent(client, calls));
+                return calls / (ms / 1000);
+              } finally {
+                await proxy.stop();
+              }
+            },
+            async () => calls / ((await timed(() => agent(straight, calls))) / 1000),
+          ],
+          (round, figures) =>
+            ctx.progress(
+              `P2 round ${round + 1}: replay ${fmt(figures[0] as number)} calls/s, straight from the fake upstream ${fmt(figures[1] as number)} calls/s`,
+            ),
+        );
+        await upstream.close();
+        return [
+          row({
+            id: "P2",
+            what: `proxy replay: ${calls}-call session with the OpenAI SDK (streamed)`,
+            floor: "context only: the same SDK calls straight from the fake upstream",
+            unit: "calls/s",
+            ratioOf: "absolute",
+            subject: rates,
+            baseline: direct,
+            target: { op: ">=", value: 1000 },
+            facts: { calls, answerEvents: ANSWER_EVENTS, proxyStartIncluded: "no" },
+          }),
+        ];
+      } finally {
+        temp.remove();
+      }
+    },
+  };
+}

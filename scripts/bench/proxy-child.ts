@@ -1,0 +1,35 @@
+// P1–P3's proxy process: `seedline proxy`'s server on a SQLite store; prints its URL, answers `heap` on stdin with its heap after a full gc.
+import { createInterface } from "node:readline";
+import { openBackend, SessionStore, startProxyServer } from "../../src/index.js";
+import { collectGarbage } from "./harness.js";
+
+async function main(): Promise<void> {
+  const [storeUrl, mode, upstream, sessionId] = process.argv.slice(2);
+  if (
+    storeUrl === undefined ||
+    upstream === undefined ||
+    (mode !== "record" && mode !== "replay")
+  ) {
+    throw new Error("usage: proxy-child STORE_URL record|replay UPSTREAM_URL [SESSION_ID]");
+  }
+  const store = new SessionStore({ backend: await openBackend(storeUrl) });
+  const server = await startProxyServer({
+    store,
+    mode,
+    upstreams: { openai: upstream },
+    ...(sessionId === undefined ? {} : { sessionId }),
+    onRecordError: (error) => process.stderr.write(`proxy-child: not recorded: ${String(error)}\n`),
+  });
+  process.stdout.write(`${server.url}\n`);
+  // One line per request on stdin: `heap` answers the V8 heap in use after a full collection.
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line === "heap") {
+      collectGarbage();
+      process.stdout.write(`${JSON.stringify({ heapUsed: process.memoryUsage().heapUsed })}\n`);
+    }
+  }
+  await server.close();
+  await store.close();
+}
+
+await main();
