@@ -74,6 +74,9 @@ function memberLists(source: string): Map<string, string[]> {
   return lists;
 }
 
+/** Files that speak a model provider's HTTP API, not seedline's storage. */
+const PROVIDER_WIRE = /^src\/proxy\//;
+
 /** What a source file restates, as readable findings. */
 function restatements(file: string, source: string, facts: Facts): string[] {
   const found: string[] = [];
@@ -91,8 +94,12 @@ function restatements(file: string, source: string, facts: Facts): string[] {
     if (new RegExp(`(?<![\\w.])${n}(?![\\w.])`).test(code))
       found.push(`${file}: error number ${n}`);
   }
-  for (const column of facts.snakeColumns) {
-    if (new RegExp(`\\b${column}\\b`).test(code)) found.push(`${file}: column ${column}`);
+  // The model proxy's adapters speak the providers' wire members (OpenAI's `created_at`), which
+  // share names with some columns but are not ours to state once.
+  if (!PROVIDER_WIRE.test(file)) {
+    for (const column of facts.snakeColumns) {
+      if (new RegExp(`\\b${column}\\b`).test(code)) found.push(`${file}: column ${column}`);
+    }
   }
   for (const [name, members] of memberLists(code)) {
     for (const [generated, fields] of facts.fieldLists) {
@@ -148,6 +155,14 @@ describe("src/ restates nothing that the schema states", () => {
         expect.stringContaining("planted.ts: MyHeader restates the members of SessionHeader"),
       ]),
     );
+  });
+
+  it("takes a provider's wire member in the model proxy for no column, and one elsewhere for one", () => {
+    const code = 'const keep = ["id", "model", "created_at"];';
+    expect(restatements("src/proxy/openai-responses-map.ts", code, facts)).toEqual([]);
+    expect(restatements("src/store/x.ts", code, facts)).toEqual([
+      "src/store/x.ts: column created_at",
+    ]);
   });
 
   it("finds nothing in src/ (src/generated.ts, the one bridge, only re-exports)", () => {
