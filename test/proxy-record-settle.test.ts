@@ -78,5 +78,41 @@ describe.skipIf(!HAVE_FIXTURES)(
       await upstream.close();
       await store.close();
     });
+
+    // Fails without the fix (the second call waited for the first's turn before going upstream):
+    // the second response never came while the first was held, and the test timed out.
+    it("answers a second call on the session while the first still streams; their steps stay in order", async () => {
+      const db = join(mkdtempSync(join(dir, "overlap-")), "store.db");
+      const store = await openStore(db);
+      let letGo!: () => void;
+      const hold = new Promise<void>((resolve) => {
+        letGo = resolve;
+      });
+      const upstream = await startFakeUpstream([{ sse: body, hold }, { sse: body }]);
+      const recording = seedlineFetch({ store, mode: "record", sessionId: "overlap" });
+      const first = await recording(...chatCall(upstream.baseUrl, "one"));
+      const firstText = first.text();
+      const second = await recording(...chatCall(upstream.baseUrl, "two"));
+      expect(await second.text()).toBe(body);
+      letGo();
+      expect(await firstText).toBe(body);
+      await recording.settled();
+      const events = await store.readEvents("overlap");
+      const types = events.map((e) => e.type);
+      const users = events.flatMap((e) =>
+        e.type === "user/message" ? [JSON.stringify(e.data)] : [],
+      );
+      expect(users.length).toBe(2);
+      expect(users[0]).toContain("one");
+      expect(users[1]).toContain("two");
+      const starts = types.flatMap((t, i) => (t === "step/start" ? [i] : []));
+      const ends = types.flatMap((t, i) => (t === "step/end" ? [i] : []));
+      expect(starts.length).toBe(2);
+      expect(ends.length).toBe(2);
+      expect(ends[0] as number).toBeLessThan(starts[1] as number);
+      await recording.close();
+      await upstream.close();
+      await store.close();
+    });
   },
 );

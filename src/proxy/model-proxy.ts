@@ -1,5 +1,5 @@
 // The proxy's core, behind both `seedline proxy` and `seedlineFetch`: one model call recorded against the upstream or replayed.
-import type { ModelResponse } from "../generated.js";
+import type { ModelResponse, RecordOp } from "../generated.js";
 import type { SessionStore } from "../store/session-store.js";
 import { fingerprintOf, requestDiff } from "./fingerprint.js";
 import {
@@ -181,7 +181,7 @@ export class ModelProxy {
         throw error;
       }
     }
-    return this.#recordHeld(call, parsed, text, channel, release);
+    return this.#recordHeld(call, parsed, text, channel, Promise.resolve(release));
   }
 
   /** The channel of a call that replays, or the error answer when it names no session or a missing one. */
@@ -207,11 +207,13 @@ export class ModelProxy {
 
   async #record(call: ProxyCall, parsed: NeutralRequest, text: string): Promise<Response> {
     const channel = await this.#channel(call.sessionId);
-    return this.#recordHeld(call, parsed, text, channel, await channel.acquire());
+    // The call goes upstream and its bytes to the caller at once; only its recording waits its turn.
+    return this.#recordHeld(call, parsed, text, channel, channel.acquire());
   }
 
   /**
-   * Records one call into `channel`, whose turn the caller holds (`release` lets the next go).
+   * Records one call into `channel` once its turn comes (`turn` resolves with the function that
+   * lets the next call go; nothing of the call is written before then).
    * The request goes upstream at once, while its opening events are written; the upstream's bytes
    * go to the caller as they arrive and the caller's body ends when the upstream's does. The step
    * is recorded after (its events in order, the turn still held until it is stored): what fails
@@ -222,11 +224,11 @@ export class ModelProxy {
     parsed: NeutralRequest,
     text: string,
     channel: SessionChannel,
-    release: () => void,
+    turn: Promise<() => void>,
   ): Promise<Response> {
     const recorder = channel.recorder;
     if (recorder === undefined) {
-      release();
+      void turn.then((release) => release());
       throw new TypeError("expected a recording channel");
     }
     const api = call.adapter.api;
@@ -245,6 +247,7 @@ export class ModelProxy {
     }
     // The opening events (turn/start, user/message, step/start) are written while the upstream answers.
     const opening = (async () => {
+      await turn;
       const state = await recorder.record([]);
       const ops = opsBeforeCall(
         state,
@@ -263,6 +266,7 @@ export class ModelProxy {
     /** Records the rest of the step once the opening is stored, then lets the next call go. */
     const recordRest = (rest: (step: number) => Promise<unknown>): Promise<void> =>
       this.#track(async () => {
+        const release = await turn;
         try {
           await rest(await opening);
         } catch (error) {
@@ -332,7 +336,16 @@ export class ModelProxy {
       // Let the caller's end go out before the parsing and the writes take the event loop.
       await new Promise<void>((resolve) => setImmediate(resolve));
       const capture = new ResponseCapture(call.adapter, streamed);
-      for (const bytes of received) capture.push(bytes);
+      // Parsed in slices too, the event loop free between them for the calls in flight.
+      let size = 0;
+      for (const bytes of received) {
+        capture.push(bytes);
+        size += bytes.length;
+        if (size >= PARSE_SLICE) {
+          size = 0;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      }
       received.length = 0;
       const outcome = outcomeOps(capture.end(), {
         api,
@@ -341,7 +354,7 @@ export class ModelProxy {
         failure,
         aborted,
       });
-      const state = await recorder.record(outcome.ops);
+      const state = await recordYielding(recorder, outcome.ops);
       if (outcome.ended) return;
       // A step whose tool calls wait for results ends when the next request brings them.
       if (state.pendingToolCalls.length > 0) channel.pendingResponse = outcome.response;
@@ -393,6 +406,32 @@ export class ModelProxy {
     void recording.finally(() => this.#recordings.delete(recording));
     return recording;
   }
+}
+
+/** Chunks written per batch, the event loop free between batches for the calls in flight. */
+const CHUNK_BATCH = 200;
+/** Bytes of a response parsed between two turns of the event loop. */
+const PARSE_SLICE = 32 * 1024;
+
+/**
+ * Records `ops` with a long run of chunks cut into batches, letting other calls' bytes through
+ * between them rather than holding the event loop for the whole step.
+ */
+async function recordYielding(
+  recorder: NonNullable<SessionChannel["recorder"]>,
+  ops: readonly RecordOp[],
+): Promise<Awaited<ReturnType<NonNullable<SessionChannel["recorder"]>["record"]>>> {
+  const [first, ...rest] = ops;
+  if (first?.op !== "chunks" || first.chunks.length <= CHUNK_BATCH) return recorder.record(ops);
+  const chunks = first.chunks;
+  let at = 0;
+  for (; at + CHUNK_BATCH < chunks.length; at += CHUNK_BATCH) {
+    await recorder.record([
+      { op: "chunks", chunks: chunks.slice(at, at + CHUNK_BATCH) as [never] },
+    ]);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return recorder.record([{ op: "chunks", chunks: chunks.slice(at) as [never] }, ...rest]);
 }
 
 /** A refusal of replay: what the recording cannot answer (auto mode goes live instead). */

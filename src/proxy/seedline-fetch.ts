@@ -57,6 +57,11 @@ export function seedlineFetch(options: SeedlineFetchOptions): SeedlineFetch {
     mode: options.mode,
     ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
     ...(options.now === undefined ? {} : { now: options.now }),
+    // The caller was answered before its call was recorded: a failure to record is told here.
+    onRecordError: (error) =>
+      process.stderr.write(
+        `seedlineFetch: a call was answered but not recorded: ${String(error)}\n`,
+      ),
   });
   const call = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const request = new Request(input, init);
