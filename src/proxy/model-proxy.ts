@@ -1,5 +1,5 @@
 // The proxy's core, behind both `seedline proxy` and `seedlineFetch`: one model call recorded against the upstream or replayed.
-import type { ModelResponse } from "../generated.js";
+import type { ModelResponse, RecordOp } from "../generated.js";
 import type { SessionStore } from "../store/session-store.js";
 import { fingerprintOf, requestDiff } from "./fingerprint.js";
 import {
@@ -101,9 +101,14 @@ export class ModelProxy {
     return this.#record(call, parsed, text);
   }
 
-  /** Ends every recording's open step and turn durably. The store stays open. */
+  /** Resolves once every recording in flight (of calls already answered) is stored. */
+  async settled(): Promise<void> {
+    while (this.#recordings.size > 0) await Promise.all([...this.#recordings]);
+  }
+
+  /** Waits for the recordings in flight, then ends every recording's open step and turn durably. The store stays open. */
   async close(): Promise<void> {
-    await Promise.all([...this.#recordings]);
+    await this.settled();
     const all = [...this.#channels.values(), ...(this.#default ? [this.#default] : [])];
     for (const pending of all) {
       const channel = await pending.catch(() => undefined);
@@ -176,7 +181,7 @@ export class ModelProxy {
         throw error;
       }
     }
-    return this.#recordHeld(call, parsed, text, channel, release);
+    return this.#recordHeld(call, parsed, text, channel, Promise.resolve(release));
   }
 
   /** The channel of a call that replays, or the error answer when it names no session or a missing one. */
@@ -202,26 +207,47 @@ export class ModelProxy {
 
   async #record(call: ProxyCall, parsed: NeutralRequest, text: string): Promise<Response> {
     const channel = await this.#channel(call.sessionId);
-    return this.#recordHeld(call, parsed, text, channel, await channel.acquire());
+    // The call goes upstream and its bytes to the caller at once; only its recording waits its turn.
+    return this.#recordHeld(call, parsed, text, channel, channel.acquire());
   }
 
-  /** Records one call into `channel`, whose turn the caller holds (`release` lets the next go). */
+  /**
+   * Records one call into `channel` once its turn comes (`turn` resolves with the function that
+   * lets the next call go; nothing of the call is written before then).
+   * The request goes upstream at once, while its opening events are written; the upstream's bytes
+   * go to the caller as they arrive and the caller's body ends when the upstream's does. The step
+   * is recorded after (its events in order, the turn still held until it is stored): what fails
+   * then goes to `onRecordError`, never to the answer already given.
+   */
   async #recordHeld(
     call: ProxyCall,
     parsed: NeutralRequest,
     text: string,
     channel: SessionChannel,
-    release: () => void,
+    turn: Promise<() => void>,
   ): Promise<Response> {
     const recorder = channel.recorder;
     if (recorder === undefined) {
-      release();
+      void turn.then((release) => release());
       throw new TypeError("expected a recording channel");
     }
     const api = call.adapter.api;
-    let step: number;
     const fingerprint = fingerprintOf(api, parsed);
+    const headers = { "x-seedline-session": channel.id, "x-seedline-replayed": "false" };
+    let upstreamAnswer: Promise<Response>;
     try {
+      upstreamAnswer = call.upstream(call.upstreamUrl, {
+        method: call.request.method,
+        headers: forwardHeaders(call.request.headers),
+        body: text,
+        signal: call.request.signal,
+      });
+    } catch (error) {
+      upstreamAnswer = Promise.reject(error);
+    }
+    // The opening events (turn/start, user/message, step/start) are written while the upstream answers.
+    const opening = (async () => {
+      await turn;
       const state = await recorder.record([]);
       const ops = opsBeforeCall(
         state,
@@ -233,80 +259,107 @@ export class ModelProxy {
       const after = await recorder.record(ops);
       channel.pendingResponse = undefined;
       channel.previous = fingerprint;
-      step = after.step as number;
-    } catch (error) {
-      release();
-      throw error;
-    }
-    const fail = (
-      message: string,
-      code: string | undefined,
-      response: ModelResponse,
-      aborted = false,
-    ) =>
-      recorder.record([
-        {
-          op: "turn_end",
-          reason: aborted
-            ? { kind: "aborted", reason: message }
-            : { kind: "error", step, message, ...(code === undefined ? {} : { code }) },
-          response,
-        },
-      ]);
-    const headers = { "x-seedline-session": channel.id, "x-seedline-replayed": "false" };
+      return after.step as number;
+    })();
+    // Awaited by the recording below; a failure before then must not count as unhandled.
+    opening.catch(() => undefined);
+    /** Records the rest of the step once the opening is stored, then lets the next call go. */
+    const recordRest = (rest: (step: number) => Promise<unknown>): Promise<void> =>
+      this.#track(async () => {
+        const release = await turn;
+        try {
+          await rest(await opening);
+        } catch (error) {
+          this.#onRecordError(error);
+        } finally {
+          release();
+        }
+      });
+    const fail =
+      (message: string, code: string | undefined, response: ModelResponse, aborted = false) =>
+      (step: number) =>
+        recorder.record([
+          {
+            op: "turn_end",
+            reason: aborted
+              ? { kind: "aborted", reason: message }
+              : { kind: "error", step, message, ...(code === undefined ? {} : { code }) },
+            response,
+          },
+        ]);
     let upstream: Response;
     try {
-      upstream = await call.upstream(call.upstreamUrl, {
-        method: call.request.method,
-        headers: forwardHeaders(call.request.headers),
-        body: text,
-        signal: call.request.signal,
-      });
+      upstream = await upstreamAnswer;
     } catch (error) {
-      await this.#settle(
+      await recordRest(
         fail(
           `the upstream failed: ${messageOf(error)}`,
           codeOf(error),
           { api },
           call.request.signal.aborted,
         ),
-        release,
       );
       throw error;
     }
     const responseHeaders = answerHeaders(upstream.headers, headers);
-    if (upstream.status >= 400 || upstream.body === null) {
-      const errorText = await upstream.text();
+    const status = upstream.status;
+    if (status >= 400 || upstream.body === null) {
+      let errorText: string;
+      try {
+        errorText = await upstream.text();
+      } catch (error) {
+        await recordRest(
+          fail(`the upstream failed: ${messageOf(error)}`, codeOf(error), { api, status }),
+        );
+        throw error;
+      }
       const errorBody = parseJson(errorText);
-      const { message, code } = call.adapter.errorOf(upstream.status, errorBody);
-      await this.#settle(
+      const { message, code } = call.adapter.errorOf(status, errorBody);
+      void recordRest(
         fail(message, code, {
           api,
-          status: upstream.status,
+          status,
           ...(errorBody === undefined ? {} : { error: errorBody }),
         }),
-        release,
       );
-      return new Response(errorText, { status: upstream.status, headers: responseHeaders });
+      return new Response(errorText, { status, headers: responseHeaders });
     }
     const streamed = (upstream.headers.get("content-type") ?? "").includes("text/event-stream");
-    const capture = new ResponseCapture(call.adapter, streamed);
-    const status = upstream.status;
-    const finishRecording = async (failure: unknown): Promise<void> => {
-      const mapped = capture.end();
-      const outcome = outcomeOps(mapped, {
+    // The bytes as they came, parsed once the caller's body has ended: nothing on the way delays them.
+    const received: Uint8Array[] = [];
+    let bodyEnded!: (end: { failure: unknown; aborted: boolean }) => void;
+    const bodyEnd = new Promise<{ failure: unknown; aborted: boolean }>((resolve) => {
+      bodyEnded = resolve;
+    });
+    void recordRest(async (step) => {
+      const { failure, aborted } = await bodyEnd;
+      // Let the caller's end go out before the parsing and the writes take the event loop.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const capture = new ResponseCapture(call.adapter, streamed);
+      // Parsed in slices too, the event loop free between them for the calls in flight.
+      let size = 0;
+      for (const bytes of received) {
+        capture.push(bytes);
+        size += bytes.length;
+        if (size >= PARSE_SLICE) {
+          size = 0;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      }
+      received.length = 0;
+      const outcome = outcomeOps(capture.end(), {
         api,
         status,
         step,
         failure,
-        aborted: call.request.signal.aborted,
+        aborted,
       });
-      const state = await recorder.record(outcome.ops);
+      const state = await recordYielding(recorder, outcome.ops);
       if (outcome.ended) return;
       // A step whose tool calls wait for results ends when the next request brings them.
       if (state.pendingToolCalls.length > 0) channel.pendingResponse = outcome.response;
       else await recorder.record([{ op: "step_end", response: outcome.response }]);
-    };
+    });
     const reader = (upstream.body as ReadableStream<Uint8Array>).getReader();
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     let cancelled = false;
@@ -325,26 +378,20 @@ export class ModelProxy {
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          capture.push(value);
+          received.push(value);
           if (!cancelled) controller.enqueue(value);
         }
       } catch (error) {
         failure = error;
       }
-      try {
-        await finishRecording(failure);
-      } catch (error) {
-        this.#onRecordError(error);
-      } finally {
-        release();
+      // Whether the caller had aborted when the body ended: an SDK aborts once it sees the error.
+      bodyEnded({ failure, aborted: call.request.signal.aborted });
+      if (!cancelled) {
+        if (failure === undefined) controller.close();
+        else controller.error(failure);
       }
-      if (cancelled) return;
-      if (failure === undefined) controller.close();
-      else controller.error(failure);
     };
-    const recording = pump();
-    this.#recordings.add(recording);
-    void recording.finally(() => this.#recordings.delete(recording));
+    void pump();
     return new Response(body, {
       status,
       statusText: upstream.statusText,
@@ -352,16 +399,39 @@ export class ModelProxy {
     });
   }
 
-  /** Awaits a recording that follows an answer already decided, reporting rather than throwing. */
-  async #settle(recording: Promise<unknown>, release: () => void): Promise<void> {
-    try {
-      await recording;
-    } catch (error) {
-      this.#onRecordError(error);
-    } finally {
-      release();
-    }
+  /** Runs a recording that follows an answer, so {@link settled} and {@link close} wait for it. */
+  #track(work: () => Promise<void>): Promise<void> {
+    const recording = work();
+    this.#recordings.add(recording);
+    void recording.finally(() => this.#recordings.delete(recording));
+    return recording;
   }
+}
+
+/** Chunks written per batch, the event loop free between batches for the calls in flight. */
+const CHUNK_BATCH = 200;
+/** Bytes of a response parsed between two turns of the event loop. */
+const PARSE_SLICE = 32 * 1024;
+
+/**
+ * Records `ops` with a long run of chunks cut into batches, letting other calls' bytes through
+ * between them rather than holding the event loop for the whole step.
+ */
+async function recordYielding(
+  recorder: NonNullable<SessionChannel["recorder"]>,
+  ops: readonly RecordOp[],
+): Promise<Awaited<ReturnType<NonNullable<SessionChannel["recorder"]>["record"]>>> {
+  const [first, ...rest] = ops;
+  if (first?.op !== "chunks" || first.chunks.length <= CHUNK_BATCH) return recorder.record(ops);
+  const chunks = first.chunks;
+  let at = 0;
+  for (; at + CHUNK_BATCH < chunks.length; at += CHUNK_BATCH) {
+    await recorder.record([
+      { op: "chunks", chunks: chunks.slice(at, at + CHUNK_BATCH) as [never] },
+    ]);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return recorder.record([{ op: "chunks", chunks: chunks.slice(at) as [never] }, ...rest]);
 }
 
 /** A refusal of replay: what the recording cannot answer (auto mode goes live instead). */

@@ -26,7 +26,12 @@ export interface ProxyServerOptions {
 export interface ProxyServer {
   /** `http://HOST:PORT`. */
   readonly url: string;
-  /** Stops taking calls, lets the calls in flight finish, then ends open turns durably. */
+  /**
+   * Resolves once the calls answered so far are recorded whole (a caller's response ends when the
+   * upstream's does; its step is stored just after).
+   */
+  settled(): Promise<void>;
+  /** Stops taking calls, lets the calls and recordings in flight finish, then ends open turns durably. */
   close(): Promise<void>;
 }
 
@@ -124,6 +129,10 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
     url: `http://${host}:${address.port}`,
+    async settled() {
+      await Promise.all([...inFlight]);
+      await proxy.settled();
+    },
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

@@ -24,7 +24,15 @@ export interface SeedlineFetch {
   (input: string | URL | Request, init?: RequestInit): Promise<Response>;
   /** The sessions recorded into or replayed from so far. */
   sessionIds(): Promise<string[]>;
-  /** Ends what the recording left open (the open step and turn) durably; the store stays open. */
+  /**
+   * Resolves once the calls answered so far are recorded whole: a response's body ends when the
+   * upstream's does, and its step is stored just after.
+   */
+  settled(): Promise<void>;
+  /**
+   * Waits for the recordings in flight, then ends what the recording left open (the open step and
+   * turn) durably; the store stays open.
+   */
   close(): Promise<void>;
 }
 
@@ -49,6 +57,11 @@ export function seedlineFetch(options: SeedlineFetchOptions): SeedlineFetch {
     mode: options.mode,
     ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
     ...(options.now === undefined ? {} : { now: options.now }),
+    // The caller was answered before its call was recorded: a failure to record is told here.
+    onRecordError: (error) =>
+      process.stderr.write(
+        `seedlineFetch: a call was answered but not recorded: ${String(error)}\n`,
+      ),
   });
   const call = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const request = new Request(input, init);
@@ -71,6 +84,7 @@ export function seedlineFetch(options: SeedlineFetchOptions): SeedlineFetch {
   };
   return Object.assign(call, {
     sessionIds: () => proxy.sessionIds(),
+    settled: () => proxy.settled(),
     close: () => proxy.close(),
   });
 }

@@ -9,8 +9,8 @@ import type { RecordedCall } from "./types.js";
 
 /**
  * A session the proxy records into or replays from. Calls take {@link acquire} in arrival order
- * and hold it until their response is recorded, so two agents on one session never interleave
- * inside a step.
+ * and hold it until their response is recorded (a recorded call's answer goes to its caller
+ * without waiting for it), so two agents on one session never interleave inside a step.
  */
 export class SessionChannel {
   /** The session calls go to now: in auto mode, the fork child once the replay diverged. */
