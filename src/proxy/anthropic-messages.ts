@@ -2,7 +2,7 @@
 import { mapJson, streamMapper } from "./anthropic-messages-map.js";
 import { errorAnswer, renderJson, renderStream } from "./anthropic-messages-render.js";
 import { parseRequest } from "./anthropic-messages-request.js";
-import { errorOfBody } from "./openai-chat-request.js";
+import { recordedFailure, upstreamError } from "./recorded-failure.js";
 import type { ProviderAdapter, RenderedAnswer } from "./types.js";
 
 /** The HTTP status Anthropic answers each error type with. */
@@ -24,25 +24,13 @@ export const anthropicMessages: ProviderAdapter = {
   streamMapper,
   mapJson,
   // `{type: "error", error: {type, message}}`: the error's type is its code.
-  errorOf: (status, body) =>
-    errorOfBody(body) ?? { message: `the upstream answered ${status}`, code: String(status) },
+  errorOf: upstreamError,
   render(call, stream): RenderedAnswer {
-    const status = call.end?.response?.status;
-    if (status !== undefined && status >= 400) {
-      return {
-        status,
-        contentType: "application/json",
-        body: JSON.stringify(
-          call.end?.response?.error ?? {
-            type: "error",
-            error: { type: call.error?.code ?? "api_error", message: call.error?.message },
-          },
-        ),
-      };
-    }
-    if (status === undefined && call.error !== undefined) {
-      return errorAnswer(502, call.error.message, call.error.code ?? "upstream_failed");
-    }
+    const failure = recordedFailure(call, errorAnswer, () => ({
+      type: "error",
+      error: { type: call.error?.code ?? "api_error", message: call.error?.message },
+    }));
+    if (failure !== undefined) return failure;
     if (!stream && call.error !== undefined) {
       // A stream the API broke off with an error event: not streamed, the API answers that error.
       const code = call.error.code ?? "api_error";

@@ -1,7 +1,8 @@
 // The OpenAI Chat Completions adapter: requests to neutral form, SSE and JSON responses to stream chunks, and back.
 import { mapJson, streamMapper } from "./openai-chat-map.js";
 import { errorAnswer, renderJson, renderStream } from "./openai-chat-render.js";
-import { errorOfBody, parseRequest } from "./openai-chat-request.js";
+import { parseRequest } from "./openai-chat-request.js";
+import { recordedFailure, upstreamError } from "./recorded-failure.js";
 import type { ProviderAdapter, RenderedAnswer } from "./types.js";
 
 /** OpenAI Chat Completions (`POST /v1/chat/completions`), streamed (SSE) and not. */
@@ -10,22 +11,12 @@ export const openaiChat: ProviderAdapter = {
   parseRequest,
   streamMapper,
   mapJson,
-  errorOf: (status, body) =>
-    errorOfBody(body) ?? { message: `the upstream answered ${status}`, code: String(status) },
+  errorOf: upstreamError,
   render(call, stream): RenderedAnswer {
-    const status = call.end?.response?.status;
-    if (status !== undefined && status >= 400) {
-      return {
-        status,
-        contentType: "application/json",
-        body: JSON.stringify(
-          call.end?.response?.error ?? { error: { message: call.error?.message } },
-        ),
-      };
-    }
-    if (status === undefined && call.error !== undefined) {
-      return errorAnswer(502, call.error.message, call.error.code ?? "upstream_failed");
-    }
+    const failure = recordedFailure(call, errorAnswer, () => ({
+      error: { message: call.error?.message },
+    }));
+    if (failure !== undefined) return failure;
     return stream
       ? { status: 200, contentType: "text/event-stream", body: renderStream(call) }
       : { status: 200, contentType: "application/json", body: renderJson(call) };
