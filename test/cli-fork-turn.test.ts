@@ -3,9 +3,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAIN, ROOT, seedline } from "./cli-harness.js";
+import { MAIN, seedline } from "./cli-harness.js";
+import { CORPUS_DIR } from "./corpus.js";
 
-const CORPUS = join(ROOT, "test", "fixtures", "corpus");
+const CORPUS = CORPUS_DIR;
 const PARENT = "f2358dc0-75f8-4649-8440-ab94b8e10dc3";
 const ENV = { NO_COLOR: "1" };
 

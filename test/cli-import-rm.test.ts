@@ -3,9 +3,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hasScript, MAIN, ROOT, seedline, seedlineInTerminal } from "./cli-harness.js";
+import { hasScript, MAIN, seedline, seedlineInTerminal } from "./cli-harness.js";
+import { CORPUS_DIR } from "./corpus.js";
 
-const CORPUS = join(ROOT, "test", "fixtures", "corpus");
+const CORPUS = CORPUS_DIR;
 /** Four corpus logs share ids with others ("{{sessionId}}" three times, a zero UUID). */
 const CORPUS_LOGS = 39;
 const TAKEN = 4;

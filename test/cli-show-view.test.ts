@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../src/index.js";
 import { displayWidth } from "../src/util/text-width.js";
 import { balancedLog, simpleTurn } from "./builders.js";
-import { hasScript, MAIN, ROOT, seedline, seedlineInTerminal } from "./cli-harness.js";
+import { hasScript, MAIN, seedline, seedlineInTerminal } from "./cli-harness.js";
+import { CORPUS_DIR } from "./corpus.js";
 
-const CORPUS = join(ROOT, "test", "fixtures", "corpus");
+const CORPUS = CORPUS_DIR;
 /** The corpus fork child: turn 1 inherited (seqs 0–37), turn 2 its own (38–87). */
 const CHILD = "906f1eac-a457-4eb9-828b-1ba537552524";
 const LONG = "long-session";

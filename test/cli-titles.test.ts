@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionStore, SqliteBackend } from "../src/index.js";
 import { titleFromContent } from "../src/log/session-title.js";
 import { displayWidth } from "../src/util/text-width.js";
-import { MAIN, ROOT, seedline } from "./cli-harness.js";
+import { MAIN, seedline } from "./cli-harness.js";
+import { CORPUS_DIR } from "./corpus.js";
 
-const CORPUS = join(ROOT, "test", "fixtures", "corpus");
+const CORPUS = CORPUS_DIR;
 const SCENARIOS = ["subagent-fork", "text-turn", "tool-call-turn", "fs-read"];
 const PARENT = "f2358dc0-75f8-4649-8440-ab94b8e10dc3";
 const PLAIN = { env: { NO_COLOR: "1" } };

@@ -3,9 +3,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT, seedline } from "./cli-harness.js";
+import { seedline } from "./cli-harness.js";
+import { CORPUS_DIR } from "./corpus.js";
 
-const CORPUS = join(ROOT, "test", "fixtures", "corpus");
+const CORPUS = CORPUS_DIR;
 const temp = mkdtempSync(join(tmpdir(), "seedline-replayable-"));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
 

@@ -1,8 +1,13 @@
-// Loads the recorded corpus in test/fixtures/corpus for tests: every log, split into header and event lines.
+// Loads the recorded corpus (another project's logs, read where CI keeps them: ../shared/corpus) for tests: every log, split into header and event lines.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 
-export const CORPUS_DIR = join(import.meta.dirname, "fixtures", "corpus");
+/**
+ * The recorded corpus: logs another project wrote, kept beside the repository (never copied into
+ * it). `SEEDLINE_CORPUS` names another folder.
+ */
+export const CORPUS_DIR =
+  process.env.SEEDLINE_CORPUS ?? join(import.meta.dirname, "..", "..", "shared", "corpus");
 
 /** One recorded log file. */
 export interface CorpusLog {

@@ -10,6 +10,7 @@ import { JsonlBackend } from "../src/store/jsonl/jsonl-backend.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
 import { seekEventLine } from "../src/store/jsonl/seek-line.js";
 import { simpleTurn, TIME } from "./builders.js";
+import { CORPUS_DIR } from "./corpus.js";
 
 const roots: string[] = [];
 const backends: JsonlBackend[] = [];
@@ -35,7 +36,7 @@ function logPath(root: string, id: string): string {
   return join(root, "sessions", logFileName(id));
 }
 
-const CORPUS_LOG = join(import.meta.dirname, "fixtures/corpus/multi-turn/session.jsonl");
+const CORPUS_LOG = join(CORPUS_DIR, "multi-turn/session.jsonl");
 
 /** A log of `turns` closed turns written by one instance, which is then closed. */
 async function writtenLog(root: string, id: string, turns: number): Promise<SessionEvent[]> {

@@ -20,9 +20,10 @@ import {
   turnStart,
   userMessage,
 } from "./builders.js";
-import { ROOT, seedline } from "./cli-harness.js";
+import { seedline } from "./cli-harness.js";
+import { CORPUS_DIR } from "./corpus.js";
 
-const CORPUS = join(ROOT, "test", "fixtures", "corpus");
+const CORPUS = CORPUS_DIR;
 const PARENT = "f2358dc0-75f8-4649-8440-ab94b8e10dc3";
 const CHILD = "906f1eac-a457-4eb9-828b-1ba537552524";
 const HOSTILE = "hostile-session";

@@ -12,9 +12,10 @@ import { SessionStore } from "../src/store/session-store.js";
 import type { ViewItem } from "../src/view/view-items.js";
 import { readAssets } from "../src/viewer/server/assets.js";
 import { balancedLog, simpleTurn } from "./builders.js";
-import { type BackgroundRun, ROOT, seedline, startSeedline } from "./cli-harness.js";
+import { type BackgroundRun, seedline, startSeedline } from "./cli-harness.js";
+import { CORPUS_DIR } from "./corpus.js";
 
-const CORPUS = join(ROOT, "test", "fixtures", "corpus");
+const CORPUS = CORPUS_DIR;
 /** The recorded fork of the corpus (subagent-fork): its parent and the child, seedLength 38. */
 const PARENT = "f2358dc0-75f8-4649-8440-ab94b8e10dc3";
 const CHILD = "906f1eac-a457-4eb9-828b-1ba537552524";
