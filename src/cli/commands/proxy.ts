@@ -2,6 +2,7 @@
 import { startProxyServer } from "../../proxy/proxy-server.js";
 import { type CommandSpec, EXIT_OK, UsageError } from "../command.js";
 import { interruption } from "../follow.js";
+import { listenAddress } from "../listen-address.js";
 import { openStore, STORE_OPTION, storeUrl } from "../store.js";
 
 export const proxyCommand: CommandSpec = {
@@ -91,14 +92,7 @@ Example:
   },
   positionals: { name: "", min: 0, max: 0 },
   async run({ args, out, env }) {
-    const port = args.values.port;
-    if (typeof port === "string" && !(/^\d+$/.test(port) && Number(port) <= 65_535)) {
-      throw new UsageError(
-        `expected --port an integer from 0 to 65535, got ${JSON.stringify(port)}`,
-      );
-    }
-    const host = typeof args.values.host === "string" ? args.values.host : "127.0.0.1";
-    if (host === "") throw new UsageError('expected --host an address, got ""');
+    const address = listenAddress(args.values);
     const mode = (args.values.mode ?? "record") as string;
     if (mode !== "record" && mode !== "replay" && mode !== "auto") {
       throw new UsageError(`expected --mode record, replay or auto, got ${JSON.stringify(mode)}`);
@@ -133,8 +127,7 @@ Example:
         const server = await startProxyServer({
           store,
           mode,
-          host,
-          ...(typeof port === "string" ? { port: Number(port) } : {}),
+          ...address,
           ...(session === undefined ? {} : { sessionId: session }),
           upstreams,
           onRecordError: (error) =>

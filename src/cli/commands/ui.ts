@@ -4,6 +4,7 @@ import { redact } from "../../store/redact-url.js";
 import { startViewerServer } from "../../viewer/server/server.js";
 import { type CommandSpec, EXIT_OK, UsageError } from "../command.js";
 import { interruption } from "../follow.js";
+import { listenAddress } from "../listen-address.js";
 import { openStore, STORE_OPTION, storeExists, storeUrl } from "../store.js";
 
 export const uiCommand: CommandSpec = {
@@ -46,14 +47,7 @@ It runs until SIGINT (Ctrl-C) or SIGTERM, then closes the store and exits 0.`,
   },
   positionals: { name: "", min: 0, max: 0 },
   async run({ args, out, env }) {
-    const port = args.values.port;
-    if (typeof port === "string" && !(/^\d+$/.test(port) && Number(port) <= 65_535)) {
-      throw new UsageError(
-        `expected --port an integer from 0 to 65535, got ${JSON.stringify(port)}`,
-      );
-    }
-    const host = typeof args.values.host === "string" ? args.values.host : "127.0.0.1";
-    if (host === "") throw new UsageError('expected --host an address, got ""');
+    const address = listenAddress(args.values);
     const url = storeUrl(args.values.store, env);
     if (!storeExists(url)) {
       throw new UsageError(
@@ -68,8 +62,7 @@ It runs until SIGINT (Ctrl-C) or SIGTERM, then closes the store and exits 0.`,
         const server = await startViewerServer({
           store,
           storeLabel: redact(url),
-          host,
-          ...(typeof port === "string" ? { port: Number(port) } : {}),
+          ...address,
           allowWrite: args.values["allow-write"] === true,
         });
         out.out(`seedline ui: ${server.url}\n`);
