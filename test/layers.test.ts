@@ -13,6 +13,7 @@ const LAYERS = [
   ["store/"],
   ["testing/"],
   ["replay/"],
+  ["import/"],
   ["recorder/"],
   ["proxy/"],
   ["rpc/", "client/"],
