@@ -24,6 +24,7 @@ export const EVENT_TYPES = [
   "compact/end",
   "hook/invoked",
   "hook/result",
+  "foreign/record",
 ] as const;
 
 /** An event type of the vocabulary. */
@@ -181,5 +182,12 @@ export const EVENT_CATALOGUE = [
     dataTypeName: "HookResultData",
     surface: false,
     description: "The outcome of a hook handler.",
+  },
+  {
+    type: "foreign/record",
+    typeName: "ForeignRecordEvent",
+    dataTypeName: "ForeignRecordData",
+    surface: false,
+    description: "One line of another tool's transcript that no other event expresses, kept whole so that an import loses nothing; log-only, allowed anywhere.",
   },
 ] as const;

@@ -75,7 +75,8 @@ export type SessionEvent =
   | CompactSummaryEvent
   | CompactEndEvent
   | HookInvokedEvent
-  | HookResultEvent;
+  | HookResultEvent
+  | ForeignRecordEvent;
 /**
  * An absolute POSIX path, as the cwd of a new session must be (ACP requires absolute paths too). It is stored as given, not normalised. It holds no U+0000: no path does, and PostgreSQL text cannot hold one.
  */
@@ -716,6 +717,40 @@ export interface ContextMessageData {
    */
   readonly content: readonly ContentBlock[];
   readonly source: MessageSource;
+}
+/**
+ * One line of another tool's transcript that no other event expresses, kept whole so that an import loses nothing; log-only, allowed anywhere.
+ */
+export interface ForeignRecordEvent {
+  readonly type: "foreign/record";
+  /**
+   * Position of an event in its session log; always equal to the event's index (0, 1, 2, ...).
+   */
+  readonly seq: number;
+  /**
+   * Unix epoch milliseconds.
+   */
+  readonly time: number;
+  readonly data: ForeignRecordData;
+}
+/**
+ * The payload of foreign/record.
+ */
+export interface ForeignRecordData {
+  /**
+   * The tool whose transcript the line comes from, e.g. `claude-code` or `codex`.
+   */
+  readonly source: string;
+  /**
+   * The 1-based number of the line in the source file.
+   */
+  readonly line: number;
+  /**
+   * The line as parsed: any JSON value, kept as the tool wrote it.
+   */
+  readonly record: {
+    readonly [k: string]: unknown | undefined;
+  };
 }
 /**
  * A hook handler is invoked inside the open turn.

@@ -85,6 +85,8 @@ export type {
   ErrorTurnEndReason,
   FinishChunk,
   FinishReason,
+  ForeignRecordData,
+  ForeignRecordEvent,
   FormatUnsupportedErrorData,
   HookInvokedData,
   HookInvokedEvent,

@@ -18,6 +18,7 @@ import {
   compactStart,
   compactSummary,
   contextMessage,
+  foreignRecord,
   hookInvoked,
   hookResult,
   promptBlocked,
@@ -179,7 +180,7 @@ describe("toAcpUpdates", () => {
     expectAcpValid(updates);
   });
 
-  it("sends nothing for markers, context, blocked prompts, compaction and hooks", () => {
+  it("sends nothing for markers, context, blocked prompts, compaction, hooks and foreign records", () => {
     const silent: SessionEvent[] = [
       turnStart(0, 0),
       stepStart(1, 0, 0),
@@ -192,6 +193,7 @@ describe("toAcpUpdates", () => {
       compactEnd(8, 0),
       hookInvoked(9, 0),
       hookResult(10, 0),
+      foreignRecord(11),
     ];
     for (const event of silent) expect(acpUpdatesOf(event), event.type).toEqual([]);
   });

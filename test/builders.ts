@@ -268,6 +268,16 @@ export function hookResult(
   };
 }
 
+/** A foreign record: line `line` of a `source` transcript, kept as `record`. */
+export function foreignRecord(
+  seq: number,
+  record: unknown = { type: "file-history-snapshot", messageId: "m1" },
+  line = 1,
+  time = TIME,
+): EventOf<"foreign/record"> {
+  return { type: "foreign/record", seq, time, data: { source: "claude-code", line, record } };
+}
+
 /** The callId `simpleTurn` gives the `index`-th tool call of a step. */
 export function callIdOf(turn: number, step: number, index: number): string {
   return `call-${turn}-${step}-${index}`;

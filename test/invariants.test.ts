@@ -17,6 +17,7 @@ import {
   compactStart,
   compactSummary,
   contextMessage,
+  foreignRecord,
   hookInvoked,
   hookResult,
   promptBlocked,
@@ -462,6 +463,7 @@ describe("events allowed anywhere", () => {
     ["prompt/blocked", (seq) => promptBlocked(seq, "vetoed")],
     ["todo/write", (seq) => todoWrite(seq)],
     ["compact/summary", (seq) => compactSummary(seq, [])],
+    ["foreign/record", (seq) => foreignRecord(seq)],
   ];
 
   it.each(anywhere)(

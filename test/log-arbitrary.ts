@@ -7,6 +7,7 @@ import {
   assistantMessage,
   compactSummary,
   contextMessage,
+  foreignRecord,
   hookInvoked,
   hookResult,
   steeringMessage,
@@ -35,13 +36,13 @@ interface TurnShape {
   /** Steering injected after this many steps (none when undefined). */
   readonly steeringAfter: number | undefined;
   /** A log-only or context event standing inside the turn. */
-  readonly inner: "todo" | "context" | undefined;
+  readonly inner: "todo" | "context" | "foreign" | undefined;
   readonly steps: readonly StepShape[];
 }
 
 interface StandaloneShape {
   readonly kind: "standalone";
-  readonly what: "user" | "context" | "todo" | "summary";
+  readonly what: "user" | "context" | "todo" | "summary" | "foreign";
 }
 
 export interface LogShape {
@@ -61,13 +62,19 @@ const turnArb: fc.Arbitrary<TurnShape> = fc.record({
   prompt: fc.boolean(),
   hook: fc.boolean(),
   steeringAfter: fc.option(fc.integer({ min: 0, max: 2 }), { nil: undefined }),
-  inner: fc.constantFrom("todo" as const, "context" as const, undefined),
+  inner: fc.constantFrom("todo" as const, "context" as const, "foreign" as const, undefined),
   steps: fc.array(stepArb, { minLength: 1, maxLength: 3 }),
 });
 
 const standaloneArb: fc.Arbitrary<StandaloneShape> = fc.record({
   kind: fc.constant("standalone" as const),
-  what: fc.constantFrom("user" as const, "context" as const, "todo" as const, "summary" as const),
+  what: fc.constantFrom(
+    "user" as const,
+    "context" as const,
+    "todo" as const,
+    "summary" as const,
+    "foreign" as const,
+  ),
 });
 
 export const logShapeArb: fc.Arbitrary<LogShape> = fc.record({
@@ -108,6 +115,9 @@ class LogWriter {
       case "summary":
         this.events.push(compactSummary(seq, seq > 0 ? [0, seq - 1] : []));
         break;
+      case "foreign":
+        this.events.push(foreignRecord(seq, { type: "progress", n: seq }, seq + 1));
+        break;
     }
   }
 
@@ -129,6 +139,8 @@ class LogWriter {
       this.#step(turn, index + 1, stepShape);
       if (index === 0 && shape.inner === "todo") push((seq) => todoWrite(seq));
       if (index === 0 && shape.inner === "context") push((seq) => contextMessage(seq, "inner"));
+      if (index === 0 && shape.inner === "foreign")
+        push((seq) => foreignRecord(seq, [seq], seq + 1));
     }
     push((seq) => turnEnd(seq, turn));
     return this.events.slice(from);

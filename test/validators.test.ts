@@ -52,6 +52,7 @@ const EXAMPLES: Record<string, Record<string, unknown>> = {
   "compact/end": { turn: 1 },
   "hook/invoked": { turn: 1, point: "Stop", dialect: "claude", handlerId: "h1" },
   "hook/result": { turn: 1, point: "Stop", handlerId: "h1", decision: "pass", durationMs: 1.5 },
+  "foreign/record": { source: "codex", line: 1, record: { type: "session_meta" } },
 };
 const SURFACE = new Set([
   "user/message",
@@ -128,6 +129,18 @@ describe("generated validators on invalid events", () => {
         expect([path, keyword, params.missingProperty]).toEqual(["", "required", key]);
       }
     }
+  });
+
+  it("accepts any JSON as a foreign record, and refuses a line number below 1", () => {
+    for (const record of [null, 0, "x", [1, [2]], { a: { b: [] } }]) {
+      const data = { source: "claude-code", line: 3, record };
+      expect(validateSessionEvent(event("foreign/record", { data })), JSON.stringify(record)).toBe(
+        true,
+      );
+    }
+    const data = { source: "claude-code", line: 0, record: {} };
+    const [path, keyword] = firstError(event("foreign/record", { data }));
+    expect([path, keyword]).toEqual(["/data/line", "minimum"]);
   });
 
   it("rejects an extra envelope key", () => {

@@ -11,6 +11,7 @@ import {
   viewItemsOfPage,
 } from "../src/view/view-items.js";
 import { answersEarlierCalls } from "../src/viewer/server/pending-calls-at.js";
+import { foreignRecord, stepStart, turnStart } from "./builders.js";
 import { corpusLogs } from "./corpus.js";
 
 const LOGS = corpusLogs().map((log) => ({
@@ -185,6 +186,28 @@ describe("view items", () => {
     expect(a?.kind === "assistant" && a.continued).toBeUndefined();
     expect(b).toMatchObject({ kind: "assistant", partial: true, continued: true, step: 1 });
     expect(b?.kind === "assistant" && b.unfinished).toBeUndefined();
+  });
+
+  it("shows a foreign record folded: its source and line, what it names itself, the start of its JSON", () => {
+    const header: SessionHeader = { version: 0, id: "imported", createdAt: 0 };
+    const long = "x".repeat(500);
+    const events: SessionEvent[] = [
+      foreignRecord(0, { type: "file-history-snapshot", messageId: "m1" }, 1),
+      turnStart(1, 1),
+      stepStart(2, 1, 1),
+      foreignRecord(3, { type: "progress", data: { type: "hook_progress", command: long } }, 7),
+      foreignRecord(4, [1, 2], 8),
+    ];
+    const items = wholeItems(header, events).filter((i) => i.kind === "foreign");
+    expect(items.map((i) => [i.seq, i.kind === "foreign" && [i.line, i.what]])).toEqual([
+      [0, [1, "file-history-snapshot"]],
+      [3, [7, "progress (hook_progress)"]],
+      [4, [8, ""]],
+    ]);
+    const folded = items[1];
+    expect(folded).toMatchObject({ source: "claude-code", turn: 1 });
+    expect(folded?.kind === "foreign" && folded.text.length).toBe(200);
+    expect(folded?.kind === "foreign" && folded.text.startsWith('{"type":"progress"')).toBe(true);
   });
 });
 

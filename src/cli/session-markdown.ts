@@ -2,6 +2,7 @@
 import type {
   AssistantMessageEvent,
   ContentBlock,
+  ForeignRecordEvent,
   MessageSource,
   SessionEvent,
   SessionHeader,
@@ -12,6 +13,7 @@ import type {
 } from "../generated.js";
 import { PendingCalls } from "../log/pending-calls.js";
 import type { SessionStore } from "../store/session-store.js";
+import { recordKind } from "../view/timeline.js";
 import { fenced, inlineCode, prose } from "./markdown-text.js";
 import { isoTime } from "./output.js";
 
@@ -175,6 +177,8 @@ export class MarkdownRenderer {
         return `*Hook ${prose(e.data.point)} ${inlineCode(e.data.handlerId)} invoked · seq ${e.seq}*`;
       case "hook/result":
         return `*Hook ${prose(e.data.point)} ${inlineCode(e.data.handlerId)}: ${prose(e.data.decision)} · seq ${e.seq}*`;
+      case "foreign/record":
+        return foreignText(e);
     }
   }
 
@@ -266,6 +270,13 @@ function turnEndText(turn: number, reason: TurnEndReason, seq: number): string {
     default:
       return `⚠ **Turn ${turn} ended: ${reason.kind}** · seq ${seq}`;
   }
+}
+
+/** A foreign record: where it came from and what it is, then its JSON on one line. */
+function foreignText(e: ForeignRecordEvent): string {
+  const what = recordKind(e.data.record);
+  const kind = what === "" ? "" : ` · ${inlineCode(what)}`;
+  return `*Foreign record · ${prose(e.data.source)} line ${e.data.line}${kind} · seq ${e.seq}*\n\n${fenced(JSON.stringify(e.data.record), "json")}`;
 }
 
 /** A tool result under a heading naming the call it answers (its tool and seq), when it answers one. */

@@ -243,6 +243,10 @@ function rowText(
     }
     case "other":
       return `${paint.dim(row.type)} ${field(row.text, FIELD_WIDTH.text)}`;
+    case "foreign": {
+      const what = row.what === "" ? "" : ` ${row.what}`;
+      return `${paint.dim(`${row.source}:${row.line}`)}${what} ${paint.dim(field(row.text, FIELD_WIDTH.arguments))}`;
+    }
   }
 }
 

@@ -82,6 +82,10 @@ export const ACP_UPDATE_MAPPING: Readonly<Record<EventType, AcpUpdateMappingRow>
   "compact/end": { updates: "—", how: "A marker of the surface's compaction." },
   "hook/invoked": { updates: "—", how: "The harness's own hooks." },
   "hook/result": { updates: "—", how: "The harness's own hooks." },
+  "foreign/record": {
+    updates: "—",
+    how: "Another tool's transcript line kept as it was: nothing ACP has a name for.",
+  },
 };
 
 /**

@@ -185,7 +185,8 @@ export class LogState {
         this.#needTurn(event, index, "turn-scope");
         break;
       default:
-        // user/message, context/message, prompt/blocked, todo/write and compact/summary may stand anywhere.
+        // user/message, context/message, prompt/blocked, todo/write, compact/summary and
+        // foreign/record may stand anywhere.
         break;
     }
 

@@ -9,6 +9,7 @@ import type {
 } from "../generated.js";
 import { PendingCalls } from "../log/pending-calls.js";
 import { plural } from "../util/plural.js";
+import { cutToWidth, oneLine } from "../util/text-width.js";
 
 /** One row of a timeline; `seq` is the event it shows. */
 export type TimelineRow =
@@ -73,6 +74,19 @@ export type TimelineRow =
       readonly text: string;
     }
   | { readonly kind: "other"; readonly seq: number; readonly type: string; readonly text: string }
+  | {
+      /** A `foreign/record`: another tool's transcript line, shown collapsed (its JSON one click away). */
+      readonly kind: "foreign";
+      readonly seq: number;
+      /** The tool the line comes from, e.g. "claude-code". */
+      readonly source: string;
+      /** The line's number in the tool's file. */
+      readonly line: number;
+      /** What the record is, by its own `type` (and `subtype`, `data.type` or `payload.type`), when it says. */
+      readonly what: string;
+      /** The start of the record's JSON, on one line (at most {@link FOREIGN_PREVIEW_WIDTH} columns). */
+      readonly text: string;
+    }
   | { readonly kind: "seed-boundary"; readonly inherited: number };
 
 /** A session's timeline: its header, counts, and rows in log order. */
@@ -339,7 +353,38 @@ export function rowOf(e: SessionEvent, calls: PendingCalls): TimelineRow | undef
       return { kind: "step-end", seq, turn: e.data.turn, step: e.data.step };
     case "assistant/chunk":
       return undefined;
+    case "foreign/record":
+      return {
+        kind: "foreign",
+        seq,
+        source: e.data.source,
+        line: e.data.line,
+        what: recordKind(e.data.record),
+        text: cutToWidth(oneLine(JSON.stringify(e.data.record)), FOREIGN_PREVIEW_WIDTH),
+      };
   }
+}
+
+/** How many columns of a foreign record's JSON a row shows. */
+export const FOREIGN_PREVIEW_WIDTH = 200;
+
+/**
+ * What a foreign record is, as it names itself: its `type`, with the kind one level down in
+ * parentheses when it has one (`subtype`, or the `type` of its `data` or `payload` — Claude Code's
+ * system and progress lines, Codex's wrapped items); "" when it names none.
+ */
+export function recordKind(record: unknown): string {
+  if (record === null || typeof record !== "object" || Array.isArray(record)) return "";
+  const r = record as Record<string, unknown>;
+  if (typeof r.type !== "string") return "";
+  const inner = [r.subtype, typeOf(r.data), typeOf(r.payload)].find((k) => typeof k === "string");
+  return inner === undefined ? r.type : `${r.type} (${inner})`;
+}
+
+function typeOf(value: unknown): unknown {
+  return value !== null && typeof value === "object"
+    ? (value as { type?: unknown }).type
+    : undefined;
 }
 
 function textOf(content: readonly ContentBlock[], withResults = true): string {

@@ -132,6 +132,15 @@ export interface ViewOther extends At {
   readonly text: string;
 }
 
+/** Another tool's transcript line (a `foreign/record`): where it came from, what it is, the start of its JSON. */
+export interface ViewForeign extends At {
+  readonly kind: "foreign";
+  readonly source: string;
+  readonly line: number;
+  readonly what: string;
+  readonly text: string;
+}
+
 /** One item of the viewer's timeline, discriminated by `kind`, in log order. */
 export type ViewItem =
   | ViewTurn
@@ -143,7 +152,8 @@ export type ViewItem =
   | ViewToolResult
   | ViewUsage
   | ViewSeedBoundary
-  | ViewOther;
+  | ViewOther
+  | ViewForeign;
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -404,6 +414,7 @@ export class ViewItemBuilder {
         return { ...row, ...turn, arguments: prettyJson(row.arguments) };
       case "tool-result":
       case "other":
+      case "foreign":
         return { ...row, ...turn };
       case "seed-boundary":
         return undefined;

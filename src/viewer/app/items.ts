@@ -115,6 +115,15 @@ function ItemBody({ item, ctx }: { item: ViewItem; ctx: RowContext }) {
       </div>`;
     case "other":
       return html`<div class="other"><span class="muted">${item.type}</span> ${item.text}</div>`;
+    case "foreign":
+      return html`<details class="foreign" data-testid="foreign">
+        <summary>
+          <span class="muted">${item.source} line ${item.line}</span>
+          ${item.what !== "" && html` ${item.what}`}
+        </summary>
+        <pre class="out">${item.text}</pre>
+        <${RawChunks} ctx=${ctx} range=${[item.seq, item.seq]} what="record" />
+      </details>`;
     default:
       return null;
   }
