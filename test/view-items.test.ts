@@ -11,7 +11,7 @@ import {
   viewItemsOfPage,
 } from "../src/view/view-items.js";
 import { answersEarlierCalls } from "../src/viewer/server/pending-calls-at.js";
-import { foreignRecord, stepStart, turnStart } from "./builders.js";
+import { assistantMessage, foreignRecord, stepStart, text, turnStart } from "./builders.js";
 import { corpusLogs } from "./corpus.js";
 
 const LOGS = corpusLogs().map((log) => ({
@@ -186,6 +186,24 @@ describe("view items", () => {
     expect(a?.kind === "assistant" && a.continued).toBeUndefined();
     expect(b).toMatchObject({ kind: "assistant", partial: true, continued: true, step: 1 });
     expect(b?.kind === "assistant" && b.unfinished).toBeUndefined();
+  });
+
+  it("shows each assistant message of a step that streamed no chunks (an import writes one per line)", () => {
+    const header: SessionHeader = { version: 0, id: "imported", createdAt: 0 };
+    const events: SessionEvent[] = [
+      turnStart(0, 1),
+      stepStart(1, 1, 1),
+      assistantMessage(2, 1, 1, [{ type: "reasoning", text: "think" }]),
+      assistantMessage(3, 1, 1, [text("first")]),
+      assistantMessage(4, 1, 1, [text("second")]),
+    ];
+    const items = wholeItems(header, events).filter((i) => i.kind === "assistant");
+    // Before, only the first message of the step was drawn: the later ones only added usage.
+    expect(items.map((i) => i.kind === "assistant" && [i.seq, i.text, i.reasoning])).toEqual([
+      [2, "", "think"],
+      [3, "first", undefined],
+      [4, "second", undefined],
+    ]);
   });
 
   it("shows a foreign record folded: its source and line, what it names itself, the start of its JSON", () => {

@@ -172,8 +172,13 @@ interface OpenStep {
   lastSeq: number;
   usage: TokenUsage | undefined;
   finish: string | undefined;
-  /** The last assistant item made of this step's chunks, which a later `assistant/message` completes. */
+  /**
+   * The step's last assistant item: made of its chunks (a later `assistant/message` completes it),
+   * or of an `assistant/message` of a step that streamed none.
+   */
   item: Mutable<ViewAssistant> | undefined;
+  /** Whether {@link item} was made of chunks (else of a message). */
+  itemOfChunks: boolean;
 }
 
 /** Where a {@link ViewItemBuilder} starts, when not at seq 0. */
@@ -268,6 +273,7 @@ export class ViewItemBuilder {
       usage: undefined,
       finish: undefined,
       item: undefined,
+      itemOfChunks: false,
     };
     return this.#step;
   }
@@ -300,6 +306,7 @@ export class ViewItemBuilder {
     step.cut = unfinished;
     step.startedBlocks.clear();
     step.item = item;
+    step.itemOfChunks = true;
     step.chunks = [];
     step.usage = undefined;
     step.finish = undefined;
@@ -353,8 +360,9 @@ export class ViewItemBuilder {
 
   /**
    * An `assistant/message` completes the item its step's chunks made (its usage, when the chunks
-   * gave none); a step that streamed no chunk is shown from the message's content. In a step that
-   * began before this builder, the chunks read earlier said the text already: only usage is added.
+   * gave none); a step that streamed no chunk is shown from its messages' content, each message an
+   * item (an imported transcript writes one per line the tool wrote). In a step that began before
+   * this builder, the chunks read earlier said the text already: only usage is added.
    */
   #message(
     seq: number,
@@ -366,7 +374,7 @@ export class ViewItemBuilder {
   ): void {
     const step = this.#step;
     const same = step !== undefined && step.turn === turn && step.step === stepNo;
-    if (same && step.item !== undefined && !step.cut) {
+    if (same && step.item !== undefined && step.itemOfChunks && !step.cut) {
       if (usage !== undefined && step.item.usage === undefined) step.item.usage = usage;
       return;
     }
@@ -388,6 +396,7 @@ export class ViewItemBuilder {
     }
     if (same) {
       step.item = item;
+      step.itemOfChunks = false;
       step.cut = false;
     }
     items.push(item);
