@@ -734,7 +734,7 @@ export interface ForeignRecordEvent {
   readonly data: ForeignRecordData;
 }
 /**
- * The payload of foreign/record.
+ * The payload of foreign/record. `record` is the line as parsed: any JSON value, kept as the tool wrote it.
  */
 export interface ForeignRecordData {
   /**
@@ -745,12 +745,7 @@ export interface ForeignRecordData {
    * The 1-based number of the line in the source file.
    */
   readonly line: number;
-  /**
-   * The line as parsed: any JSON value, kept as the tool wrote it.
-   */
-  readonly record: {
-    readonly [k: string]: unknown | undefined;
-  };
+  readonly record: unknown;
 }
 /**
  * A hook handler is invoked inside the open turn.
