@@ -56,6 +56,29 @@ describe.skipIf(!HAVE_CODEX_FIXTURES)(
           expect(session.events.filter((e) => e.type === "tool/call")).toHaveLength(raw.toolCalls);
         });
 
+        it("gives each model call the usage of the token count that reported it, in order", () => {
+          // A count whose total moved reports one model call; a repeated total only rate limits.
+          const reported: unknown[] = [];
+          let total = "";
+          for (const line of text.split("\n")) {
+            const info = line === "" ? undefined : JSON.parse(line).payload?.info;
+            if (info?.total_token_usage === undefined) continue;
+            if (JSON.stringify(info.total_token_usage) === total) continue;
+            total = JSON.stringify(info.total_token_usage);
+            const u = info.last_token_usage;
+            reported.push({
+              inputTokens: u.input_tokens,
+              outputTokens: u.output_tokens,
+              cacheReadTokens: u.cached_input_tokens,
+              reasoningTokens: u.reasoning_output_tokens,
+            });
+          }
+          const usages = session.events.flatMap((e) =>
+            e.type === "assistant/message" ? [e.data.usage] : [],
+          );
+          expect(usages).toEqual(reported);
+        });
+
         it("passes seedline validate (foreign records set aside until the schema has them)", () => {
           expect(checkMapped(session, name)).toEqual([]);
         });
