@@ -263,4 +263,23 @@ describe("mapping a Codex rollout", () => {
       ["user/message", Date.parse(at(2))],
     ]);
   });
+
+  it("keeps a line whole when its timestamp is not one that milliseconds give back", () => {
+    const lines = [
+      "2026-01-01T00:00:01.000123Z",
+      "2026-02-30T00:00:00.000Z",
+      "2026-02-28T23:59:59.999Z",
+    ].map((timestamp) =>
+      JSON.stringify({
+        timestamp,
+        type: "event_msg",
+        payload: { type: "agent_message", message: "m", phase: null },
+      }),
+    );
+    const text = `${rollout()}${lines.join("\n")}\n`;
+    const session = only(text);
+    // The copies say nothing more; only the timestamps that do not survive as `time` keep a line.
+    expect(foreignRecords(session.events).map((r) => r.data.line)).toEqual([1, 2, 3]);
+    expect(session.events.at(-1)?.time).toBe(Date.parse("2026-02-30T00:00:00.000Z"));
+  });
 });

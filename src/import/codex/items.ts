@@ -55,8 +55,18 @@ export function timeOf(value: unknown): { ms: number; exact: boolean } | undefin
   if (typeof value !== "string") return undefined;
   const ms = Date.parse(value);
   if (!Number.isSafeInteger(ms) || ms < 0) return undefined;
-  return { ms, exact: new Date(ms).toISOString() === value };
+  // Formatting a date back costs more than the rest of a line's mapping: a timestamp in Codex's
+  // own form whose day, hour, minute and second every month has gives itself back.
+  const plain =
+    ISO_MS.test(value) &&
+    value.slice(8, 10) <= "28" &&
+    value.slice(11, 13) <= "23" &&
+    value.slice(14, 16) <= "59" &&
+    value.slice(17, 19) <= "59";
+  return { ms, exact: plain || new Date(ms).toISOString() === value };
 }
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
  * One content part of a Codex message or tool output as a seedline block: a text part
