@@ -1,7 +1,6 @@
 // Maps the records of a Codex rollout, line by line, to the events of one seedline session (docs/import-codex.md).
 import type {
   ContentBlock,
-  MessageSource,
   SessionHeader,
   TokenUsage,
   TurnEndReason,
@@ -13,7 +12,6 @@ import {
   any,
   type Carried,
   contextTokensOf,
-  empty,
   holdsMore,
   is,
   isObject,
@@ -26,76 +24,16 @@ import {
   usageOf,
 } from "./items.js";
 import type { ParsedLine, SourceLine } from "./lines.js";
-
-/** A prompt's trigger: the user spoke. */
-const BY_USER: TurnTrigger = { kind: "message", source: { kind: "user" } };
-/** The trigger of a turn opened by model output with no prompt or task marker before it. */
-const BY_CODEX: TurnTrigger = { kind: "injection", source: { kind: "plugin", plugin: "codex" } };
-const plugin = (name: string): MessageSource => ({ kind: "plugin", plugin: `codex:${name}` });
-
-/** The members of a rollout line: `timestamp` is carried by `time` when it gives the same text back. */
-const LINE: Carried = { timestamp: any, type: any, payload: any };
-
-/** What each mapped item's events carry (see docs/import-codex.md). */
-const CARRIED = {
-  message: { type: any, role: any, content: any },
-  reasoning: { type: any, summary: any, content: any, encrypted_content: empty },
-  functionCall: { type: any, name: any, arguments: any, call_id: any },
-  customToolCall: { type: any, name: any, input: any, call_id: any, status: is("completed") },
-  output: { type: any, call_id: any, output: any },
-  userCopy: {
-    type: any,
-    message: any,
-    images: any,
-    local_images: empty,
-    text_elements: empty,
-    kind: is("plain"),
-  },
-  agentCopy: { type: any, message: any, phase: any, memory_citation: empty },
-  reasoningCopy: { type: any, text: any },
-  marker: { type: any },
-  aborted: { type: any, reason: (value: unknown) => typeof value === "string" },
-  compacted: { message: any, replacement_history: (v: unknown) => v == null || Array.isArray(v) },
-} satisfies Record<string, Carried>;
-
-/** Response items with no seedline event, kept whole as foreign records. */
-const KEPT_ITEMS: ReadonlySet<string> = new Set([
-  "ghost_snapshot",
-  "compaction",
-  "compaction_summary",
-  "tool_search_call",
-  "tool_search_output",
-  "image_generation_call",
-]);
-
-/** Event messages Codex persists that have no seedline event, kept whole as foreign records. */
-const KEPT_EVENTS: ReadonlySet<string> = new Set([
-  "token_count",
-  "thread_name_updated",
-  "web_search_end",
-  "entered_review_mode",
-  "exited_review_mode",
-  "thread_rolled_back",
-  "process_rolled_back",
-  "undo_completed",
-  "image_generation_end",
-  "item_completed",
-  "error",
-  "warning",
-  "stream_error",
-  "guardian_assessment",
-  "exec_command_end",
-  "patch_apply_end",
-  "mcp_tool_call_end",
-  "view_image_tool_call",
-  "collab_agent_spawn_end",
-  "collab_agent_interaction_end",
-  "collab_waiting_end",
-  "collab_close_end",
-  "collab_resume_end",
-  "dynamic_tool_call_request",
-  "dynamic_tool_call_response",
-]);
+import {
+  BY_CODEX,
+  BY_USER,
+  CARRIED,
+  KEPT_EVENTS,
+  KEPT_ITEMS,
+  LINE,
+  plugin,
+  RECORD_TYPES,
+} from "./record-kinds.js";
 
 /** A user-role message item, waiting for the next line to tell whether the user typed it. */
 interface PendingUserItem {
@@ -163,8 +101,7 @@ export class RolloutMapper {
       this.#verbatim(line, record, "expected a record with a string type, found none");
       return;
     }
-    const known = ["session_meta", "turn_context", "response_item", "event_msg", "compacted"];
-    if (!known.includes(type)) {
+    if (!RECORD_TYPES.has(type)) {
       this.#verbatim(line, record, `unknown record type ${JSON.stringify(type)}`);
       return;
     }
