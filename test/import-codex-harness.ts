@@ -149,9 +149,7 @@ export interface ForeignRecord {
 /**
  * The log without its foreign records, seqs renumbered and every seq an event names
  * (`sourceEventSeqs`, a replace's `start`/`end`, a compaction's shadowed seqs) moved with them.
- *
- * WHEN foreign/record IS IN THE SCHEMA: the validator then takes the foreign records as they
- * are, and {@link checkMapped} checks `session.events` unchanged (drop this function).
+
  */
 export function withoutForeignRecords(events: readonly SessionEvent[]): SessionEvent[] {
   const moved = new Map<number, number>();
@@ -190,9 +188,7 @@ export function withoutForeignRecords(events: readonly SessionEvent[]): SessionE
 
 /** The problems `seedline validate` finds in a mapped session, written as a JSONL log. */
 export function checkMapped(session: MappedSession, file: string): readonly LogProblem[] {
-  // WHEN foreign/record IS IN THE SCHEMA: check `session.events` as they are.
-  const events = withoutForeignRecords(session.events);
-  const text = formatHeaderLine(session.header) + events.map(formatEventLine).join("");
+  const text = formatHeaderLine(session.header) + session.events.map(formatEventLine).join("");
   return checkLogText(text, file).problems;
 }
 

@@ -79,9 +79,7 @@ describe.skipIf(!HAVE_CODEX_FIXTURES)(
           expect(usages).toEqual(reported);
         });
 
-        it("passes seedline validate (foreign records set aside until the schema has them)", () => {
-          // WHEN foreign/record IS IN THE SCHEMA: checkMapped (import-codex-harness.ts) validates
-          // the events as they are; the title's parenthesis goes.
+        it("passes seedline validate", () => {
           expect(checkMapped(session, name)).toEqual([]);
         });
 

@@ -1,6 +1,7 @@
 // A seedline log written event by event from an imported transcript: turns, steps as a recording proxy writes them, the surface, foreign records.
 import type {
   ContentBlock,
+  ForeignRecordEvent,
   MessageSource,
   SessionEvent,
   StreamChunk,
@@ -105,20 +106,15 @@ export class ImportedLog {
     return seq;
   }
 
-  /**
-   * Keeps source line `line` whole as a `foreign/record {source, line, record}`. The event type
-   * is not in this build's schema yet (it comes with the transcript import itself), so it is built
-   * loosely here and cast; its shape is `data: {source, line ≥ 1, record: the parsed line}`.
-   */
+  /** Keeps source line `line` whole as a `foreign/record {source, line, record}`. */
   foreign(line: number, record: unknown): void {
-    const seq = this.events.length;
-    const event = {
+    const event: ForeignRecordEvent = {
       type: "foreign/record",
-      seq,
+      seq: this.events.length,
       time: this.time,
       data: { source: this.#source, line, record },
     };
-    this.events.push(event as unknown as SessionEvent);
+    this.events.push(event);
   }
 
   startTurn(trigger: TurnTrigger, origin: TurnOrigin): OpenTurn {
