@@ -9,7 +9,7 @@ const ROOT = join(import.meta.dirname, "..");
 const SCANNED = ["src", "scripts", "test", "generated"];
 /** Folders under them that hold no source of the project's own. */
 const SKIPPED = new Set(["node_modules", "artifacts"]);
-const SCRIPT_EXTENSIONS = new Set([".ts", ".tsx", ".mts", ".cts", ".js", ".mjs", ".cjs"]);
+const SCRIPT_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"]);
 
 /** One comment: its text and the 1-based line it starts on. */
 interface Comment {
