@@ -241,7 +241,7 @@ export interface InvalidEventErrorData {
    */
   readonly index: number;
   /**
-   * The invariant broken, by its name in log.md.
+   * The invariant broken, by its name in docs/log.md.
    */
   readonly rule:
     | "seq-contiguous"
@@ -275,7 +275,7 @@ export interface InvalidEventErrorData {
      */
     readonly index: number;
     /**
-     * The invariant broken, by its name in log.md (as rule above).
+     * The invariant broken, by its name in docs/log.md (as rule above).
      */
     readonly rule:
       | "seq-contiguous"

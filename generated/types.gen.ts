@@ -114,7 +114,7 @@ export type ReplayId = string;
  */
 export type SessionId = string;
 /**
- * The recorded response to one model call (one step), as replay serves it (replay.md, Deriving a script). The caller enacts it: streams the chunks, then raises the error (throw) or waits for its own cancellation (hang).
+ * The recorded response to one model call (one step), as replay serves it (docs/replay.md, Deriving a script). The caller enacts it: streams the chunks, then raises the error (throw) or waits for its own cancellation (hang).
  */
 export type ReplayEntry = ReplayChunksEntry | ReplayThrowEntry | ReplayHangEntry;
 /**
@@ -1203,7 +1203,7 @@ export interface AcpPlanEntry {
   readonly status: "pending" | "in_progress" | "completed";
 }
 /**
- * One provider message derived from a session's surface (log.md, The surface and derived messages): user/message, tool/result, context/message and steering/message give user-role messages, a non-empty assistant/message gives an assistant-role one.
+ * One provider message derived from a session's surface (docs/log.md, The surface and derived messages): user/message, tool/result, context/message and steering/message give user-role messages, a non-empty assistant/message gives an assistant-role one.
  */
 export interface DerivedMessage {
   /**
@@ -1441,7 +1441,7 @@ export interface ReplayScriptsResult {
   readonly scripts: readonly SessionScript[];
 }
 /**
- * The replay script of one recorded session of a tree (replay.md, Loading scripts for a session tree): derived from its own events after its own seedLength, or its override. `sessionId`: The recorded session the script was derived from.
+ * The replay script of one recorded session of a tree (docs/replay.md, Scripts of a session tree): derived from its own events after its own seedLength, or its override. `sessionId`: The recorded session the script was derived from.
  */
 export interface SessionScript {
   readonly sessionId: SessionId;

@@ -79,7 +79,7 @@ describe("npm run bench -- --quick", () => {
     expect(results.failures).toEqual([]);
   });
 
-  it("has a row for every benchmark of quality.md", () => {
+  it("has a row for every benchmark of docs/performance.md", () => {
     expect([...new Set(results.rows.map((r) => r.id))].sort()).toEqual(IDS);
   });
 

@@ -1,4 +1,4 @@
-// Property: over generated valid logs, fork accepts exactly the boundaries log.md accepts, and accepted children stay valid.
+// Property: over generated valid logs, fork accepts exactly the boundaries docs/log.md accepts, and accepted children stay valid.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,7 +26,7 @@ import {
 
 const validLogArb = logShapeArb.map(buildLog);
 
-/** Forks `source` at every boundary and checks each outcome against the test's reading of log.md. */
+/** Forks `source` at every boundary and checks each outcome against the test's reading of docs/log.md. */
 async function checkEveryBoundary(
   store: SessionStore,
   events: readonly SessionEvent[],

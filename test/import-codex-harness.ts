@@ -6,7 +6,7 @@ import type { SessionEvent, StreamChunk } from "../src/generated.js";
 import type { MappedSession } from "../src/import/transcript.js";
 import { formatEventLine, formatHeaderLine } from "../src/log/jsonl-codec.js";
 
-/** Real Codex rollouts other projects committed (see SOURCES.md there), read where they are. */
+/** Real Codex rollouts other projects committed (their origins are listed beside them), read where they are. */
 export const CODEX_FIXTURES = join(
   import.meta.dirname,
   "..",

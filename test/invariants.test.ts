@@ -1,4 +1,4 @@
-// The log invariants of log.md, the batch rules and immutability, through SessionLog (seed and append).
+// The log invariants of docs/log.md, the batch rules and immutability, through SessionLog (seed and append).
 import { describe, expect, it } from "vitest";
 import {
   deriveMessages,

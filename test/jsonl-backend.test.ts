@@ -179,7 +179,7 @@ describe("storing logs", () => {
   });
 
   it("stores a session created without a seed at once, header only; its first append adds the batch, leaving no temp file", async () => {
-    // The store's create now stores the header at once (readers.md); this test once pinned the
+    // The store's create now stores the header at once (docs/readers.md); this test once pinned the
     // old lazy behaviour (no file before the first append).
     const root = tempDir();
     const store = new SessionStore({ backend: open(root), now: () => 7 });
@@ -701,7 +701,7 @@ describe("repairing", () => {
     const intact = readFileSync(path, "utf8");
     appendFileSync(path, '{"type":"assistant/ch');
     const store = new SessionStore({ backend: open(root) });
-    // A reader sees the log as stored; only a writer repairs it (readers.md).
+    // A reader sees the log as stored; only a writer repairs it (docs/readers.md).
     expect((await (await store.load("s")).readEvents()).length).toBe(n + 3);
     expect(readFileSync(path, "utf8")).toBe(`${intact}{"type":"assistant/ch`);
     const session = await store.openForWriting("s");

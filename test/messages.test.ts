@@ -26,7 +26,7 @@ import {
 import { corpusLogs } from "./corpus.js";
 import { COMPACTION, compactionLog } from "./store-builders.js";
 
-/** The role of each surface-eligible type, as log.md lists them. */
+/** The role of each surface-eligible type, as docs/log.md lists them. */
 const ROLE: ReadonlyMap<string, "user" | "assistant"> = new Map([
   ["user/message", "user"],
   ["tool/result", "user"],

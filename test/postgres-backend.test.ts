@@ -429,7 +429,7 @@ describePostgres("PostgreSQL backend", () => {
     const count = async () =>
       h.sql<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE session_id = 'torn'");
     const reopened = new SessionStore({ backend: await h.open() });
-    // Readers see the log as stored; crash repair is the writer's job (readers.md).
+    // Readers see the log as stored; crash repair is the writer's job (docs/readers.md).
     expect(await (await reopened.load("torn")).readEvents()).toEqual(balancedLog(2));
     expect(await count()).toEqual([{ n: balancedLog(2).length + 1 }]);
     expect(await (await reopened.openForWriting("torn")).readEvents()).toEqual(balancedLog(2));

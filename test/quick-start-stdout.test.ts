@@ -13,22 +13,27 @@ afterAll(() => {
 });
 
 /**
- * The serve command of the README's quick start block: the `sh` line that runs `serve`, after its
- * install step (`npm ci && …`), which the test run has done already.
+ * The serve command of the README's quick start: the first `sh` line of the section that runs
+ * `serve` (after an install step such as `npm ci && …`, which the test run has done already) —
+ * the command the README gives a client to spawn. `npm start` names no `serve`: the README says
+ * it is for a person at a terminal, since npm prints its banner on stdout first.
  */
 function quickStartServe(): string[] {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("## Quick start"));
-  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
-  const line = block.split("\n").find((l) => / serve\b/.test(l.split("#")[0] ?? ""));
+  const start = readme.indexOf("## Quick start");
+  const section = readme.slice(start, readme.indexOf("\n## ", start + 1));
+  const lines = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap(([, b = ""]) =>
+    b.split("\n"),
+  );
+  const line = lines.find((l) => / serve\b/.test(l.split("#")[0] ?? ""));
   if (line === undefined) throw new Error("expected a serve line in the README's quick start");
   const command = (line.split("#")[0] ?? "").split("&&").at(-1) ?? "";
   return command.trim().split(/\s+/);
 }
 
 describe("the README's quick start", () => {
-  // With `npm start` in the quick start, the first line on stdout was npm's banner
-  // ("> seedline@0.1.0 start"), not a protocol message: this test failed on it.
+  // When the quick start told clients to spawn `npm start`, the first line on stdout was npm's
+  // banner ("> seedline@0.1.0 start"), not a protocol message: this test failed on it.
   it("spawns a server whose first byte on stdout is {", async () => {
     const [command, ...args] = quickStartServe();
     expect(command).toBe("node");

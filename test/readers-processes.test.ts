@@ -1,4 +1,4 @@
-// readers.md across real server processes (dist/src/rpc/stdio-main.js) on every durable store: readers never make the
+// docs/readers.md across real server processes (dist/src/rpc/stdio-main.js) on every durable store: readers never make the
 // writer wait, every read is current, sessions are stored at creation, and session/watch delivers every event exactly
 // once and in order across writer crashes and restarts, ends on unwatch, close, delete, and a client that cannot keep up.
 // On PostgreSQL the two servers stand for two machines: two processes on one schema.

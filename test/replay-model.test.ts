@@ -55,7 +55,7 @@ async function collect(stream: AsyncIterable<StreamChunk>): Promise<StreamChunk[
 describe("ReplayModel", () => {
   it("binds two callers to the scripts in first-call order, each with its own cursor", () => {
     const model = new ReplayModel(twoScripts());
-    // The child's caller happens to ask first: it takes the primary's script, as replay.md says.
+    // The child's caller happens to ask first: it takes the primary's script, as docs/replay.md says.
     expect(model.next("live-b")).toEqual({
       entry: chunksEntry("p1"),
       index: 0,

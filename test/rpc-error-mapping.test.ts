@@ -176,7 +176,7 @@ describe("toResponseError", () => {
     expect(unknown.lines).toEqual([]);
   });
 
-  it("uses the fixed numbers of rpc.md", () => {
+  it("uses the fixed numbers of docs/rpc.md", () => {
     const numbers = Object.fromEntries(
       RPC_ERROR_CODE_NAMES.map((code) => [code, mapped(errorFor(code)).json.code]),
     );

@@ -286,7 +286,7 @@ export function firstTurnEnd(events: readonly SessionEvent[]): number {
 }
 
 /**
- * Calls every method of the table once or more, in the way rpc.md describes it, and checks each
+ * Calls every method of the table once or more, in the way docs/rpc.md describes it, and checks each
  * result against its result schema. Ids are prefixed with `prefix` so that runs on one store do
  * not collide.
  */

@@ -1,4 +1,4 @@
-// Proves the JSON-RPC method and error tables match rpc.md, that their generator rejects broken
+// Proves the JSON-RPC method and error tables match docs/rpc.md, that their generator rejects broken
 // tables, and that the params schemas enforce the envelope rules (ids, paths, ranges, ACP extras).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -23,7 +23,7 @@ import { ajvForSchemaSet } from "../scripts/render-validators.js";
 const ROOT = join(import.meta.dirname, "..");
 const SET = loadSchemaSet(join(ROOT, "schema"));
 
-/** rpc.md's methods (the handshake first), with the titles of their params and result schemas. */
+/** The methods of docs/rpc.md (the handshake first), with the titles of their params and result schemas. */
 const SPEC_METHODS: readonly [method: string, params: string, result: string][] = [
   ["initialize", "InitializeParams", "InitializeResult"],
   ["session/create", "SessionCreateParams", "SessionCreateResult"],
@@ -50,7 +50,7 @@ const SPEC_METHODS: readonly [method: string, params: string, result: string][] 
   ["session/open", "SessionOpenParams", "SessionOpenResult"],
 ];
 
-/** rpc.md's error table, written out literally: the independent check of the fixed numbers. */
+/** The error table (docs/rpc.md), written out literally: the independent check of the fixed numbers. */
 const SPEC_DOMAIN_ERRORS = {
   INVALID_PARAMS: -32602,
   SESSION_NOT_FOUND: -32002,
@@ -82,7 +82,7 @@ const SPEC_PROTOCOL_ERRORS = {
   METHOD_NOT_FOUND: -32601,
 };
 
-/** rpc.md's extra `data` members per code (`?` marks optional ones); `code` is on every domain error. */
+/** The error table's extra `data` members per code (`?` marks optional ones); `code` is on every domain error. */
 const SPEC_ERROR_DATA: Record<string, string[]> = {
   INVALID_PARAMS: ["errors"],
   SESSION_NOT_FOUND: ["sessionId"],
@@ -209,7 +209,7 @@ describe("the typed client renderer", () => {
 describe("the method table", () => {
   const { methods } = readRpcTables(SET);
 
-  it("lists every method of rpc.md in its order, with its params and result titles", () => {
+  it("lists every method of docs/rpc.md in the table's order, with its params and result titles", () => {
     expect(methods.map((m) => [m.method, m.paramsTitle, m.resultTitle])).toEqual(SPEC_METHODS);
   });
 
@@ -287,7 +287,7 @@ describe("the method table", () => {
 describe("the error table", () => {
   const { errors } = readRpcTables(SET);
 
-  it("has exactly rpc.md's domain codes and numbers", () => {
+  it("has exactly docs/rpc.md's domain codes and numbers", () => {
     expect({ ...RPC_ERROR_CODES }).toEqual(SPEC_DOMAIN_ERRORS);
     expect(Object.fromEntries(errors.domainErrors.map((e) => [e.code, e.jsonrpcCode]))).toEqual(
       SPEC_DOMAIN_ERRORS,
@@ -303,7 +303,7 @@ describe("the error table", () => {
     ]);
   });
 
-  it("gives each domain error rpc.md's data members, plus its code", () => {
+  it("gives each domain error its data members, plus its code", () => {
     for (const e of errors.domainErrors) {
       const members = Object.keys(e.data.properties).map((name) =>
         e.data.required.includes(name) ? name : `${name}?`,
@@ -517,7 +517,7 @@ describe("the params schemas", () => {
     ).toBe(false);
   });
 
-  it("accept the handshake result rpc.md describes", () => {
+  it("accept the handshake result docs/rpc.md describes", () => {
     const result = {
       protocolVersion: 1,
       agentInfo: { name: "seedline", version: "0.1.0" },

@@ -241,7 +241,7 @@ describe("create: the header", () => {
 });
 
 describe("create: stored at once", () => {
-  // Before readers.md, a session created without a seed was stored only at its first append: this
+  // Before docs/readers.md's rules, a session created without a seed was stored only at its first append: this
   // test failed there at `backend.has("fresh")` (false) and at the second store's `get` (undefined).
   it("stores a session created without a seed at once, header only, visible to another store", async () => {
     const backend = new MemoryBackend();
@@ -354,7 +354,7 @@ describe("openForWriting: crash repair", () => {
   }
   const header: SessionHeader = { version: 0, id: "crashed", createdAt: 1, cwd: "/work/c" };
 
-  // Before readers.md, `load` took the writer lock and repaired: this failed there with 17 events
+  // Before docs/readers.md's rules, `load` took the writer lock and repaired: this failed there with 17 events
   // read and the closers stored by a mere read.
   it("reads an interrupted log as stored, its turn open, and stores nothing", async () => {
     const backend = new MemoryBackend();

@@ -416,7 +416,7 @@ describe("SQLite backend", () => {
         .run(TURN + 2),
     );
     const store = new SessionStore({ backend });
-    // Readers see the log as stored; crash repair is the writer's job (readers.md).
+    // Readers see the log as stored; crash repair is the writer's job (docs/readers.md).
     expect(await (await store.load("r")).readEvents()).toEqual(log);
     const session = await store.openForWriting("r");
     expect((await session.readEvents()).slice(0, TURN + 2)).toEqual(log);

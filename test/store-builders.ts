@@ -130,7 +130,7 @@ export function compactionLog(): SessionEvent[] {
   return events;
 }
 
-/** The role a surface event's message takes (log.md, derived messages). */
+/** The role a surface event's message takes (docs/log.md, derived messages). */
 export function roleOf(type: SurfaceEligibleType): "user" | "assistant" {
   return type === "assistant/message" ? "assistant" : "user";
 }

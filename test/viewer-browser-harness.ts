@@ -9,7 +9,7 @@ import { MAIN, ROOT } from "./cli-harness.js";
 /** Debian's Chromium; `.ci/run` installs it when missing. `SEEDLINE_CHROMIUM` names another binary. */
 export const CHROMIUM = process.env.SEEDLINE_CHROMIUM ?? "/usr/bin/chromium";
 
-/** Where the tests write screenshots of the main views (git-ignored; the README names it). */
+/** Where the tests write screenshots of the main views (git-ignored; docs/viewer.md names it). */
 export const ARTIFACTS = join(ROOT, "test", "artifacts", "viewer");
 
 /**

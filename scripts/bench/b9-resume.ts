@@ -26,7 +26,7 @@ import {
 import { readCheckFacts, resumeChecks, resumeLines } from "./read-checks.js";
 import { syntheticLog } from "./synthetic-log.js";
 
-/** quality.md's target for B9. */
+/** docs/performance.md's target for B9. */
 export const B9_TARGET = { op: "<=", value: 1.3 } as const;
 
 /** The member a message-producing event has, as it appears in a stored JSONL line. */

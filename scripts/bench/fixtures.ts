@@ -16,7 +16,7 @@ import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js"
 import { derivedTitle } from "../../src/log/session-title.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
 
-/** The sizes of one run: quality.md's in a full run, small ones with `--quick`. */
+/** The sizes of one run: docs/performance.md's in a full run, small ones with `--quick`. */
 export interface Sizes {
   readonly rounds: number;
   /** Events appended by B1 and B2. */

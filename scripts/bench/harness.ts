@@ -24,7 +24,7 @@ export interface Spread {
 
 /** One line of the results table: a subject measured against its floor, round by round. */
 export interface BenchRow {
-  /** The quality.md id (B1…B9, M1…M3, W1, W2). */
+  /** The docs/performance.md id (B1…B9, M1…M3, W1, W2, S1, V1, P1…P3). */
   readonly id: string;
   /** What the subject is. */
   readonly what: string;
@@ -71,7 +71,7 @@ export interface SkippedRow {
   readonly reason: string;
 }
 
-/** A benchmark: one quality.md id, producing one or more rows. */
+/** A benchmark: one docs/performance.md id, producing one or more rows. */
 export interface Benchmark {
   readonly id: string;
   readonly title: string;

@@ -9,7 +9,7 @@ import { syntheticLog } from "./synthetic-log.js";
 
 const MIB = 1024 * 1024;
 
-/** quality.md's target for M2 and M3: the server's resident memory, in MiB. */
+/** docs/performance.md's target for M2 and M3: the server's resident memory, in MiB. */
 export const SERVER_RSS_TARGET = { op: "<=", value: 300 } as const;
 
 /** Requests in flight at once, each for a different session. */

@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only B1,B3] [-- --out FILE]`: runs the benchmarks of quality.md, prints a table, writes bench-results.json.
+// `npm run bench [-- --quick] [-- --only B1,B3] [-- --out FILE]`: runs the benchmarks of docs/performance.md, prints a table, writes bench-results.json.
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, platform, release, totalmem } from "node:os";
@@ -46,7 +46,7 @@ import { w2IdleWatches } from "./w2-idle-watches.js";
 import { WATCH_KINDS } from "./watch-stores.js";
 
 /**
- * Every benchmark, in quality.md's order; the PostgreSQL rows of an id follow the others (they are
+ * Every benchmark, in docs/performance.md's order; the PostgreSQL rows of an id follow the others (they are
  * skipped, with the reason, when no server answers).
  */
 export function benchmarks(sizes: Sizes): Benchmark[] {

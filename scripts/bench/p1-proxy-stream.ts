@@ -5,7 +5,7 @@ import { type Benchmark, fmt, median, rotate, row, tempDir } from "./harness.js"
 import { startProxyProcess } from "./proxy-process.js";
 import { chatStream, startBenchUpstream } from "./proxy-upstream.js";
 
-/** quality.md's target: at most 1.10 × the floor + 2 ms, held as subject / that allowance ≤ 1. */
+/** docs/performance.md's target (P1): at most 1.10 × the floor + 2 ms, held as subject / that allowance ≤ 1. */
 const FACTOR = 1.1;
 const SLACK_MS = 2;
 

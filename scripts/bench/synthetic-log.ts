@@ -137,7 +137,7 @@ export interface SyntheticShape {
   readonly chunks: readonly [number, number];
 }
 
-/** quality.md's shape: 1–4 steps of 20–200 chunks; 55-character deltas make ~300-byte events. */
+/** docs/performance.md's shape: 1–4 steps of 20–200 chunks; 55-character deltas make ~300-byte events. */
 export const DEFAULT_SHAPE: SyntheticShape = {
   deltaChars: 55,
   resultChars: [200, 3000],

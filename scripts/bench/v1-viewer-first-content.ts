@@ -8,7 +8,7 @@ import { type Benchmark, fmt, row, tempDir } from "./harness.js";
 import { entryArgs, REPO_ROOT } from "./runtime.js";
 import { syntheticLog } from "./synthetic-log.js";
 
-/** viewer.md's target for V1: the first screen of a 100,000-event session within a second. */
+/** docs/viewer.md's target for V1: the first screen of a 100,000-event session within a second. */
 export const V1_TARGET = { op: "<=", value: 1000 } as const;
 
 /** The events of one timeline page the app asks for (src/viewer/app/timeline.ts, PAGE_EVENTS). */

@@ -1,4 +1,4 @@
-// W1: watch latency across processes: from the writer's acknowledgement (one spawned server) to the session/events notification reaching a client of another spawned server, each durable backend, at readers.md's two load shapes.
+// W1: watch latency across processes: from the writer's acknowledgement (one spawned server) to the session/events notification reaching a client of another spawned server, each durable backend, at the two load shapes of docs/performance.md (W1).
 import { setMaxListeners } from "node:events";
 import type { SeedlineClient } from "../../src/client/seedline-client.js";
 import { type SessionEvent, SessionStore } from "../../src/index.js";
@@ -9,21 +9,21 @@ import { spawnSeedline } from "./rpc-clients.js";
 import { syntheticLog } from "./synthetic-log.js";
 import { type WatchKind, watchStore } from "./watch-stores.js";
 
-/** readers.md's targets, absolute: the median and the 99th percentile of the latencies, in ms. */
+/** docs/performance.md's W1 targets, absolute: the median and the 99th percentile of the latencies, in ms. */
 const TARGET_MEDIAN_MS = 50;
 const TARGET_P99_MS = 250;
 
 /** How long after the last acknowledgement a measurement waits for notifications still on their way. */
 const GRACE_MS = 5000;
 
-/** What each backend uses to hear another process's appends (readers.md), for the facts. */
+/** What each backend uses to hear another process's appends (docs/readers.md), for the facts. */
 const MECHANISM: Record<WatchKind, string> = {
   sqlite: "PRAGMA data_version polled",
   jsonl: "fs.watch on the sessions folder",
   postgres: "LISTEN/NOTIFY",
 };
 
-/** A load shape of readers.md: `sessions` sessions, each appended to `perSecond` times a second. */
+/** A load shape of W1 (docs/performance.md): `sessions` sessions, each appended to `perSecond` times a second. */
 interface Shape {
   readonly key: string;
   readonly sessions: number;

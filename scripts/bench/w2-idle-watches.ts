@@ -8,7 +8,7 @@ import { type Benchmark, type BenchRow, fmt, row, settle } from "./harness.js";
 import { spawnSeedline } from "./rpc-clients.js";
 import { type WatchKind, watchStore } from "./watch-stores.js";
 
-/** quality.md's target: the server's CPU, in % of one core. */
+/** docs/performance.md's target (W2): the server's CPU, in % of one core. */
 const TARGET_PERCENT = 2;
 
 /** How long the server is left alone after its watches are set up, before the window opens. */

@@ -1,4 +1,4 @@
-// The log invariants of log.md as pure "validate, then apply" steps over a small running state.
+// The log invariants of docs/log.md as pure "validate, then apply" steps over a small running state.
 
 import { type InvariantRule, StorageError, show } from "../errors.js";
 import {

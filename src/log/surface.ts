@@ -368,7 +368,7 @@ export function packOlderMessages(surface: Surface, keepText?: number): void {
 }
 
 /**
- * The provider message one surface event produces (log.md, derived messages), frozen. Content is
+ * The provider message one surface event produces (docs/log.md, derived messages), frozen. Content is
  * shared with the (frozen) event, so nothing done to a message can change the log.
  */
 export function messageOf(event: SurfaceEvent): DerivedMessage | undefined {

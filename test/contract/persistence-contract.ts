@@ -513,7 +513,7 @@ export function runPersistenceContract(
         const a = await store();
         await a.create({ id: "shared", seed: [] });
         await a.close();
-        // Before readers.md a read took the writer lock and kept it (SESSION_BUSY for the writer).
+        // Before docs/readers.md's rules a read took the writer lock and kept it (SESSION_BUSY for the writer).
         const reader = await store();
         expect((await reader.load("shared")).nextSeq).toBe(0);
         const writer = await store();

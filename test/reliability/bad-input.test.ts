@@ -1,4 +1,4 @@
-// R3 (quality.md): thousands of generated bad frames against the real spawned server — it never exits or hangs, answers every request with a code from the table, and rejected appends change nothing.
+// R3 (docs/performance.md): thousands of generated bad frames against the real spawned server — it never exits or hangs, answers every request with a code from the table, and rejected appends change nothing.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

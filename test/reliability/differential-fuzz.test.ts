@@ -1,4 +1,4 @@
-// R6 (quality.md): random valid logs written through memory, JSONL, SQLite and PostgreSQL read back identically, equal to the input.
+// R6 (docs/performance.md): random valid logs written through memory, JSONL, SQLite and PostgreSQL read back identically, equal to the input.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// R7 (quality.md), PostgreSQL: a server whose connections are terminated or partitioned mid-request, round after round, answers each request, keeps serving and loses nothing it acknowledged.
+// R7 (docs/performance.md), PostgreSQL: a server whose connections are terminated or partitioned mid-request, round after round, answers each request, keeps serving and loses nothing it acknowledged.
 import { expect, it } from "vitest";
 import type { SessionEvent } from "../../src/generated.js";
 import { simpleTurn } from "../builders.js";

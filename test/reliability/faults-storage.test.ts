@@ -1,4 +1,4 @@
-// R7 (quality.md), the storage part: a full disk, permissions taken away and an SQLite file moved away under real
+// R7 (docs/performance.md), the storage part: a full disk, permissions taken away and an SQLite file moved away under real
 // running servers — a storage code for each (never INTERNAL), no hang, nothing acknowledged lost, other requests served.
 //
 // Seen failing before the fix (src/ at d7a1030, dist rebuilt): the first refused append of the

@@ -1,4 +1,4 @@
-// R3/R7 (quality.md): clients that open live streams or watches and never read — the spawned viewer and server hold bounded memory while appends go on, and keep serving others.
+// R3/R7 (docs/performance.md): clients that open live streams or watches and never read — the spawned viewer and server hold bounded memory while appends go on, and keep serving others.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";

@@ -1,4 +1,4 @@
-// R1 (quality.md): a writer killed with SIGKILL at random moments loses nothing it acknowledged, on JSONL and on SQLite.
+// R1 (docs/performance.md): a writer killed with SIGKILL at random moments loses nothing it acknowledged, on JSONL and on SQLite.
 // This file is also the writer: run with SEEDLINE_R1_CHILD=1 it appends turns until it is killed.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";

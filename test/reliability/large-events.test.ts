@@ -1,4 +1,4 @@
-// R3 and R7 (quality.md) with 8 MiB events: a spawned server over a session of a few big tool outputs answers every
+// R3 and R7 (docs/performance.md) with 8 MiB events: a spawned server over a session of a few big tool outputs answers every
 // read method with a page, a part or RESPONSE_TOO_LARGE — a code from the table, never INTERNAL — and keeps serving.
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/cli/store.js";

@@ -1,4 +1,4 @@
-// R3/R7 (quality.md), U+0000: a spawned server on each durable backend takes events, titles and queries holding U+0000, stores what it acknowledged, and answers every search with results (never INTERNAL), before and after a restart, alike on every backend.
+// R3/R7 (docs/performance.md), U+0000: a spawned server on each durable backend takes events, titles and queries holding U+0000, stores what it acknowledged, and answers every search with results (never INTERNAL), before and after a restart, alike on every backend.
 import { afterAll, describe, expect, it } from "vitest";
 import type { SeedlineClient, SessionEvent, SessionSearchResult } from "../../src/index.js";
 import { simpleTurn } from "../builders.js";

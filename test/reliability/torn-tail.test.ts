@@ -1,4 +1,4 @@
-// R2 (quality.md): a log cut or damaged near its end loads as its intact prefix; CORRUPT_LOG only for damage at or before the last turn/end.
+// R2 (docs/performance.md): a log cut or damaged near its end loads as its intact prefix; CORRUPT_LOG only for damage at or before the last turn/end.
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// R5 (quality.md): two processes on one store — different sessions never see SQLITE_BUSY; on one session one writer wins and lines never interleave.
+// R5 (docs/performance.md): two processes on one store — different sessions never see SQLITE_BUSY; on one session one writer wins and lines never interleave.
 // This file is also the second process: run with SEEDLINE_R5_CHILD=1 it plays one writer.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";

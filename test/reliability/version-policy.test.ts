@@ -1,4 +1,4 @@
-// R4 (quality.md): stores and logs of other versions are refused with FORMAT_UNSUPPORTED and the direction, in the SDK and by the spawned server, and left byte for byte as they were.
+// R4 (docs/performance.md): stores and logs of other versions are refused with FORMAT_UNSUPPORTED and the direction, in the SDK and by the spawned server, and left byte for byte as they were.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import {

@@ -232,7 +232,7 @@ export class RolloutMapper {
         return;
       case "user":
         // The user typed it when Codex's copy (event_msg user_message) comes next; else Codex put
-        // it there (AGENTS.md, environment context, …). The next line decides.
+        // it there (the project's agent instructions, environment context, …). The next line decides.
         this.#pending = { line, record, content, keep, time: this.log.time };
         return;
       case "developer":

@@ -136,7 +136,7 @@ const COPY_BYTES = 1 << 20;
 
 /**
  * Sessions as JSONL files: `<root>/sessions/<encoded id>.jsonl`, a header line then one event per
- * line (storage.md, "JSONL backend"); a long id's log the previous build named differently is
+ * line (docs/storage.md, "JSONL"); a long id's log the previous build named differently is
  * found there too, and moved to its own name on its first write. New files appear atomically (temp file, flush, `link`),
  * appends are flushed before they are acknowledged and cut back when they fail, and one writer
  * per session is kept across processes by lock files beside the logs (`<encoded id>.lck`, locks

@@ -16,7 +16,7 @@ const HEADER_READ_BYTES = 4096;
  * Where session `id`'s log is in `dir`, or undefined when it certainly has none there. For almost
  * every id this is the path of its name, without touching the file system. Two kinds of id cost
  * a `stat` and a header read, because the previous build shortened long ids' names to 150 bytes,
- * `~` and a hash — a name that a short id's plain encoding can equal (storage.md, "JSONL backend"):
+ * `~` and a hash — a name that a short id's plain encoding can equal (docs/storage.md, "JSONL"):
  * - a long id whose file is not under its name is looked up under its old name, and found there
  *   only when that file's header names it — otherwise the file is the short id's, and the long
  *   session does not exist;
