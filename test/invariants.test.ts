@@ -1,5 +1,6 @@
 // The log invariants of log.md, the batch rules and immutability, through SessionLog (seed and append).
 import { describe, expect, it } from "vitest";
+import { validateSessionHeaderLine } from "../src/generated.js";
 import {
   deriveMessages,
   InvalidEventError,
@@ -7,7 +8,6 @@ import {
   isSurfaceEligibleType,
   type SessionEvent,
   StorageError,
-  validateSessionHeaderLine,
 } from "../src/index.js";
 import {
   assistantChunk,

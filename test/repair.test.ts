@@ -1,12 +1,8 @@
 // Crash repair: the closers interruptedTurnClosers gives a log that ends inside a turn.
 import { describe, expect, it } from "vitest";
-import {
-  type EventOf,
-  INTERRUPTED_RESULT_TEXT,
-  interruptedTurnClosers,
-  type SessionEvent,
-  validateSessionHeaderLine,
-} from "../src/index.js";
+import { validateSessionHeaderLine } from "../src/generated.js";
+import { type EventOf, interruptedTurnClosers, type SessionEvent } from "../src/index.js";
+import { INTERRUPTED_RESULT_TEXT } from "../src/log/repair.js";
 import {
   assistantChunk,
   assistantMessage,

@@ -1,16 +1,16 @@
 // SessionStore over MemoryBackend: header rules, lazy storage, the corpus as seeds, crash repair, list, delete, appends.
 
 import { describe, expect, it } from "vitest";
+import type { SessionHeaderLine } from "../src/generated.js";
 import {
-  INTERRUPTED_RESULT_TEXT,
   MemoryBackend,
   type SessionEvent,
   type SessionHeader,
-  type SessionHeaderLine,
   SessionStore,
   StorageError,
-  serializeEvents,
 } from "../src/index.js";
+import { INTERRUPTED_RESULT_TEXT } from "../src/log/repair.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import {
   balancedLog,
   contextMessage,
