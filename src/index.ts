@@ -42,7 +42,8 @@ export {
   StorageUnavailableError,
 } from "./errors.js";
 // Generated from schema/: the shapes a user stores, reads back or sends, and their validators.
-// Each RPC method's params and result are RpcParams<M> and RpcResult<M>.
+// Each RPC method's params and result are RpcParams<M> and RpcResult<M>, a notification's
+// params RpcNotificationParams<N>.
 export type {
   AcpSessionUpdate,
   AssistantChunkData,
@@ -79,10 +80,13 @@ export type {
   ReplayNextResult,
   RpcErrorCode,
   RpcMethodName,
+  RpcNotificationName,
+  RpcNotificationParams,
   RpcParams,
   RpcResult,
   SessionEvent,
   SessionHeader,
+  SessionHeaderLine,
   SessionRecordResult,
   SessionScript,
   SessionSearchResult,
@@ -120,6 +124,7 @@ export {
   type Validator,
   validateSessionEvent,
   validateSessionHeader,
+  validateSessionHeaderLine,
   validateSessionScript,
 } from "./generated.js";
 // ACP: a session's events as Agent Client Protocol updates, for a harness's own ACP agent.
@@ -166,6 +171,7 @@ export {
   enactEntry,
   RecordedModelError,
   ReplayModel,
+  replayProblems,
   type StoredScriptsOptions,
   storedSessionScript,
   type UnservedScript,

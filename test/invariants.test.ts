@@ -1,6 +1,5 @@
 // The log invariants of log.md, the batch rules and immutability, through SessionLog (seed and append).
 import { describe, expect, it } from "vitest";
-import { validateSessionHeaderLine } from "../src/generated.js";
 import {
   deriveMessages,
   InvalidEventError,
@@ -8,6 +7,7 @@ import {
   isSurfaceEligibleType,
   type SessionEvent,
   StorageError,
+  validateSessionHeaderLine,
 } from "../src/index.js";
 import {
   assistantChunk,

@@ -1,7 +1,11 @@
 // Crash repair: the closers interruptedTurnClosers gives a log that ends inside a turn.
 import { describe, expect, it } from "vitest";
-import { validateSessionHeaderLine } from "../src/generated.js";
-import { type EventOf, interruptedTurnClosers, type SessionEvent } from "../src/index.js";
+import {
+  type EventOf,
+  interruptedTurnClosers,
+  type SessionEvent,
+  validateSessionHeaderLine,
+} from "../src/index.js";
 import { INTERRUPTED_RESULT_TEXT } from "../src/log/repair.js";
 import {
   assistantChunk,

@@ -4,17 +4,13 @@ import {
   type ContentBlock,
   deriveReplayScript,
   ReplayError,
+  replayProblems,
   type SessionEvent,
   type StreamChunk,
   type TurnEndReason,
 } from "../src/index.js";
 import { SessionLog } from "../src/log/session-log.js";
-import {
-  assembleMessage,
-  parseSessionFile,
-  replayProblems,
-  sessionScript,
-} from "../src/replay/index.js";
+import { assembleMessage, parseSessionFile, sessionScript } from "../src/replay/index.js";
 import {
   assistantChunk,
   stepEnd,

@@ -1,11 +1,11 @@
 // SessionStore over MemoryBackend: header rules, lazy storage, the corpus as seeds, crash repair, list, delete, appends.
 
 import { describe, expect, it } from "vitest";
-import type { SessionHeaderLine } from "../src/generated.js";
 import {
   MemoryBackend,
   type SessionEvent,
   type SessionHeader,
+  type SessionHeaderLine,
   SessionStore,
   StorageError,
 } from "../src/index.js";
