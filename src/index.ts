@@ -1,5 +1,6 @@
-// The public entry of the seedline package: every name a user may import, listed on purpose.
-// docs/api-report.md records each with its signature; `npm run api-report -- --check` fails on a change.
+// The public entry of the seedline package: what a user calls, listed on purpose and kept short.
+// Everything else is internal: the CLI, the server and the tests reach it by its module's path.
+// docs/api-report.md records each name with its signature; `npm run api-report -- --check` fails on a change.
 
 export {
   ClientWatch,
@@ -17,6 +18,7 @@ export {
   type ServerExit,
   type SpawnOptions,
 } from "./client/seedline-client.js";
+// Errors: every one a SeedlineError with a literal code; match with hasCode.
 export {
   type CodedError,
   type ErrorDetails,
@@ -39,208 +41,70 @@ export {
   StorageRefusedError,
   StorageUnavailableError,
 } from "./errors.js";
-// Generated from schema/: the log's and the wire's types, the event catalogue, the RPC method and
-// error tables, and validators for the shapes a user stores or reads back. Storage layouts and
-// queries are the backends' own and stay internal.
+// Generated from schema/: the shapes a user stores, reads back or sends, and their validators.
+// Each RPC method's params and result are RpcParams<M> and RpcResult<M>, a notification's
+// params RpcNotificationParams<N>.
 export type {
-  AbortedFinishReason,
-  AbortedTurnEndReason,
-  AbsolutePath,
-  AcpAgentMessageChunk,
-  AcpAgentThoughtChunk,
-  AcpMeta,
-  AcpPlan,
-  AcpPlanEntry,
   AcpSessionUpdate,
-  AcpTextContent,
-  AcpToolCall,
-  AcpToolCallContent,
-  AcpToolCallUpdate,
-  AcpToolKind,
-  AcpUserMessageChunk,
-  AgentCapabilities,
-  AmbiguousIdErrorData,
   AssistantChunkData,
   AssistantChunkEvent,
   AssistantMessageData,
   AssistantMessageEvent,
-  BlockEndChunk,
-  BlockStartChunk,
   CompactEndData,
   CompactEndEvent,
   CompactStartData,
   CompactStartEvent,
   CompactSummaryData,
   CompactSummaryEvent,
-  CompletedTurnEndReason,
   ContentBlock,
   ContextMessageData,
   ContextMessageEvent,
-  CorruptLogErrorData,
   CreateSessionMeta,
   CreateSessionOptions,
   DerivedMessage,
-  DisposedTurnEndReason,
-  ErrorFinishReason,
-  ErrorTurnEndReason,
-  FinishChunk,
   FinishReason,
   ForeignRecordData,
   ForeignRecordEvent,
-  FormatUnsupportedErrorData,
   HookInvokedData,
   HookInvokedEvent,
   HookResultData,
   HookResultEvent,
-  InitializeParams,
-  InitializeResult,
-  InjectionTrigger,
-  InternalErrorData,
-  InterruptedTurnEndReason,
-  InvalidBoundaryErrorData,
-  InvalidEventErrorData,
-  InvalidParamsErrorData,
-  JsonRpcProtocolError,
-  JsonRpcProtocolErrorData,
-  MaxTokensFinishReason,
-  MaxTokensTurnEndReason,
   MessageSource,
-  MessageTrigger,
-  MethodNotFoundErrorData,
   ModelRequest,
-  ModelRequestMessage,
-  ModelRequestTool,
   ModelResponse,
-  OpenTurnErrorData,
-  PluginSource,
   PromptBlockedData,
   PromptBlockedEvent,
   ReasoningBlock,
-  ReasoningDeltaChunk,
-  RecordChunksOp,
   RecordOp,
-  RecordRefusedErrorData,
-  RecordStepEndOp,
-  RecordStepStartOp,
-  RecordToolResultOp,
-  RecordTurnEndOp,
-  RecordTurnStartOp,
-  RejectedTurnEndReason,
-  ReplaceSurfaceOp,
-  ReplayChunksEntry,
-  ReplayCloseParams,
-  ReplayCloseResult,
   ReplayEntry,
-  ReplayExhaustedErrorData,
-  ReplayHangEntry,
-  ReplayId,
-  ReplayIncompleteErrorData,
-  ReplayLimitErrorData,
-  ReplayNextParams,
   ReplayNextResult,
-  ReplayNotFoundErrorData,
-  ReplayOpenParams,
-  ReplayOpenResult,
-  ReplayOverrides,
-  ReplayScriptParams,
-  ReplayScriptResult,
-  ReplayScriptsParams,
-  ReplayScriptsResult,
-  ReplayThrowEntry,
-  ReplayUnexpectedSessionErrorData,
-  ResponseTooLargeErrorData,
   RpcErrorCode,
-  RpcErrorData,
-  RpcMethodErrorCode,
   RpcMethodName,
-  RpcMethodSpec,
-  RpcMethods,
   RpcNotificationName,
   RpcNotificationParams,
-  RpcNotificationSpec,
-  RpcNotifications,
   RpcParams,
   RpcResult,
-  SearchExcerpt,
-  SeedlineServerInfo,
-  SeqConflictErrorData,
-  SessionAlreadyExistsErrorData,
-  SessionAppendParams,
-  SessionAppendResult,
-  SessionBusyErrorData,
-  SessionCreateMeta,
-  SessionCreateParams,
-  SessionCreateResult,
-  SessionDeleteParams,
-  SessionDeleteResult,
   SessionEvent,
-  SessionEventsParams,
-  SessionExportParams,
-  SessionExportResult,
-  SessionForkParams,
-  SessionForkResult,
   SessionHeader,
   SessionHeaderLine,
-  SessionId,
-  SessionImported,
-  SessionImportParams,
-  SessionImportResult,
-  SessionImportStaged,
-  SessionListEntry,
-  SessionListParams,
-  SessionListResult,
-  SessionLoadMeta,
-  SessionLoadParams,
-  SessionLoadResult,
-  SessionMessagesParams,
-  SessionMessagesResult,
-  SessionNewParams,
-  SessionNewResult,
-  SessionNotFoundErrorData,
-  SessionOpenParams,
-  SessionOpenResult,
-  SessionReadParams,
-  SessionReadResult,
-  SessionRecordParams,
   SessionRecordResult,
   SessionScript,
-  SessionSearchEntry,
-  SessionSearchParams,
   SessionSearchResult,
-  SessionSetTitleParams,
-  SessionSetTitleResult,
-  SessionUnwatchParams,
-  SessionUnwatchResult,
-  SessionUpdateMeta,
-  SessionUpdateParams,
-  SessionWatchEnd,
-  SessionWatchParams,
-  SessionWatchResult,
-  ShadowedRange,
-  SourceEventSeqs,
   SteeringMessageData,
   SteeringMessageEvent,
   StepEndData,
   StepEndEvent,
   StepStartData,
   StepStartEvent,
-  StopFinishReason,
-  StorageRefusedErrorData,
-  StorageUnavailableErrorData,
   StreamChunk,
   SurfaceOp,
   TextBlock,
-  TextDeltaChunk,
-  TextSpan,
-  TodoItem,
   TodoWriteData,
   TodoWriteEvent,
   TokenUsage,
   ToolCallBlock,
   ToolCallData,
-  ToolCallDeltaChunk,
   ToolCallEvent,
-  ToolCallsFinishReason,
   ToolError,
   ToolResultBlock,
   ToolResultData,
@@ -251,69 +115,35 @@ export type {
   TurnStartData,
   TurnStartEvent,
   TurnTrigger,
-  UnmappedProviderEvent,
-  UsageChunk,
   UserMessageData,
   UserMessageEvent,
-  UserSource,
-  WatchId,
-  WatchOverflowErrorData,
-  WireError,
 } from "./generated.js";
 export {
-  EVENT_CATALOGUE,
-  EVENT_TYPES,
   type EventType,
-  isRpcErrorCode,
-  isRpcMethodName,
-  JSONRPC_PROTOCOL_ERRORS,
-  POSTGRES_LAYOUT_VERSION,
-  RPC_ERROR_CODE_NAMES,
-  RPC_ERROR_CODES,
-  RPC_METHOD,
-  RPC_METHOD_NAMES,
-  RPC_METHODS,
-  RPC_NOTIFICATION,
-  RPC_NOTIFICATIONS,
-  SESSION_FORMAT_VERSION,
-  SQLITE_LAYOUT_VERSION,
-  SURFACE_ELIGIBLE_TYPES,
   type SurfaceEligibleType,
   type Validator,
-  validateContentBlock,
-  validateCreateSessionOptions,
-  validateDerivedMessage,
-  validateReplayEntry,
   validateSessionEvent,
   validateSessionHeader,
   validateSessionHeaderLine,
   validateSessionScript,
 } from "./generated.js";
+// ACP: a session's events as Agent Client Protocol updates, for a harness's own ACP agent.
 export {
-  ACP_UPDATE_MAPPING,
   type AcpToolPresentation,
   type AcpToolPresenter,
-  type AcpUpdateMappingRow,
   type AcpUpdateOptions,
   acpToolCallId,
   acpUpdatesOf,
   defaultToolPresentation,
   toAcpUpdates,
 } from "./log/acp-updates.js";
-export {
-  lastCompletedTurnBoundary,
-  lastTurnMarkerAt,
-  resolveForkBoundary,
-} from "./log/fork-rules.js";
+// The log's pure rules, for code that holds events of its own.
+export { lastCompletedTurnBoundary } from "./log/fork-rules.js";
 export type { TurnMarker } from "./log/invariants.js";
-export { isInterruptedResult } from "./log/invariants.js";
-export { copyJsonValue, jsonValueProblem, MAX_JSON_DEPTH } from "./log/json-value.js";
-export { INTERRUPTED_RESULT_TEXT, interruptedTurnClosers } from "./log/repair.js";
-export { foldForSearch, searchableText, searchTerms } from "./log/search-text.js";
-export { SerializedEvent, serializeEvents } from "./log/serialized-event.js";
-export { type PreparedBatch, SessionLog } from "./log/session-log.js";
-export { deriveMessages, isSurfaceEligibleType, messageOf, Surface } from "./log/surface.js";
-export type { EventOf, SurfaceEvent } from "./log/types.js";
+export { interruptedTurnClosers } from "./log/repair.js";
+export type { SerializedEvent } from "./log/serialized-event.js";
+export { deriveMessages, isSurfaceEligibleType } from "./log/surface.js";
+export type { EventOf } from "./log/types.js";
 export {
   type ProxyServer,
   type ProxyServerOptions,
@@ -325,6 +155,7 @@ export {
   seedlineFetch,
 } from "./proxy/seedline-fetch.js";
 export type { ProxyMode } from "./proxy/types.js";
+// Recording an agent: turn by turn in code, or at its model API (in process, or as a local server).
 export {
   type FinishedStep,
   RecordedStep,
@@ -333,51 +164,22 @@ export {
   TurnRecorder,
   type TurnRecorderOptions,
 } from "./recorder/turn-recorder.js";
+// Replaying recorded model responses.
 export {
-  assembleMessage,
   deriveReplayScript,
   type EnactOptions,
   enactEntry,
-  FIXTURE_OVERRIDE_FILE,
-  FIXTURE_PRIMARY_FILE,
-  loadFixtureScripts,
-  loadSessionScripts,
-  orderScripts,
-  parseReplayOverride,
-  parseSessionFile,
-  parseSessionHeader,
-  parseSessionLog,
   RecordedModelError,
   ReplayModel,
   replayProblems,
-  type SessionFile,
-  type SessionFileHeader,
-  type SessionScriptFiles,
-  type SessionScriptOptions,
   type StoredScriptsOptions,
-  sessionScript,
   storedSessionScript,
-  storedSessionScripts,
   type UnservedScript,
 } from "./replay/index.js";
-export {
-  INTERNAL_MESSAGE,
-  ProtocolError,
-  toResponseError,
-  type WireErrorData,
-} from "./rpc/error-mapping.js";
-export { PAGE_BYTES } from "./rpc/frame-limit.js";
-export { FRAMINGS, type Framing } from "./rpc/framing.js";
-export { DEFAULT_IDLE_MS } from "./rpc/idle-sessions.js";
-export {
-  FramingError,
-  MAX_MESSAGE_BYTES,
-  NdjsonMessageReader,
-  NdjsonMessageWriter,
-} from "./rpc/ndjson-framing.js";
-export { DEFAULT_MAX_IN_FLIGHT } from "./rpc/read-gate.js";
+export type { Framing } from "./rpc/framing.js";
+// The JSON-RPC server in process, and the typed client of a server.
 export { type RpcServer, type ServeOptions, serve } from "./rpc/server.js";
-export { DEFAULT_WATCH_BUFFER_EVENTS } from "./rpc/watches.js";
+// Writing a backend of your own (proved by `seedline/testing`): the interface and what its members take and give.
 export type {
   Durability,
   IdMatches,
@@ -397,32 +199,23 @@ export type {
   StoredTitles,
   Unsubscribe,
 } from "./store/backend.js";
-export { ChangeHub, type ChangeHubHooks } from "./store/change-hub.js";
-export {
-  DEFAULT_PAGE_BYTES,
-  DEFAULT_READ_LIMIT,
-  type EventPage,
-  MAX_READ_LIMIT,
-  type ReadOptions,
-} from "./store/event-pages.js";
+// The store and its sessions: create, append, read, fork, list, search, watch.
+export type { EventPage, ReadOptions } from "./store/event-pages.js";
 export { JsonlBackend, type JsonlBackendOptions } from "./store/jsonl/jsonl-backend.js";
-export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./store/list-limit.js";
 export { MemoryBackend } from "./store/memory-backend.js";
+// Opening a store: by URL, or one backend by its class. SQLite and PostgreSQL are loaded (with
+// better-sqlite3 and pg) only when a store of their kind is opened.
 export {
-  DEFAULT_STORE_URL,
   type OpenBackendOptions,
   openBackend,
-  STORE_URL_FORMS,
-} from "./store/open-backend.js";
-export {
   PostgresBackend,
-  type PostgresBackendOptions,
-} from "./store/postgres/postgres-backend.js";
-export { DEFAULT_TIMEOUTS, type PostgresTimeouts } from "./store/postgres/timeouts.js";
-export { DEFAULT_SEARCH_LIMIT, type SearchOptions } from "./store/search.js";
+  SqliteBackend,
+} from "./store/open-backend.js";
+export type { PostgresBackendOptions } from "./store/postgres/postgres-backend.js";
+export type { PostgresTimeouts } from "./store/postgres/timeouts.js";
+export type { SearchOptions } from "./store/search.js";
 export {
   type AppendOptions,
-  DEFAULT_MAX_WRITER_LOCKS,
   type EventRange,
   type ForkOptions,
   type OpenedSession,
@@ -432,10 +225,5 @@ export {
   type StoreListedSession,
   type StoreListPage,
 } from "./store/session-store.js";
-export {
-  DEFAULT_WATCH_BATCH,
-  SessionWatch,
-  type WatchBatch,
-  type WatchOptions,
-} from "./store/session-watch.js";
-export { SqliteBackend, type SqliteBackendOptions } from "./store/sqlite/sqlite-backend.js";
+export { SessionWatch, type WatchBatch, type WatchOptions } from "./store/session-watch.js";
+export type { SqliteBackendOptions } from "./store/sqlite/sqlite-backend.js";

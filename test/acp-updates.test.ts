@@ -2,15 +2,15 @@
 import { createRequire } from "node:module";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
+import { EVENT_TYPES } from "../src/generated.js";
 import {
-  ACP_UPDATE_MAPPING,
   type AcpSessionUpdate,
   acpUpdatesOf,
   defaultToolPresentation,
-  EVENT_TYPES,
   type SessionEvent,
   toAcpUpdates,
 } from "../src/index.js";
+import { ACP_UPDATE_MAPPING } from "../src/log/acp-updates.js";
 import {
   assistantChunk,
   assistantMessage,

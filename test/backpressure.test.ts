@@ -24,13 +24,10 @@ import { PassThrough, type Readable, type Writable } from "node:stream";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { RequestMessage } from "vscode-jsonrpc";
 import { StreamMessageReader } from "vscode-jsonrpc/node";
-import {
-  type Framing,
-  NdjsonMessageReader,
-  RPC_ERROR_CODES,
-  type SessionEvent,
-} from "../src/index.js";
+import { RPC_ERROR_CODES } from "../src/generated.js";
+import type { Framing, SessionEvent } from "../src/index.js";
 import { GatedMessageReader } from "../src/rpc/gated-reader.js";
+import { NdjsonMessageReader } from "../src/rpc/ndjson-framing.js";
 import { ReadGate } from "../src/rpc/read-gate.js";
 import { assistantChunk, balancedLog, stepStart, turnStart, userMessage } from "./builders.js";
 import { seedline } from "./cli-harness.js";

@@ -1,14 +1,14 @@
 // Shared fixture builders for tests: valid session events, balanced turns and headers, typed with the generated types.
+
+import type { SourceEventSeqs, TodoItem } from "../src/generated.js";
 import type {
   ContentBlock,
   EventOf,
   MessageSource,
   SessionEvent,
   SessionHeader,
-  SourceEventSeqs,
   StreamChunk,
   SurfaceOp,
-  TodoItem,
   ToolError,
   TurnEndReason,
   TurnTrigger,

@@ -166,6 +166,29 @@ describe("the packed package", () => {
     expect(names.filter((n) => n.startsWith("__"))).toEqual([]);
   });
 
+  // pg is an optional peer dependency, not installed here: every other store opens without it (the
+  // SQLite case above), and a PostgreSQL store says what to install. Seen failing with Node's own
+  // ERR_MODULE_NOT_FOUND before PostgresBackend.open named the missing package.
+  it("opens a PostgreSQL store only with pg installed, and says how to install it", () => {
+    expect(existsSync(join(dir, "node_modules", "pg"))).toBe(false);
+    const result = run(process.execPath, [
+      "--input-type=module",
+      "-e",
+      `import { openBackend } from "seedline";
+      const error = await openBackend("postgres://agent:secret@127.0.0.1:1/db").then(() => undefined, (e) => e);
+      console.log(JSON.stringify({ code: error?.code, message: error?.message, details: error?.details }));`,
+    ]);
+    expect(result.stderr).toBe("");
+    const answer = JSON.parse(result.stdout) as { code: string; message: string; details: object };
+    expect(answer.code).toBe("STORAGE_UNAVAILABLE");
+    expect(answer.message).toContain("run `npm install pg`");
+    expect(answer.message).not.toContain("secret");
+    expect(answer.details).toEqual({
+      location: "postgres://agent@127.0.0.1:1/db",
+      commitUnknown: false,
+    });
+  });
+
   it("serves from the binary without the generator installed", () => {
     const bin = join(dir, "node_modules", "seedline", "dist", "src", "cli", "main.js");
     const request = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "session/list", params: {} })}\n`;

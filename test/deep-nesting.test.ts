@@ -4,16 +4,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { RPC_ERROR_CODES } from "../src/generated.js";
 import {
   InvalidEventError,
   JsonlBackend,
-  MAX_JSON_DEPTH,
-  RPC_ERROR_CODES,
   type SessionHeader,
   SessionStore,
   SqliteBackend,
   StorageError,
 } from "../src/index.js";
+import { MAX_JSON_DEPTH } from "../src/log/json-value.js";
 import { formatHeaderLine } from "../src/log/jsonl-codec.js";
 import { stepStart, TIME, toolCall, toolResult, turnStart } from "./builders.js";
 import { expectCode, memoryServer, RawPeer } from "./rpc-fixtures.js";

@@ -3,7 +3,8 @@
 // stays within a few pages whatever the session holds.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../src/cli/store.js";
-import { PAGE_BYTES, type SeedlineClient, type SessionEvent } from "../src/index.js";
+import type { SeedlineClient, SessionEvent } from "../src/index.js";
+import { PAGE_BYTES } from "../src/rpc/frame-limit.js";
 import { READ_BYTES } from "../src/rpc/pages.js";
 import { BIG_OUTPUT, bigOutputTurn, MiB } from "./big-events.js";
 import { expectCode, spawnedClient, tempDir } from "./rpc-fixtures.js";

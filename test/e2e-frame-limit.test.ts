@@ -2,12 +2,8 @@
 // parts, RESPONSE_TOO_LARGE for one event past the limit, refusals that keep the request's id, and local refusals.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../src/cli/store.js";
-import {
-  MAX_MESSAGE_BYTES,
-  RequestTooLargeError,
-  type SeedlineClient,
-  type SessionEvent,
-} from "../src/index.js";
+import { RequestTooLargeError, type SeedlineClient, type SessionEvent } from "../src/index.js";
+import { MAX_MESSAGE_BYTES } from "../src/rpc/ndjson-framing.js";
 import { simpleTurn, userMessage } from "./builders.js";
 import { expectCode, frame, spawnedClient, spawnServer, tempDir } from "./rpc-fixtures.js";
 import { within } from "./waits.js";

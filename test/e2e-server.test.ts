@@ -2,10 +2,10 @@
 // PostgreSQL): every method, every error code a client can provoke, protocol errors, the raw NDJSON wire format, stdin
 // close and SIGTERM.
 import { afterAll, describe, expect, it } from "vitest";
+import { RPC_ERROR_CODE_NAMES } from "../src/generated.js";
 import {
   type Framing,
   openBackend,
-  RPC_ERROR_CODE_NAMES,
   type RpcErrorCode,
   SeedlineClient,
   SessionStore,

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { type CatalogueEntry, readEnvelopeMembers } from "../scripts/render-event-catalogue.js";
 import { CANONICAL_EVENT_MEMBERS } from "../src/generated.js";
-import { SerializedEvent } from "../src/index.js";
+import { SerializedEvent } from "../src/log/serialized-event.js";
 import { toolResult, turnStart } from "./builders.js";
 
 function entry(schemaPath: string, members: string[]): CatalogueEntry {

@@ -10,10 +10,10 @@ import {
   type SessionBackend,
   type SessionEvent,
   SessionForkError,
-  SessionLog,
   SessionStore,
   SqliteBackend,
 } from "../src/index.js";
+import { SessionLog } from "../src/log/session-log.js";
 import { simpleTurn } from "./builders.js";
 import { buildLog, logShapeArb } from "./log-arbitrary.js";
 import {

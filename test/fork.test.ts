@@ -11,8 +11,8 @@ import {
   type SessionHeader,
   SessionStore,
   StorageError,
-  serializeEvents,
 } from "../src/index.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import { balancedLog, simpleTurn, todoWrite, turnEnd, turnStart, userMessage } from "./builders.js";
 import { manualClock, openTurnTail, rejectionOf, storeOver } from "./store-builders.js";
 

@@ -3,7 +3,7 @@ import { constants } from "node:buffer";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { Message } from "vscode-jsonrpc";
-import { RPC_ERROR_CODES } from "../src/index.js";
+import { RPC_ERROR_CODES } from "../src/generated.js";
 import { checkFits } from "../src/rpc/frame-limit.js";
 import { FrameLimitWriter } from "../src/rpc/frame-limit-writer.js";
 import { NdjsonMessageWriter } from "../src/rpc/ndjson-framing.js";

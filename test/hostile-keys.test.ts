@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadSchemaSet, schemaDocuments } from "../scripts/lib/schema-set.js";
+import { RPC_ERROR_CODES } from "../src/generated.js";
 import {
   InvalidEventError,
-  RPC_ERROR_CODES,
   type SessionBackend,
   type SessionHeader,
   SessionStore,

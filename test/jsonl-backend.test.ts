@@ -21,15 +21,10 @@ import { join, relative } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  lastTurnMarkerAt,
-  type SessionEvent,
-  type SessionHeader,
-  SessionStore,
-  serializeEvents,
-} from "../src/index.js";
-import { nextTurnEndAfter } from "../src/log/fork-rules.js";
+import { type SessionEvent, type SessionHeader, SessionStore } from "../src/index.js";
+import { lastTurnMarkerAt, nextTurnEndAfter } from "../src/log/fork-rules.js";
 import { formatEventLine, formatHeaderLine } from "../src/log/jsonl-codec.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import { type FileOps, NODE_FILE_OPS } from "../src/store/jsonl/durable-file.js";
 import { JsonlBackend, type JsonlBackendOptions } from "../src/store/jsonl/jsonl-backend.js";
 import { logFileName } from "../src/store/jsonl/layout.js";

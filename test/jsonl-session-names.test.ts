@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionHeader } from "../src/index.js";
-import { serializeEvents } from "../src/index.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import { JsonlBackend } from "../src/store/jsonl/jsonl-backend.js";
 import { legacyLogFileName, logFileName } from "../src/store/jsonl/layout.js";
 import { simpleTurn, TIME, userMessage } from "./builders.js";

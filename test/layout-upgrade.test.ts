@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { SQLITE_UPGRADE_FROM } from "../src/generated.js";
-import { SessionStore, SQLITE_LAYOUT_VERSION, SqliteBackend } from "../src/index.js";
+import { SQLITE_LAYOUT_VERSION, SQLITE_UPGRADE_FROM } from "../src/generated.js";
+import { SessionStore, SqliteBackend } from "../src/index.js";
 import { titleFromContent } from "../src/log/session-title.js";
 import { corpusLogs } from "./corpus.js";
 

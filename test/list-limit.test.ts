@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, SessionStore } from "../src/index.js";
+import { SessionStore } from "../src/index.js";
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../src/store/list-limit.js";
 import { backendKinds } from "./backend-kinds.js";
 import { expectCode, memoryServer } from "./rpc-fixtures.js";
 

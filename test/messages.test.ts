@@ -5,9 +5,9 @@ import {
   deriveMessages,
   InvalidEventError,
   type SessionEvent,
-  SessionLog,
   SessionStore,
 } from "../src/index.js";
+import { SessionLog } from "../src/log/session-log.js";
 import {
   assistantMessage,
   contextMessage,

@@ -8,10 +8,10 @@ import {
   deriveMessages,
   JsonlBackend,
   type SessionEvent,
-  SessionLog,
   SessionStore,
 } from "../src/index.js";
 import { PackedBlock } from "../src/log/packed-messages.js";
+import { SessionLog } from "../src/log/session-log.js";
 import { type Session, UNPACKED_TEXT_BUDGET } from "../src/store/session-store.js";
 import {
   assistantMessage,

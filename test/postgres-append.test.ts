@@ -2,7 +2,7 @@
 import type pg from "pg";
 import { afterEach, expect, it } from "vitest";
 import type { SessionEvent, SessionHeader } from "../src/generated.js";
-import { serializeEvents } from "../src/index.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import { PostgresBackend } from "../src/store/postgres/postgres-backend.js";
 import type { PostgresTimeouts } from "../src/store/postgres/timeouts.js";
 import { simpleTurn, TIME } from "./builders.js";

@@ -2,7 +2,7 @@
 
 import { afterEach, expect, it } from "vitest";
 import type { SeedlineClient } from "../src/client/seedline-client.js";
-import { serializeEvents } from "../src/index.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import { advisoryKey } from "../src/store/postgres/connection.js";
 import { PostgresBackend } from "../src/store/postgres/postgres-backend.js";
 import { simpleTurn } from "./builders.js";

@@ -8,7 +8,7 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { afterEach, expect, it } from "vitest";
 import type { SessionHeader } from "../src/generated.js";
-import { serializeEvents } from "../src/index.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import { simpleTurn, TIME } from "./builders.js";
 import {
   describePostgres,

@@ -4,10 +4,10 @@
 // On PostgreSQL the two servers stand for two machines: two processes on one schema.
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { RPC_ERROR_CODES } from "../src/generated.js";
 import {
   type ClientWatch,
   ConnectionClosedError,
-  RPC_ERROR_CODES,
   RpcResponseError,
   type SeedlineClient,
   type SessionEvent,

@@ -2,11 +2,11 @@
 import { describe, expect, it } from "vitest";
 import {
   type EventOf,
-  INTERRUPTED_RESULT_TEXT,
   interruptedTurnClosers,
   type SessionEvent,
   validateSessionHeaderLine,
 } from "../src/index.js";
+import { INTERRUPTED_RESULT_TEXT } from "../src/log/repair.js";
 import {
   assistantChunk,
   assistantMessage,

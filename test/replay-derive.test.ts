@@ -1,18 +1,16 @@
 // deriveReplayScript and assembleMessage: the entry rules, on built logs and on every recorded log of the corpus.
 import { describe, expect, it } from "vitest";
 import {
-  assembleMessage,
   type ContentBlock,
   deriveReplayScript,
-  parseSessionFile,
   ReplayError,
   replayProblems,
   type SessionEvent,
-  SessionLog,
   type StreamChunk,
-  sessionScript,
   type TurnEndReason,
 } from "../src/index.js";
+import { SessionLog } from "../src/log/session-log.js";
+import { assembleMessage, parseSessionFile, sessionScript } from "../src/replay/index.js";
 import {
   assistantChunk,
   stepEnd,

@@ -5,18 +5,20 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   hasCode,
-  loadFixtureScripts,
-  loadSessionScripts,
-  orderScripts,
-  parseReplayOverride,
-  parseSessionHeader,
-  parseSessionLog,
   type ReplayEntry,
   ReplayError,
   type SessionEvent,
   type SessionScript,
   StorageError,
 } from "../src/index.js";
+import {
+  loadFixtureScripts,
+  loadSessionScripts,
+  orderScripts,
+  parseReplayOverride,
+  parseSessionHeader,
+  parseSessionLog,
+} from "../src/replay/index.js";
 import { assistantChunk, stepEnd, stepStart, turnEnd, turnStart, userMessage } from "./builders.js";
 import { CORPUS_DIR } from "./corpus.js";
 

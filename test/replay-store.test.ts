@@ -1,7 +1,6 @@
 // Replay over a SessionStore: the seed boundary of fork children, session trees, overrides, and replayed agent loops.
 import { describe, expect, it } from "vitest";
 import {
-  assembleMessage,
   type ContentBlock,
   type FinishReason,
   MemoryBackend,
@@ -12,8 +11,8 @@ import {
   SessionStore,
   type StreamChunk,
   storedSessionScript,
-  storedSessionScripts,
 } from "../src/index.js";
+import { assembleMessage, storedSessionScripts } from "../src/replay/index.js";
 import {
   assistantChunk,
   assistantMessage,

@@ -4,8 +4,13 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SessionBackend, SessionEvent } from "../src/index.js";
-import { MemoryBackend, SessionStore, serializeEvents } from "../src/index.js";
+import {
+  MemoryBackend,
+  type SessionBackend,
+  type SessionEvent,
+  SessionStore,
+} from "../src/index.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import type { JsonlBackend } from "../src/store/jsonl/jsonl-backend.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
 import {

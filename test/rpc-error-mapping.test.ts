@@ -2,21 +2,21 @@
 // never sent), and the protocol errors.
 import { describe, expect, it } from "vitest";
 import {
-  INTERNAL_MESSAGE,
-  InvalidEventError,
   JSONRPC_PROTOCOL_ERRORS,
-  ProtocolError,
-  ReplayError,
   RPC_ERROR_CODE_NAMES,
   RPC_ERROR_CODES,
-  type RpcErrorCode,
   type RpcErrorData,
+} from "../src/generated.js";
+import {
+  InvalidEventError,
+  ReplayError,
+  type RpcErrorCode,
   SeedlineError,
   SessionForkError,
   StorageError,
   StorageUnavailableError,
-  toResponseError,
 } from "../src/index.js";
+import { INTERNAL_MESSAGE, ProtocolError, toResponseError } from "../src/rpc/error-mapping.js";
 
 /** Example details of every domain error but INTERNAL (typed by the error table). */
 const DETAILS: { [C in Exclude<RpcErrorCode, "INTERNAL">]: Omit<RpcErrorData[C], "code"> } = {

@@ -6,11 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, type Readable, type Writable } from "node:stream";
 import { expect } from "vitest";
+import { RPC_ERROR_CODES, RPC_METHOD_NAMES, RPC_METHODS } from "../src/generated.js";
 import {
   type Framing,
-  RPC_ERROR_CODES,
-  RPC_METHOD_NAMES,
-  RPC_METHODS,
   type RpcErrorCode,
   type RpcMethodName,
   RpcResponseError,

@@ -3,8 +3,12 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { Message } from "vscode-jsonrpc";
-import { type FramingError, NdjsonMessageReader, NdjsonMessageWriter } from "../src/index.js";
 import { checkMessage } from "../src/rpc/inbound.js";
+import {
+  type FramingError,
+  NdjsonMessageReader,
+  NdjsonMessageWriter,
+} from "../src/rpc/ndjson-framing.js";
 import { KeyedQueue } from "../src/rpc/ordering.js";
 
 /** Feeds `chunks` to a reader and collects what it delivers and reports. */

@@ -11,8 +11,10 @@
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Message, NotificationMessage, RequestMessage } from "vscode-jsonrpc";
-import { type Framing, JSONRPC_PROTOCOL_ERRORS, NdjsonMessageReader } from "../src/index.js";
+import { JSONRPC_PROTOCOL_ERRORS } from "../src/generated.js";
+import type { Framing } from "../src/index.js";
 import { CheckedMessageReader } from "../src/rpc/inbound.js";
+import { NdjsonMessageReader } from "../src/rpc/ndjson-framing.js";
 import { RequestIds } from "../src/rpc/request-ids.js";
 import {
   frame,

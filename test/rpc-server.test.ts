@@ -6,19 +6,19 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { serverEntry } from "../src/client/seedline-client.js";
-import type { SerializedEvent } from "../src/index.js";
+import { RPC_ERROR_CODES } from "../src/generated.js";
 import {
   ConnectionClosedError,
   hasCode,
-  INTERNAL_MESSAGE,
   JsonlBackend,
   MemoryBackend,
-  RPC_ERROR_CODES,
   RpcResponseError,
   SeedlineClient,
+  type SerializedEvent,
   SessionStore,
   serve,
 } from "../src/index.js";
+import { INTERNAL_MESSAGE } from "../src/rpc/error-mapping.js";
 import { balancedLog, simpleTurn } from "./builders.js";
 import {
   CORPUS_TREE,

@@ -7,14 +7,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  foldForSearch,
-  type PostgresBackend,
-  SessionStore,
-  SqliteBackend,
-  searchableText,
-  serializeEvents,
-} from "../src/index.js";
+import { type PostgresBackend, SessionStore, SqliteBackend } from "../src/index.js";
+import { foldForSearch, searchableText } from "../src/log/search-text.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import { SqliteSearchIndex } from "../src/store/sqlite/search-index.js";
 import { balancedLog, header } from "../src/testing/events.js";
 import { describePostgres, makePostgresHarness, type PostgresHarness } from "./postgres-harness.js";
@@ -382,7 +377,8 @@ function searchable(events: ReturnType<typeof balancedLog>): number[] {
 const APPENDER = join(temp, "append-elsewhere.mts");
 writeFileSync(
   APPENDER,
-  `import { SqliteBackend, serializeEvents } from ${JSON.stringify(fileURLToPath(new URL("../src/index.ts", import.meta.url)))};
+  `import { SqliteBackend } from ${JSON.stringify(fileURLToPath(new URL("../src/index.ts", import.meta.url)))};
+import { serializeEvents } from ${JSON.stringify(fileURLToPath(new URL("../src/log/serialized-event.ts", import.meta.url)))};
 import { balancedLog } from ${JSON.stringify(fileURLToPath(new URL("../src/testing/events.ts", import.meta.url)))};
 const [path, id, from, to] = process.argv.slice(2);
 const before = balancedLog(Number(from)).length;

@@ -1,8 +1,8 @@
 // SerializedEvent: an event's member texts and its JSON text in the canonical member order, whatever order the caller used.
 import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../src/index.js";
-import { SerializedEvent, serializeEvents } from "../src/index.js";
 import { TakenBatch } from "../src/log/invariants.js";
+import { SerializedEvent, serializeEvents } from "../src/log/serialized-event.js";
 import { assistantChunk, toolResult, turnStart, userMessage } from "./builders.js";
 
 /** The member texts a serialized event must give: what JSON.stringify writes of each member. */

@@ -2,15 +2,15 @@
 
 import { describe, expect, it } from "vitest";
 import {
-  INTERRUPTED_RESULT_TEXT,
   MemoryBackend,
   type SessionEvent,
   type SessionHeader,
   type SessionHeaderLine,
   SessionStore,
   StorageError,
-  serializeEvents,
 } from "../src/index.js";
+import { INTERRUPTED_RESULT_TEXT } from "../src/log/repair.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import {
   balancedLog,
   contextMessage,

@@ -15,7 +15,7 @@ import {
   SQLITE_QUERIES,
   SQLITE_QUERY_PARAMS,
 } from "../src/generated.js";
-import { serializeEvents } from "../src/index.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import type { StoredSuffix } from "../src/store/backend.js";
 import { SessionStore } from "../src/store/session-store.js";
 import { SqliteBackend } from "../src/store/sqlite/sqlite-backend.js";

@@ -7,7 +7,8 @@ import { copyFileSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { hasCode, SqliteBackend, serializeEvents } from "../src/index.js";
+import { hasCode, SqliteBackend } from "../src/index.js";
+import { serializeEvents } from "../src/log/serialized-event.js";
 import { simpleTurn, testHeader } from "./builders.js";
 
 const root = mkdtempSync(join(tmpdir(), "seedline-guard-"));

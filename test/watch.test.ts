@@ -1,13 +1,8 @@
 // Watching a session: SessionStore.watch in process, and session/watch with its session/events
 // notifications over an in-memory stream pair (the spawned-process cases are in readers-processes).
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  MemoryBackend,
-  RPC_NOTIFICATIONS,
-  type SessionEvent,
-  SessionStore,
-  type WatchBatch,
-} from "../src/index.js";
+import { RPC_NOTIFICATIONS } from "../src/generated.js";
+import { MemoryBackend, type SessionEvent, SessionStore, type WatchBatch } from "../src/index.js";
 import { balancedLog, simpleTurn } from "./builders.js";
 import { expectCode, memoryServer } from "./rpc-fixtures.js";
 import { within } from "./waits.js";

@@ -1,10 +1,6 @@
 // B8: deriveReplayScript and deriveMessages over a large stored log, against one pass that touches each event once.
-import {
-  deriveMessages,
-  deriveReplayScript,
-  type SessionEvent,
-  SessionLog,
-} from "../../src/index.js";
+import { deriveMessages, deriveReplayScript, type SessionEvent } from "../../src/index.js";
+import { SessionLog } from "../../src/log/session-log.js";
 import { SEED, type Sizes } from "./fixtures.js";
 import { alternate, type Benchmark, type BenchRow, fmt, row, timed } from "./harness.js";
 import { syntheticLog } from "./synthetic-log.js";

@@ -1,11 +1,7 @@
 // The append benchmarks' third contender: the store's own work on the same batches without storage, so a row shows how much of the subject is checks and how much is the store.
-import {
-  type SessionEvent,
-  type SessionHeader,
-  SessionLog,
-  validateSessionEvent,
-} from "../../src/index.js";
+import { type SessionEvent, type SessionHeader, validateSessionEvent } from "../../src/index.js";
 import { jsonValueProblem } from "../../src/log/json-value.js";
+import { SessionLog } from "../../src/log/session-log.js";
 import {
   alternateWithChecks,
   type FiguresWithChecks,

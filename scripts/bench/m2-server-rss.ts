@@ -1,6 +1,7 @@
 // M2: the resident memory of a spawned server (SQLite store) right after it appended turn-sized batches to many sessions.
 import { join } from "node:path";
-import { DEFAULT_IDLE_MS, type SeedlineClient, type SessionEvent } from "../../src/index.js";
+import type { SeedlineClient, SessionEvent } from "../../src/index.js";
+import { DEFAULT_IDLE_MS } from "../../src/rpc/idle-sessions.js";
 import { SEED, type Sizes } from "./fixtures.js";
 import { type Benchmark, fmt, row, tempDir } from "./harness.js";
 import { type ProcMemory, procMemory, procMemoryUnavailable, sampleMemory } from "./proc-memory.js";

@@ -1,5 +1,6 @@
 // The load and resume benchmarks' third contender: a reader's checks on events it has parsed, without storage, so a row shows how much of the subject is checks and how much is reading.
-import { type SessionEvent, type SessionHeader, SessionLog } from "../../src/index.js";
+import type { SessionEvent, SessionHeader } from "../../src/index.js";
+import { SessionLog } from "../../src/log/session-log.js";
 import {
   type FiguresWithChecks,
   floorPlusChecks,

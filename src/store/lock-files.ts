@@ -1,10 +1,21 @@
 // One writer per session across processes on one host: lock files whose locks the kernel releases when their holder dies.
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { StorageError, show } from "../errors.js";
 import type { ReleaseLock } from "./backend.js";
 import { refusedOr } from "./storage-refusal.js";
+
+/**
+ * better-sqlite3, loaded with the first lock taken: a JSONL store that has not written yet, and a
+ * process that only imports the package, do not load the native module.
+ */
+let sqliteDriver: typeof Database | undefined;
+function sqlite(): typeof Database {
+  sqliteDriver ??= createRequire(import.meta.url)("better-sqlite3") as typeof Database;
+  return sqliteDriver;
+}
 
 /**
  * The suffix of lock files. The previous build's lock files (`.lock` holding a pid, and `.steal`
@@ -109,7 +120,7 @@ export class LockFiles {
     const path = this.pathOf(name);
     let connection: Database.Database;
     try {
-      connection = new Database(path, { timeout: 0 });
+      connection = new (sqlite())(path, { timeout: 0 });
     } catch (error) {
       throw tooLong(path, error) ?? error;
     }

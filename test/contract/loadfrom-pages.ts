@@ -1,7 +1,7 @@
 // loadFrom with a page limit, for the backends that page in SQL: pages add up to the whole read, torn tails and corruption judged per page.
 
 import { describe, expect, it } from "vitest";
-import { serializeEvents } from "../../src/index.js";
+import { serializeEvents } from "../../src/log/serialized-event.js";
 import type { SessionBackend, StoredSuffix } from "../../src/store/backend.js";
 import { balancedLog, simpleTurn, TIME, turnStart, userMessage } from "../builders.js";
 

@@ -6,8 +6,8 @@ import {
   type SessionEvent,
   type SessionHeader,
   SessionStore,
-  serializeEvents,
 } from "../../src/index.js";
+import { serializeEvents } from "../../src/log/serialized-event.js";
 import {
   assistantChunk,
   balancedLog,

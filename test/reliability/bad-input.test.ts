@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Prng, type SyntheticShape, syntheticTurns } from "../../scripts/bench/synthetic-log.js";
-import { JSONRPC_PROTOCOL_ERRORS, RPC_ERROR_CODES, type SessionEvent } from "../../src/index.js";
+import { JSONRPC_PROTOCOL_ERRORS, RPC_ERROR_CODES } from "../../src/generated.js";
+import type { SessionEvent } from "../../src/index.js";
 import {
   balancedLog,
   stepEnd,

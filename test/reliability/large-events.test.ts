@@ -2,12 +2,8 @@
 // read method with a page, a part or RESPONSE_TOO_LARGE — a code from the table, never INTERNAL — and keeps serving.
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/cli/store.js";
-import {
-  JSONRPC_PROTOCOL_ERRORS,
-  RPC_ERROR_CODES,
-  RpcResponseError,
-  type SeedlineClient,
-} from "../../src/index.js";
+import { JSONRPC_PROTOCOL_ERRORS, RPC_ERROR_CODES } from "../../src/generated.js";
+import { RpcResponseError, type SeedlineClient } from "../../src/index.js";
 import { BIG_OUTPUT, bigOutputTurn, MiB } from "../big-events.js";
 import { simpleTurn } from "../builders.js";
 import { spawnedClient, tempDir } from "../rpc-fixtures.js";

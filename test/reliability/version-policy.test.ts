@@ -18,14 +18,8 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { RpcResponseError } from "../../src/client/rpc-response-error.js";
 import { SeedlineClient } from "../../src/client/seedline-client.js";
-import { SQLITE_DDL } from "../../src/generated.js";
-import {
-  JsonlBackend,
-  openBackend,
-  SessionStore,
-  SQLITE_LAYOUT_VERSION,
-  StorageError,
-} from "../../src/index.js";
+import { SQLITE_DDL, SQLITE_LAYOUT_VERSION } from "../../src/generated.js";
+import { JsonlBackend, openBackend, SessionStore, StorageError } from "../../src/index.js";
 import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
 import { balancedLog, testHeader } from "../builders.js";
