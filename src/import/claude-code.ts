@@ -1,4 +1,5 @@
 // Claude Code transcripts as seedline sessions: the uuid/parentUuid tree of a file cut into its main line, a fork per abandoned branch, and a child per sidechain or subagent.
+import { SeedlineError } from "../errors.js";
 import type { SessionHeader } from "../generated.js";
 import { validateAbsolutePath } from "../generated.js";
 import {
@@ -18,8 +19,8 @@ import { readTranscriptLines, type TranscriptLine } from "./transcript-lines.js"
 /** What names a Claude Code transcript besides its text. */
 export interface ClaudeCodeOptions {
   /**
-   * The file's path: its name (`<sessionId>.jsonl`) names the session when no line does (a file
-   * holding only `summary` lines).
+   * The file's path: its name, when it is `<sessionId>.jsonl`, names the session when no line
+   * does (a file holding only `summary` lines).
    */
   readonly path?: string;
 }
@@ -29,7 +30,8 @@ export interface ClaudeCodeOptions {
  * `agent-<id>.jsonl`) to seedline sessions; see docs/import.md for the mapping table and the rules.
  * Pure: a function of the text's complete lines, and mapping a longer version of the file gives
  * each session's earlier events as a prefix of its new ones.
- * @throws Error when no line names the session and `path` does not either.
+ * @throws SeedlineError INVALID_PARAMS when no line names the session (`sessionId`) and the
+ *   file's name is no session id.
  */
 export function mapClaudeCodeTranscript(
   text: string,
@@ -331,17 +333,21 @@ class ClaudeCodeTree {
     };
   }
 
-  /** The source's session id: the first a line names, else the file's name. */
+  /**
+   * The source's session id: the first a line names, else the file's name when it is a session id
+   * (Claude Code names a transcript `<sessionId>.jsonl`; a file of summaries names none inside).
+   */
   #requireId(line: TranscriptLine): string {
     if (this.#sessionId !== undefined) return this.#sessionId;
     const stem = this.#path === undefined ? undefined : fileStem(this.#path);
-    if (stem !== undefined && stem !== "") {
+    if (stem !== undefined && UUID.test(stem)) {
       this.#sessionId = stem;
       return stem;
     }
-    throw new Error(
-      `expected a sessionId in the transcript or a file path naming it, found neither (line ${line.line}, a ${describe(line.record)} line)`,
-    );
+    const message = `expected a line naming the session (sessionId) or a file named <sessionId>.jsonl, found neither up to line ${line.line} (a ${describe(line.record)} line)`;
+    throw new SeedlineError("INVALID_PARAMS", message, {
+      errors: [{ instancePath: "/log", message }],
+    });
   }
 }
 
@@ -355,6 +361,8 @@ function hangsOn(record: Json): boolean {
     content.some((b) => (b as { type?: unknown } | null)?.type === "tool_result")
   );
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A file name without its folder and `.jsonl`. */
 function fileStem(path: string): string {

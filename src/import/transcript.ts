@@ -1,8 +1,20 @@
 // What a transcript mapping yields: seedline logs (header and events) made from another tool's session file.
-import type { SessionEvent, SessionHeader } from "../generated.js";
+import type {
+  SessionEvent,
+  SessionHeader,
+  TranscriptFormat,
+  TranscriptLineCounts,
+  TranscriptLineProblem,
+} from "../generated.js";
 
-/** The tools whose transcripts seedline imports. */
-export type TranscriptFormat = "claude-code" | "codex";
+/** The tools whose transcripts seedline imports (the schema's `TranscriptFormat`). */
+export type { TranscriptFormat };
+
+/** What happened to one line of the source that did not map to seedline events (see `TranscriptLineProblem`). */
+export type LineProblem = TranscriptLineProblem;
+
+/** How many lines of a source were mapped to events, kept verbatim, or refused (see `TranscriptLineCounts`). */
+export type LineCounts = TranscriptLineCounts;
 
 /** One seedline session made from a transcript: a complete log, header and events (seq from 0). */
 export interface MappedSession {
@@ -10,23 +22,6 @@ export interface MappedSession {
   readonly events: readonly SessionEvent[];
   /** A title the source states (Claude Code's `summary` lines), if any. */
   readonly title?: string;
-}
-
-/** What happened to one line of the source that did not map to seedline events. */
-export interface LineProblem {
-  /** 1-based line number in the source file. */
-  readonly line: number;
-  /** `verbatim`: kept whole as a foreign record; `refused`: not JSON (or a comment line), not kept. */
-  readonly outcome: "verbatim" | "refused";
-  /** Why, e.g. `unknown record type "x"`, `expected a JSON object, found "// comment"`. */
-  readonly message: string;
-}
-
-/** How many lines of a source were mapped to events, kept verbatim, or refused. */
-export interface LineCounts {
-  readonly mapped: number;
-  readonly verbatim: number;
-  readonly refused: number;
 }
 
 /** The mapping of one transcript file. */
