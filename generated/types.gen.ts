@@ -1772,6 +1772,10 @@ export interface TranscriptLineProblem {
   readonly line: number;
   readonly outcome: "verbatim" | "refused";
   readonly message: string;
+  /**
+   * True for a line of a record type the mapping does not know (a newer version of the tool may write it), as opposed to a known kind that has no seedline event.
+   */
+  readonly unknown?: boolean;
 }
 /**
  * ACP's session/list with seedline's filters: stored sessions, most recent activity first (the time of the last event, else createdAt; then id) unless `order` says created, paged by an opaque cursor. Open: `_meta` and any member an ACP client adds are accepted and ignored. `parentSession`: Only the direct children of this session.

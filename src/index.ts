@@ -92,6 +92,7 @@ export type {
   HookInvokedEvent,
   HookResultData,
   HookResultEvent,
+  ImportedTranscriptSession,
   InitializeParams,
   InitializeResult,
   InjectionTrigger,
@@ -245,6 +246,10 @@ export type {
   ToolResultBlock,
   ToolResultData,
   ToolResultEvent,
+  TranscriptFormat,
+  TranscriptImported,
+  TranscriptLineCounts,
+  TranscriptLineProblem,
   TurnEndData,
   TurnEndEvent,
   TurnEndReason,
@@ -289,6 +294,18 @@ export {
   validateSessionHeaderLine,
   validateSessionScript,
 } from "./generated.js";
+export { detectTranscriptFormat } from "./import/detect.js";
+export {
+  type ImportTranscriptOptions,
+  importTranscript,
+  mapTranscript,
+  type TranscriptOptions,
+} from "./import/import-transcript.js";
+export {
+  importedSessionId,
+  type MappedSession,
+  type MappedTranscript,
+} from "./import/transcript.js";
 export {
   ACP_UPDATE_MAPPING,
   type AcpToolPresentation,

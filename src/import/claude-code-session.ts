@@ -31,6 +31,16 @@ const USER: MessageSource = { kind: "user" };
 const HARNESS: MessageSource = { kind: "plugin", plugin: CLAUDE_CODE };
 const BY_USER: TurnTrigger = { kind: "message", source: USER };
 const BY_HARNESS: TurnTrigger = { kind: "injection", source: HARNESS };
+/** The record types Claude Code writes that no seedline event expresses (kept whole, not unknown). */
+const KNOWN_TYPES = new Set([
+  "summary",
+  "progress",
+  "file-history-snapshot",
+  "queue-operation",
+  "last-prompt",
+  "custom-title",
+  "attachment",
+]);
 /** The text Claude Code writes as a user line when the user stops the running turn. */
 const INTERRUPTED = "[Request interrupted by user";
 const API = "anthropic-messages";
