@@ -21,10 +21,13 @@ import type { TranscriptLine } from "./transcript-lines.js";
 /** The `source` of every foreign record this mapping writes. */
 export const CLAUDE_CODE = "claude-code";
 
-/** What mapping one line in its own session gave: events, or the line kept whole (and why). */
+/**
+ * What mapping one line in its own session gave: events, or the line kept whole (and why;
+ * `unknown` for a record type the mapping does not know).
+ */
 export type LineOutcome =
   | { readonly verbatim: false }
-  | { readonly verbatim: true; readonly message: string };
+  | { readonly verbatim: true; readonly message: string; readonly unknown?: true };
 
 const MAPPED: LineOutcome = { verbatim: false };
 const USER: MessageSource = { kind: "user" };
@@ -103,14 +106,23 @@ export class ClaudeSessionMapper {
       case "system":
         this.#noteContext(line, record, time);
         return this.#system(line, record, time);
-      default:
+      default: {
         this.#context = contextOf(record) ?? this.#context;
-        return this.#foreign(
-          line,
-          record,
-          time,
-          `no seedline event for a ${describe(record)} line`,
-        );
+        if (typeof record.type === "string" && KNOWN_TYPES.has(record.type)) {
+          return this.#foreign(
+            line,
+            record,
+            time,
+            `no seedline event for a ${describe(record)} line`,
+          );
+        }
+        this.#record(line, record, time);
+        return {
+          verbatim: true,
+          message: `unknown record type ${describe(record)}`,
+          unknown: true,
+        };
+      }
     }
   }
 

@@ -310,9 +310,16 @@ class ClaudeCodeTree {
     branch.lines.push(line);
     branch.eventsAfter.push(branch.mapper.events.length);
     if (summary) return;
-    if (outcome.verbatim)
-      this.#outcomes.push({ line: line.line, outcome: "verbatim", message: outcome.message });
-    else this.#mapped++;
+    if (!outcome.verbatim) {
+      this.#mapped++;
+      return;
+    }
+    this.#outcomes.push({
+      line: line.line,
+      outcome: "verbatim",
+      message: outcome.message,
+      ...(outcome.unknown === true ? { unknown: true } : {}),
+    });
   }
 
   #session(branch: Branch): MappedSession {
