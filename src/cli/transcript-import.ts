@@ -138,7 +138,7 @@ export async function importTranscriptFiles(
   // A bar on a terminal (each file's report says the rest); with the bar on the terminal stdout
   // shares, report lines go above it.
   const bar = files.length > 1 && out.errTerminal !== undefined;
-  const progress = bar ? importProgress(out, files.length) : QUIET;
+  const progress = bar ? importProgress(out, files.length, "transcripts") : QUIET;
   const report = bar && out.outIsTTY ? progress.note : (text: string) => out.out(text);
   try {
     for (const [i, file] of files.entries()) {
@@ -157,7 +157,8 @@ export async function importTranscriptFiles(
       } catch (error) {
         tally.files++;
         tally.failed++;
-        reportError("import", error, { ...out, err: progress.note }, env, `${file.name}: `);
+        const err = bar ? progress.note : (text: string) => out.err(text);
+        reportError("import", error, { ...out, err }, env, `${file.name}: `);
       }
       progress.done(i, file.name, main);
     }
