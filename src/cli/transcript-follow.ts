@@ -12,7 +12,7 @@ import type { TranscriptRun } from "./transcript-import.js";
 /** How often (ms) the followed files are looked at for growth. */
 const POLL_MS = 200;
 /** How often (ms) the followed folders are searched for new transcripts. */
-const RESCAN_MS = 2000;
+const RESCAN_MS = 1000;
 
 /** What is known of a followed file: how it looked, and the text the last import read of it. */
 interface Followed {
