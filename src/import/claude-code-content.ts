@@ -140,7 +140,7 @@ function namedMedia(block: Json): string {
   const media = typeof source.media_type === "string" ? source.media_type : String(block.type);
   const what =
     typeof source.data === "string"
-      ? `${source.data.length.toLocaleString("en")} bytes of ${String(source.type ?? "data")}`
+      ? `${source.data.length.toLocaleString("en")} characters of ${String(source.type ?? "data")}`
       : typeof source.url === "string"
         ? source.url
         : String(source.type ?? "no source");
