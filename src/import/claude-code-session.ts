@@ -486,7 +486,10 @@ export class ClaudeSessionMapper {
 function contextOf(record: Json): string | undefined {
   const { cwd, gitBranch, version } = record;
   if (cwd === undefined && gitBranch === undefined && version === undefined) return undefined;
-  return JSON.stringify([cwd, gitBranch, version]);
+  // Strings as they are (the common case), anything else as JSON: no two contexts share a key.
+  return typeof cwd === "string" && typeof gitBranch === "string" && typeof version === "string"
+    ? `${cwd}\u0000${gitBranch}\u0000${version}`
+    : JSON.stringify([cwd, gitBranch, version]);
 }
 
 /** `"progress" (hook_progress)`: a line's type, and its subtype or data type when it has one. */
