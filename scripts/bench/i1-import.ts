@@ -3,7 +3,6 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { mapTranscript, TranscriptImporter } from "../../src/import/import-transcript.js";
-import type { MappedTranscript } from "../../src/import/transcript.js";
 import { type BackendKind, openDurable, type Sizes, storeOver } from "./fixtures.js";
 import {
   type Benchmark,
