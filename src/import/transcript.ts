@@ -3,6 +3,7 @@ import type {
   SessionEvent,
   SessionHeader,
   TranscriptFormat,
+  TranscriptImported,
   TranscriptLineCounts,
   TranscriptLineProblem,
 } from "../generated.js";
@@ -24,9 +25,13 @@ export interface MappedSession {
   readonly title?: string;
 }
 
-/** The mapping of one transcript file. */
-export interface MappedTranscript {
-  readonly format: TranscriptFormat;
+/**
+ * The mapping of one transcript file: what an import reports of it (`TranscriptImported`'s format,
+ * line counts, problems and `consumed`: how many UTF-16 units at the start of the text were
+ * complete lines and were mapped — a last line without its newline that does not parse is left
+ * for the next import), with the sessions themselves.
+ */
+export type MappedTranscript = Omit<TranscriptImported, "sessions"> & {
   /**
    * The sessions the file becomes: its main line first, then one fork per abandoned branch
    * (`parentSession` + `seedLength`), then children (sidechains, subagents; `parentSession`, no
@@ -34,15 +39,7 @@ export interface MappedTranscript {
    * of the same file yields each earlier session's events as a prefix of its new events.
    */
   readonly sessions: readonly MappedSession[];
-  readonly counts: LineCounts;
-  readonly problems: readonly LineProblem[];
-  /**
-   * How many UTF-16 units at the start of the text were complete lines and were mapped; a last
-   * line without its newline that does not parse (the tool was writing it) is left for the next
-   * import and is not counted.
-   */
-  readonly consumed: number;
-}
+};
 
 /**
  * The stable seedline id of a session imported from `format` whose id in the source tool is
