@@ -237,6 +237,33 @@ describe("lines of a transcript", () => {
     ]);
   });
 
+  it("keeps a line whole after what it mapped when a block has no seedline equivalent", () => {
+    const content = [
+      { type: "text", text: "look" },
+      { type: "hologram", data: "…" },
+    ];
+    const text = line({
+      ...base,
+      type: "user",
+      uuid: "u1",
+      parentUuid: null,
+      message: { role: "user", content },
+    });
+    const mapped = mapClaudeCodeTranscript(text);
+    const events = mapped.sessions[0]?.events ?? [];
+    expect(events.map((e) => e.type)).toEqual(["foreign/record", "turn/start", "user/message"]);
+    expect(events[2]).toMatchObject({ data: { content: [{ type: "text", text: "look" }] } });
+    // Kept once (the first line's context record holds it whole already), reported verbatim.
+    expect(mapped.problems).toEqual([
+      {
+        line: 1,
+        outcome: "verbatim",
+        message:
+          'content block type "hologram" has no seedline equivalent: the line is kept whole after what was mapped',
+      },
+    ]);
+  });
+
   it("refuses a file whose lines name no session and whose name is no session id", () => {
     expect(() =>
       mapClaudeCodeTranscript(line({ type: "file-history-snapshot" }), { path: "/x/notes.jsonl" }),

@@ -262,8 +262,6 @@ export class ClaudeSessionMapper {
     if (message.stop_reason === "end_turn" || message.stop_reason === "stop_sequence") {
       this.#closeTurn(time);
     }
-    if (converted.unknown.length > 0)
-      return this.#foreign(line, record, time, unknownBlocks(converted.unknown));
     return this.#keep(line, record, time, converted);
   }
 
@@ -425,8 +423,14 @@ export class ClaudeSessionMapper {
     this.#record(line, record, time);
   }
 
-  /** Keeps the line whole after its events when its content named something it could not hold. */
+  /**
+   * Keeps the line whole after its events when its content named something it could not hold (an
+   * image), or held a block no seedline block expresses (then the line is reported verbatim).
+   */
   #keep(line: number, record: Json, time: number, converted: ConvertedContent): LineOutcome {
+    if (converted.unknown.length > 0) {
+      return this.#foreign(line, record, time, unknownBlocks(converted.unknown));
+    }
     if (converted.kept) this.#record(line, record, time);
     return MAPPED;
   }
