@@ -84,7 +84,7 @@ export abstract class RpcClientMethods {
     return this.request("session/export", params);
   }
 
-  /** Imports a JSONL log text, in one message or in parts, and stores it at once, under its header's id or a given one. */
+  /** Imports a JSONL log text, in one message or in parts, and stores it at once, under its header's id or a given one; or another tool's transcript (format), as the sessions it maps to, appending what a grown transcript adds. */
   sessionImport(
     params: RpcMethods["session/import"]["params"],
   ): Promise<RpcMethods["session/import"]["result"]> {

@@ -230,7 +230,7 @@ export interface RpcMethods {
       | "RESPONSE_TOO_LARGE"
       | "INTERNAL";
   };
-  /** Imports a JSONL log text, in one message or in parts, and stores it at once, under its header's id or a given one. */
+  /** Imports a JSONL log text, in one message or in parts, and stores it at once, under its header's id or a given one; or another tool's transcript (format), as the sessions it maps to, appending what a grown transcript adds. */
   readonly "session/import": {
     readonly params: SessionImportParams;
     readonly result: SessionImportResult;
@@ -240,6 +240,7 @@ export interface RpcMethods {
       | "INVALID_EVENT"
       | "FORMAT_UNSUPPORTED"
       | "CORRUPT_LOG"
+      | "SESSION_BUSY"
       | "STORAGE_UNAVAILABLE"
       | "STORAGE_REFUSED"
       | "INTERNAL";
@@ -597,12 +598,13 @@ export const RPC_METHODS = {
       "INVALID_EVENT",
       "FORMAT_UNSUPPORTED",
       "CORRUPT_LOG",
+      "SESSION_BUSY",
       "STORAGE_UNAVAILABLE",
       "STORAGE_REFUSED",
       "INTERNAL",
     ],
     orderingKey: "sessionId",
-    summary: "Imports a JSONL log text, in one message or in parts, and stores it at once, under its header's id or a given one.",
+    summary: "Imports a JSONL log text, in one message or in parts, and stores it at once, under its header's id or a given one; or another tool's transcript (format), as the sessions it maps to, appending what a grown transcript adds.",
   },
   "session/delete": {
     method: "session/delete",

@@ -122,9 +122,13 @@ export type ReplayEntry = ReplayChunksEntry | ReplayThrowEntry | ReplayHangEntry
  */
 export type WatchId = string;
 /**
- * The answer to an import: the imported session, durable before this is sent (SessionImported), or, for a part sent with `more: true`, what the server holds of that upload so far (SessionImportStaged); nothing is stored until the last part.
+ * The answer to an import: the imported session, durable before this is sent (SessionImported); what importing a transcript did (TranscriptImported, with `format`); or, for a part sent with `more: true`, what the server holds of that upload so far (SessionImportStaged); nothing is stored until the last part.
  */
-export type SessionImportResult = SessionImported | SessionImportStaged;
+export type SessionImportResult = SessionImported | SessionImportStaged | TranscriptImported;
+/**
+ * The tool whose transcript it is: `claude-code` (~/.claude/projects/…/<session>.jsonl) or `codex` (~/.codex/sessions/…/rollout-*.jsonl).
+ */
+export type TranscriptFormat = "claude-code" | "codex";
 /**
  * One step of recording a turn, discriminated on `op`. The recorder numbers seqs, turns and steps, assembles the assistant/message from the step's chunks, writes a tool/call per tool-call block and checks the order: turn_start, then per step step_start, chunks (the last ending with a finish chunk), a tool_result per tool call, step_end; then turn_end. An op out of order is RECORD_REFUSED.
  */
@@ -1644,13 +1648,25 @@ export interface SessionForkResult {
   readonly header: SessionHeader;
 }
 /**
- * Imports a JSONL log and stores it at once (a header-only log too). A log too large for one message (the 32 MiB frame limit) is sent in parts: every part but the last with `importId` and `more: true` (the server holds them, per connection), the last with the same `importId` and no `more`; the server imports the parts' text, concatenated in order, at once when the last arrives. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: Store the session under this id instead of the header's (read from the last part).
+ * Imports a JSONL log and stores it at once (a header-only log too), or, with `format`, another tool's transcript (a Claude Code transcript, a Codex rollout) as the sessions it maps to (docs/import.md). A log too large for one message (the 32 MiB frame limit) is sent in parts: every part but the last with `importId` and `more: true` (the server holds them, per connection), the last with the same `importId` and no `more`; the server imports the parts' text, concatenated in order, at once when the last arrives. Closed (seedline-only); ACP's `_meta` is accepted and ignored. `sessionId`: Store the session under this id instead of the header's (read from the last part).
  */
 export interface SessionImportParams {
   /**
    * The JSONL text, or with `importId` the next part of it (parts may split it anywhere, though clients split at line ends): a header line, then one event per line. It is read like a stored log: a bad header or line is CORRUPT_LOG naming the line, another format version or an unknown event type FORMAT_UNSUPPORTED, an event that breaks an invariant INVALID_EVENT.
    */
   readonly log: string;
+  /**
+   * What `log` holds: `seedline` (the default) a seedline JSONL log; `claude-code` a Claude Code transcript; `codex` a Codex rollout; `auto` either transcript, recognised by its content. A transcript is answered with TranscriptImported; `sessionId` is refused with it (a transcript's sessions are named by the tool's session id).
+   */
+  readonly format?: "seedline" | "claude-code" | "codex" | "auto";
+  /**
+   * With a transcript format: the file's path, used only to name the session when no line does (a Claude Code file of summaries is named by its file name).
+   */
+  readonly path?: string;
+  /**
+   * With a transcript format: refuse the whole transcript (nothing stored, every session `refused`) when any line is not mapped; the answer's `problems` lists them.
+   */
+  readonly strict?: boolean;
   readonly sessionId?: SessionId;
   /**
    * Names an upload in parts, chosen by the client and unique among its uploads in flight on this connection. The parts of an upload are held until its last part (no `more`), at most 512 MiB per connection and 16 uploads at once, and are dropped when the connection closes or after 10 minutes without a part; past a cap, or for a last part naming no held upload, the answer is INVALID_PARAMS and the upload is dropped.
@@ -1685,6 +1701,81 @@ export interface SessionImportStaged {
    * How many UTF-8 bytes of log text the upload holds now.
    */
   readonly bytes: number;
+}
+/**
+ * What importing another tool's transcript did: what became of each session it maps to, how many of its lines were mapped, kept verbatim or refused, and each line that was not mapped. Importing the same text again changes nothing; a longer version of it appends only what is new.
+ */
+export interface TranscriptImported {
+  readonly format: TranscriptFormat;
+  /**
+   * The sessions the transcript maps to, in order: its main line, the forks of its other branches, the children of its sidechains and subagents.
+   */
+  readonly sessions: readonly ImportedTranscriptSession[];
+  readonly counts: TranscriptLineCounts;
+  /**
+   * Every line that was not mapped, in line order.
+   */
+  readonly problems: readonly TranscriptLineProblem[];
+  /**
+   * A non-negative safe integer (0 to 2^53 - 1).
+   */
+  readonly consumed: number;
+}
+/**
+ * One session of an imported transcript and what the import did to it. `outcome`: `created` (stored anew), `appended` (the transcript grew: its new events were appended, the stored ones left as they were), `unchanged` (nothing new), `replaced` (the transcript grew while the stored log ended inside a turn, which an append would have closed as interrupted: the session was stored anew, its earlier events the same), `diverged` (the stored log is not the start of what the transcript maps to now — the transcript was rewritten or cut, or the session was written since: nothing stored, `reason` says where), `refused` (nothing stored: `strict` and a line was not mapped).
+ */
+export interface ImportedTranscriptSession {
+  readonly sessionId: SessionId;
+  readonly outcome: "created" | "appended" | "unchanged" | "replaced" | "diverged" | "refused";
+  /**
+   * A non-negative safe integer (0 to 2^53 - 1).
+   */
+  readonly events: number;
+  /**
+   * A non-negative safe integer (0 to 2^53 - 1).
+   */
+  readonly length: number;
+  readonly header: SessionHeader;
+  /**
+   * The title the transcript gives the session (a Claude Code summary), when it gives one.
+   */
+  readonly title?: string;
+  /**
+   * Why a session diverged or was refused.
+   */
+  readonly reason?: string;
+}
+/**
+ * How many lines of the transcript were mapped to events, kept verbatim (a foreign/record, nothing else expressing them), or refused (not a JSON object: not stored).
+ */
+export interface TranscriptLineCounts {
+  /**
+   * A non-negative safe integer (0 to 2^53 - 1).
+   */
+  readonly mapped: number;
+  /**
+   * A non-negative safe integer (0 to 2^53 - 1).
+   */
+  readonly verbatim: number;
+  /**
+   * A non-negative safe integer (0 to 2^53 - 1).
+   */
+  readonly refused: number;
+}
+/**
+ * A line of a transcript that did not map to events: kept whole as a foreign record (`verbatim`), or not stored at all (`refused`: not a JSON object, a `//` comment line). `message` says why, e.g. `no seedline event for a "progress" (hook_progress) line`.
+ */
+export interface TranscriptLineProblem {
+  /**
+   * Its 1-based number in the file.
+   */
+  readonly line: number;
+  readonly outcome: "verbatim" | "refused";
+  readonly message: string;
+  /**
+   * True for a line of a record type the mapping does not know (a newer version of the tool may write it), as opposed to a known kind that has no seedline event.
+   */
+  readonly unknown?: boolean;
 }
 /**
  * ACP's session/list with seedline's filters: stored sessions, most recent activity first (the time of the last event, else createdAt; then id) unless `order` says created, paged by an opaque cursor. Open: `_meta` and any member an ACP client adds are accepted and ignored. `parentSession`: Only the direct children of this session.

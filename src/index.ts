@@ -69,6 +69,7 @@ export type {
   HookInvokedEvent,
   HookResultData,
   HookResultEvent,
+  ImportedTranscriptSession,
   MessageSource,
   ModelRequest,
   ModelResponse,
@@ -109,6 +110,10 @@ export type {
   ToolResultBlock,
   ToolResultData,
   ToolResultEvent,
+  TranscriptFormat,
+  TranscriptImported,
+  TranscriptLineCounts,
+  TranscriptLineProblem,
   TurnEndData,
   TurnEndEvent,
   TurnEndReason,
@@ -127,6 +132,18 @@ export {
   validateSessionHeaderLine,
   validateSessionScript,
 } from "./generated.js";
+export { detectTranscriptFormat } from "./import/detect.js";
+export {
+  type ImportTranscriptOptions,
+  importTranscript,
+  mapTranscript,
+  type TranscriptOptions,
+} from "./import/import-transcript.js";
+export {
+  importedSessionId,
+  type MappedSession,
+  type MappedTranscript,
+} from "./import/transcript.js";
 // ACP: a session's events as Agent Client Protocol updates, for a harness's own ACP agent.
 export {
   type AcpToolPresentation,

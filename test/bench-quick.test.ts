@@ -28,6 +28,10 @@ const IDS = [
   "W2",
   // V1 drives the distribution's Chromium; without it the row is skipped with its reason.
   ...(existsSync(process.env.SEEDLINE_CHROMIUM ?? "/usr/bin/chromium") ? ["V1"] : []),
+  // I1 imports the real transcripts beside the repository; without them it is skipped.
+  ...(existsSync(join(import.meta.dirname, "..", "..", "shared", "fixtures-real", "claude-code"))
+    ? ["I1"]
+    : []),
 ].sort();
 
 interface Row {

@@ -188,7 +188,7 @@ describe("view items", () => {
     expect(b?.kind === "assistant" && b.unfinished).toBeUndefined();
   });
 
-  it("shows each assistant message of a step that streamed no chunks (an import writes one per line)", () => {
+  it("shows each assistant message of a step that streamed no chunks (an import writes one per line), but no empty one", () => {
     const header: SessionHeader = { version: 0, id: "imported", createdAt: 0 };
     const events: SessionEvent[] = [
       turnStart(0, 1),
@@ -196,9 +196,11 @@ describe("view items", () => {
       assistantMessage(2, 1, 1, [{ type: "reasoning", text: "think" }]),
       assistantMessage(3, 1, 1, [text("first")]),
       assistantMessage(4, 1, 1, [text("second")]),
+      assistantMessage(5, 1, 1, [{ type: "tool-call", id: "t1", name: "Read", arguments: "{}" }]),
     ];
     const items = wholeItems(header, events).filter((i) => i.kind === "assistant");
-    // Before, only the first message of the step was drawn: the later ones only added usage.
+    // Before, only the first message of the step was drawn: the later ones only added usage. A
+    // message of a tool call alone gives no (empty) assistant item: the call's item shows it.
     expect(items.map((i) => i.kind === "assistant" && [i.seq, i.text, i.reasoning])).toEqual([
       [2, "", "think"],
       [3, "first", undefined],

@@ -26,6 +26,7 @@ import {
   fmt,
   type SkippedRow,
 } from "./harness.js";
+import { i1Import } from "./i1-import.js";
 import { m1Memory } from "./m1-memory.js";
 import { m2ServerRss } from "./m2-server-rss.js";
 import { m3PagedRead } from "./m3-paged-read.js";
@@ -76,6 +77,7 @@ export function benchmarks(sizes: Sizes): Benchmark[] {
     p1ProxyStream(sizes),
     p2ProxyReplay(sizes),
     p3ProxyMemory(sizes),
+    i1Import(sizes),
   ];
 }
 
@@ -264,6 +266,13 @@ async function main(): Promise<void> {
         : "the lossless walk that freezes each event, the schema, the log's rules";
     process.stdout.write(
       `${r.id} ${r.facts.backend}: the reader's checks alone on events parsed beforehand (${checked}) ${readChecksMs} ms, floor + checks ${floorPlusReadChecks}×\n`,
+    );
+  }
+  for (const r of rows) {
+    const { mappingMBps, floorPlusMapping } = r.facts;
+    if (mappingMBps === undefined) continue;
+    process.stdout.write(
+      `${r.id} ${r.facts.backend}: reading and mapping the transcripts alone (nothing stored) ${mappingMBps} MB/s, ${floorPlusMapping}× the floor's time; the rest of the import's time is the store's create (the schema and lossless checks, serializing, the log's rules, writing)\n`,
     );
   }
   for (const skip of skipped)

@@ -13,11 +13,11 @@ export interface ImportProgress {
 
 /**
  * The progress of importing `total` logs: nothing for one log, a bar on a terminal, otherwise
- * a line per stored log ("imported 3/39 FILE → ID").
+ * a line per stored log ("imported 3/39 FILE → ID"). `unit` names what is counted on the bar.
  */
-export function importProgress(out: Output, total: number): ImportProgress {
+export function importProgress(out: Output, total: number, unit = "logs"): ImportProgress {
   const terminal = out.errTerminal;
-  if (total > 1 && terminal !== undefined) return barProgress(terminal, total);
+  if (total > 1 && terminal !== undefined) return barProgress(terminal, total, unit);
   return {
     done: (index, name, id) => {
       if (total > 1 && id !== undefined) {
@@ -29,11 +29,11 @@ export function importProgress(out: Output, total: number): ImportProgress {
   };
 }
 
-function barProgress(stream: NodeJS.WritableStream, total: number): ImportProgress {
+function barProgress(stream: NodeJS.WritableStream, total: number, unit: string): ImportProgress {
   const bars = new MultiBar(
     {
       stream,
-      format: "importing [{bar}] {value}/{total} logs {file}",
+      format: `importing [{bar}] {value}/{total} ${unit} {file}`,
       hideCursor: true,
       clearOnComplete: false,
       // Redraw at most every 100 ms: a fast import of many small logs stays cheap.
@@ -45,6 +45,10 @@ function barProgress(stream: NodeJS.WritableStream, total: number): ImportProgre
   return {
     done: (index, name) => bar.update(index + 1, { file: name }),
     note: (text) => bars.log(text),
-    stop: () => bars.stop(),
+    // A last redraw first: lines told since the last one are written then, not dropped.
+    stop: () => {
+      bars.update();
+      bars.stop();
+    },
   };
 }

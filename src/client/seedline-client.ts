@@ -25,6 +25,7 @@ import {
   type SessionImportParams,
   type SessionImportResult,
   type SessionImportStaged,
+  type TranscriptImported,
 } from "../generated.js";
 import { jsonBytes, MAX_MESSAGE_BYTES, PAGE_BYTES } from "../rpc/frame-limit.js";
 import { createFraming, type Framing } from "../rpc/framing.js";
@@ -205,9 +206,10 @@ export class SeedlineClient extends RpcClientMethods {
   }
 
   /**
-   * Imports a JSONL log text. A request over the frame limit is sent in parts by itself (cut at
-   * line ends into parts of at most {@link PAGE_BYTES}, under a fresh importId, every part but
-   * the last with `more: true`); the server stores the session at once when the last arrives.
+   * Imports a JSONL log text, or with `format` another tool's transcript (answered with what
+   * became of each session it maps to). A request over the frame limit is sent in parts by itself
+   * (cut at line ends into parts of at most {@link PAGE_BYTES}, under a fresh importId, every part
+   * but the last with `more: true`); the server imports at once when the last arrives.
    * With `importId` or `more: true` given, sends exactly that part.
    * @throws RpcResponseError INVALID_PARAMS, SESSION_ALREADY_EXISTS, CORRUPT_LOG, INVALID_EVENT,
    *   FORMAT_UNSUPPORTED, the storage errors; ConnectionClosedError.
@@ -215,6 +217,12 @@ export class SeedlineClient extends RpcClientMethods {
   override sessionImport(
     params: SessionImportParams & { readonly more: true },
   ): Promise<SessionImportStaged>;
+  override sessionImport(
+    params: SessionImportParams & {
+      readonly format: "claude-code" | "codex" | "auto";
+      readonly more?: false;
+    },
+  ): Promise<TranscriptImported>;
   override sessionImport(
     params: SessionImportParams & { readonly more?: false },
   ): Promise<SessionImported>;

@@ -1,8 +1,21 @@
 // What a transcript mapping yields: seedline logs (header and events) made from another tool's session file.
-import type { SessionEvent, SessionHeader } from "../generated.js";
+import type {
+  SessionEvent,
+  SessionHeader,
+  TranscriptFormat,
+  TranscriptImported,
+  TranscriptLineCounts,
+  TranscriptLineProblem,
+} from "../generated.js";
 
-/** The tools whose transcripts seedline imports. */
-export type TranscriptFormat = "claude-code" | "codex";
+/** The tools whose transcripts seedline imports (the schema's `TranscriptFormat`). */
+export type { TranscriptFormat };
+
+/** What happened to one line of the source that did not map to seedline events (see `TranscriptLineProblem`). */
+export type LineProblem = TranscriptLineProblem;
+
+/** How many lines of a source were mapped to events, kept verbatim, or refused (see `TranscriptLineCounts`). */
+export type LineCounts = TranscriptLineCounts;
 
 /** One seedline session made from a transcript: a complete log, header and events (seq from 0). */
 export interface MappedSession {
@@ -12,26 +25,13 @@ export interface MappedSession {
   readonly title?: string;
 }
 
-/** What happened to one line of the source that did not map to seedline events. */
-export interface LineProblem {
-  /** 1-based line number in the source file. */
-  readonly line: number;
-  /** `verbatim`: kept whole as a foreign record; `refused`: not JSON (or a comment line), not kept. */
-  readonly outcome: "verbatim" | "refused";
-  /** Why, e.g. `unknown record type "x"`, `expected a JSON object, found "// comment"`. */
-  readonly message: string;
-}
-
-/** How many lines of a source were mapped to events, kept verbatim, or refused. */
-export interface LineCounts {
-  readonly mapped: number;
-  readonly verbatim: number;
-  readonly refused: number;
-}
-
-/** The mapping of one transcript file. */
-export interface MappedTranscript {
-  readonly format: TranscriptFormat;
+/**
+ * The mapping of one transcript file: what an import reports of it (`TranscriptImported`'s format,
+ * line counts, problems and `consumed`: how many UTF-16 units at the start of the text were
+ * complete lines and were mapped — a last line without its newline that does not parse is left
+ * for the next import), with the sessions themselves.
+ */
+export type MappedTranscript = Omit<TranscriptImported, "sessions"> & {
   /**
    * The sessions the file becomes: its main line first, then one fork per abandoned branch
    * (`parentSession` + `seedLength`), then children (sidechains, subagents; `parentSession`, no
@@ -39,15 +39,7 @@ export interface MappedTranscript {
    * of the same file yields each earlier session's events as a prefix of its new events.
    */
   readonly sessions: readonly MappedSession[];
-  readonly counts: LineCounts;
-  readonly problems: readonly LineProblem[];
-  /**
-   * How many UTF-16 units at the start of the text were complete lines and were mapped; a last
-   * line without its newline that does not parse (the tool was writing it) is left for the next
-   * import and is not counted.
-   */
-  readonly consumed: number;
-}
+};
 
 /**
  * The stable seedline id of a session imported from `format` whose id in the source tool is

@@ -12,6 +12,7 @@ import {
   type SessionUpdateParams,
   SQLITE_LAYOUT_VERSION,
 } from "../generated.js";
+import { importTranscript } from "../import/import-transcript.js";
 import type { AcpUpdateOptions } from "../log/acp-updates.js";
 import { TurnRecorder } from "../recorder/turn-recorder.js";
 import { ReplayModel } from "../replay/replay-model.js";
@@ -174,8 +175,18 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
         return uploads.add(importId, params.log);
       }
       const text = importId === undefined ? params.log : uploads.take(importId, params.log);
-      const header = await store.importLog(text, pick(params, ["sessionId"]));
-      return { sessionId: header.id, header };
+      const format = params.format ?? "seedline";
+      if (format === "seedline") {
+        const header = await store.importLog(text, pick(params, ["sessionId"]));
+        return { sessionId: header.id, header };
+      }
+      if (params.sessionId !== undefined) {
+        const message = `expected no sessionId with format ${format} (a transcript's sessions are named by the tool's session id), got ${JSON.stringify(params.sessionId)}`;
+        throw new SeedlineError("INVALID_PARAMS", message, {
+          errors: [{ instancePath: "/sessionId", message }],
+        });
+      }
+      return importTranscript(store, text, { format, ...pick(params, ["path", "strict"]) });
     },
 
     [RPC_METHOD.sessionDelete]: async (params) => {

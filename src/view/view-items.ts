@@ -390,6 +390,10 @@ export class ViewItemBuilder {
       chunkCount: 0,
     };
     if (usage !== undefined) item.usage = usage;
+    // A message of tool calls alone says nothing the tool-call items do not (an imported
+    // transcript writes one per tool_use line): no empty assistant item for it.
+    if (!continued && item.text === "" && item.reasoning === undefined && usage === undefined)
+      return;
     if (continued) {
       item.continued = true;
       item.partial = true;

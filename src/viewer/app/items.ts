@@ -104,7 +104,7 @@ function ItemBody({ item, ctx }: { item: ViewItem; ctx: RowContext }) {
         <${CutText} item=${item} member="text" ctx=${ctx} />
         <div class="meta">
           ${item.usage && html`<${Usage} usage=${item.usage} />`}
-          <${RawChunks} ctx=${ctx} range=${item.chunkSeqs} />
+          <${RawChunks} ctx=${ctx} range=${item.chunkSeqs} what=${item.chunkCount === 0 ? "event" : "chunks"} />
         </div>
       </div>`;
     case "usage":
