@@ -6,7 +6,7 @@ import type { SessionEvent } from "../src/generated.js";
 import type { MappedSession, MappedTranscript } from "../src/import/transcript.js";
 import { formatEventLine, formatHeaderLine } from "../src/log/jsonl-codec.js";
 
-/** Real Claude Code transcripts other projects committed (see SOURCES.md there), read where they are. */
+/** Real Claude Code transcripts other projects committed, read where they are. */
 export const CLAUDE_CODE_FIXTURES = join(
   import.meta.dirname,
   "..",
