@@ -1,6 +1,6 @@
 // Record mode answers the caller as the upstream does and stores the step just after: settled() and close() wait for it.
 import { expect, it } from "vitest";
-import { type SessionEvent, seedlineFetch } from "../src/index.js";
+import { type SessionEvent, seedlineFetch, startProxyServer } from "../src/index.js";
 import {
   describeWith,
   HAVE,
@@ -109,4 +109,51 @@ describeWith("openai-chat", "record mode ends the caller's response with the ups
     await upstream.close();
     await store.close();
   });
+
+  // Fails without the wait (each step was stored as soon as its body ended): "quick" was in the
+  // log while "held" was still being relayed.
+  it("stores a call's step once no call is being relayed, or at once on settled()", async () => {
+    const store = await openStore(newDb());
+    let letGo!: () => void;
+    const hold = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    // The first answer streams its first piece, then waits.
+    const upstream = await startFakeUpstream([{ sse: body, hold }, { sse: body }]);
+    const server = await startProxyServer({
+      store,
+      mode: "record",
+      upstreams: { openai: upstream.baseUrl },
+    });
+    const call = (session: string, content: string) =>
+      fetch(...chatCall(`${server.url}/s/${session}/openai/v1`, content));
+    const prompts = async (session: string) => userMessages(await store.readEvents(session));
+    const held = await call("b", "held");
+    const heldText = held.text();
+    const quick = await call("a", "quick");
+    expect(await quick.text()).toBe(body);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // "quick" ended, but "held" is still being relayed: its recording waits for a pause.
+    expect(await prompts("a")).toEqual([]);
+    // settled() lets the waiting recordings go at once (and then waits for "held" too).
+    const settling = server.settled();
+    for (let tries = 0; (await prompts("a")).length === 0 && tries < 200; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(await prompts("a")).toEqual(["quick"]);
+    letGo();
+    expect(await heldText).toBe(body);
+    await settling;
+    expect(await prompts("b")).toEqual(["held"]);
+    await server.close();
+    await upstream.close();
+    await store.close();
+  });
 });
+
+/** The text of each user message of `events`, in order. */
+function userMessages(events: readonly SessionEvent[]): string[] {
+  return events.flatMap((e) =>
+    e.type === "user/message" && e.data.content[0]?.type === "text" ? [e.data.content[0].text] : [],
+  );
+}

@@ -130,7 +130,8 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
   return {
     url: `http://${host}:${address.port}`,
     async settled() {
-      await Promise.all([...inFlight]);
+      // Together: the proxy's recordings do not wait for a pause in the calls in flight then.
+      await Promise.all([...inFlight, proxy.settled()]);
       await proxy.settled();
     },
     async close() {
