@@ -1,6 +1,7 @@
 // P1–P3's proxy process: `seedline proxy`'s server on a SQLite store; prints its URL, answers `heap` on stdin with its heap after a full gc.
 import { createInterface } from "node:readline";
 import { openBackend, SessionStore, startProxyServer } from "../../src/index.js";
+import { PROXY_UNPACKED_TEXT } from "../../src/proxy/proxy-server.js";
 import { collectGarbage } from "./harness.js";
 
 async function main(): Promise<void> {
@@ -12,7 +13,11 @@ async function main(): Promise<void> {
   ) {
     throw new Error("usage: proxy-child STORE_URL record|replay UPSTREAM_URL [SESSION_ID]");
   }
-  const store = new SessionStore({ backend: await openBackend(storeUrl) });
+  // As `seedline proxy` opens its store.
+  const store = new SessionStore({
+    backend: await openBackend(storeUrl),
+    unpackedTextBudget: PROXY_UNPACKED_TEXT,
+  });
   const server = await startProxyServer({
     store,
     mode,

@@ -4,15 +4,19 @@
  * pauses, recordings then run alongside it.
  */
 const MAX_WAIT_MS = 1000;
-/** Recordings waiting at the most: past this many, the oldest runs at once (what waits is held in memory). */
-const MAX_WAITING = 32;
+/**
+ * Recordings not yet stored at the most before they stop waiting for a pause: each holds its
+ * response's bytes in memory until it is stored.
+ */
+const MAX_BACKLOG = 8;
 
 /**
  * Counts the calls whose answers are being relayed and lets the work of recording wait for a
  * moment when none is: parsing, mapping, checking and storing a step takes the proxy's one thread
  * for longer than relaying its bytes did (a 2,000-event stream: tens of milliseconds), and a call
- * that starts meanwhile would wait for it. A recording waits at most {@link MAX_WAIT_MS}, and at
- * most {@link MAX_WAITING} wait; {@link flush} lets every one go at once.
+ * that starts meanwhile would wait for it. A recording waits at most {@link MAX_WAIT_MS}, and not
+ * at all while more than {@link MAX_BACKLOG} are not yet stored; {@link flush} lets every one go
+ * at once.
  */
 export class LiveCalls {
   #live = 0;
@@ -31,9 +35,12 @@ export class LiveCalls {
     };
   }
 
-  /** Resolves when no call is being relayed (at once when none is), or when the wait is over. */
-  quiet(): Promise<void> {
-    if (this.#live === 0 || this.#flushing > 0) return Promise.resolve();
+  /**
+   * Resolves when no call is being relayed (at once when none is, or when `backlog`, the
+   * recordings not yet stored, is over {@link MAX_BACKLOG}), or when the wait is over.
+   */
+  quiet(backlog: number): Promise<void> {
+    if (this.#live === 0 || this.#flushing > 0 || backlog > MAX_BACKLOG) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const entry = {
         go: resolve,
@@ -45,7 +52,6 @@ export class LiveCalls {
       };
       entry.timer.unref();
       this.#waiting.push(entry);
-      if (this.#waiting.length > MAX_WAITING) this.#release(1);
     });
   }
 

@@ -29,10 +29,20 @@ export interface ModelProxyOptions {
   readonly onRecordError?: (error: unknown) => void;
 }
 
+/** A call's request as the core reads it: a fetch `Request` is one. */
+export interface CallRequest {
+  readonly method: string;
+  /** The caller's headers (sent on to the upstream, never stored). */
+  readonly headers: Headers;
+  readonly signal: AbortSignal;
+  /** The body as text; read once. */
+  text(): Promise<string>;
+}
+
 /** One call as a route hands it to the core. */
 export interface ProxyCall {
   readonly adapter: ProviderAdapter;
-  readonly request: Request;
+  readonly request: CallRequest;
   /** Where record mode sends it. */
   readonly upstreamUrl: string;
   readonly upstream: typeof fetch;
@@ -260,7 +270,7 @@ export class ModelProxy {
       this.#track(async () => {
         const release = await turn;
         try {
-          await this.#live.quiet();
+          await this.#live.quiet(this.#recordings.size);
           const state = await recorder.record([]);
           const opening = opsBeforeCall(
             state,
@@ -271,7 +281,7 @@ export class ModelProxy {
           );
           const opensTurn = opening.some((op) => op.op === "turn_start");
           const end = await rest(opensTurn ? 1 : recorder.lastStep + 1);
-          await this.#live.quiet();
+          await this.#live.quiet(this.#recordings.size);
           await recorder.record([...opening, ...end.ops]);
           channel.previous = fingerprint;
           // A step whose tool calls wait for results ends when the next request brings them.
@@ -355,7 +365,7 @@ export class ModelProxy {
         if (size >= PARSE_SLICE) {
           size = 0;
           await new Promise<void>((resolve) => setImmediate(resolve));
-          await this.#live.quiet();
+          await this.#live.quiet(this.#recordings.size);
         }
       }
       received.length = 0;
