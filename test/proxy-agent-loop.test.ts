@@ -32,7 +32,6 @@ const recordAgent = () =>
   recordThenReplay({
     sdk: AT("openai"),
     answers: agent.answers(),
-    db: newDb(),
     drive: (at) => agent.run(at, PROMPTS),
   });
 
@@ -166,7 +165,6 @@ for (const each of Object.values(AGENTS)) {
       const run = await recordThenReplay({
         sdk: AT(each.provider),
         answers: each.answers(),
-        db: newDb(),
         transport: "proxy",
         sessionId: id,
         sessionIn,

@@ -10,7 +10,6 @@ import {
   anthropicSse,
   describeWith,
   HAVE,
-  newDb,
   openaiSse,
   recordThenReplay,
   type Sdk,
@@ -43,7 +42,6 @@ describeWith("openai-chat", "the AI SDK's OpenAI chat model through seedlineFetc
     const run = await recordThenReplay({
       sdk: OPENAI,
       answers: [{ sse: text }, { sse: text }],
-      db: newDb(),
       drive: async (openai) => {
         const model = openai.chat("gpt-4o-mini");
         const streamed = streamText({
@@ -101,7 +99,6 @@ describeWith("openai-responses", "the AI SDK's Responses model through seedlineF
         { sse: openaiSse("responses_function_call_stream.sse") },
         { sse: reasoning as string },
       ],
-      db: newDb(),
       drive: async (openai) => {
         const model = openai.responses("gpt-4o");
         const streamed = streamText({
@@ -170,7 +167,6 @@ describeWith("openai-responses", "the AI SDK's Responses model through seedlineF
     const run = await recordThenReplay({
       sdk: OPENAI,
       answers: bodies.map((sse) => ({ sse })),
-      db: newDb(),
       drive: async (openai) => {
         const result = streamText({
           model: openai.responses("gpt-5-nano"),
@@ -238,7 +234,6 @@ describeWith("anthropic-messages", "the AI SDK's Anthropic model through seedlin
     const run = await recordThenReplay({
       sdk: ANTHROPIC,
       answers: [{ sse: thinking }, { sse: toolCall }, { sse: thinking }],
-      db: newDb(),
       drive: async (anthropic) => {
         const model = anthropic("claude-sonnet-4-5");
         const results = [];

@@ -148,7 +148,6 @@ function recordThenReplayOn<T>(
   return recordThenReplay({
     sdk: ANTHROPIC_SDK,
     answers,
-    db: newDb(),
     drive,
     replayDrive,
   });

@@ -494,8 +494,8 @@ export interface RecordedRun<T> {
 export interface RecordThenReplayOptions<C, T> {
   readonly sdk: Sdk<C>;
   readonly answers: readonly FakeAnswer[];
-  /** The store's file (see {@link scratch}). */
-  readonly db: string;
+  /** The store's file (default: a new one, see {@link newDb}). */
+  readonly db?: string;
   /** What the agent does against a client: its SDK-level results. */
   readonly drive: (client: C) => Promise<T>;
   /** What it does against the replaying client (default `drive`). */
@@ -515,7 +515,7 @@ export interface RecordThenReplayOptions<C, T> {
 export async function recordThenReplay<C, T>(
   options: RecordThenReplayOptions<C, T>,
 ): Promise<RecordedRun<T>> {
-  const { sdk, db, transport = "fetch" } = options;
+  const { sdk, db = newDb(), transport = "fetch" } = options;
   const upstream = await startFakeUpstream(options.answers, sdk.provider);
   const common = {
     transport,

@@ -83,7 +83,6 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
       const run = await recordThenReplay({
         sdk: OPENAI_SDK,
         answers: TOOL_TURN,
-        db: newDb(),
         drive: (client) => conversation(client, stream),
       });
       const { recorded, store, id } = run;
@@ -107,7 +106,6 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
     const run = await recordThenReplay({
       sdk: OPENAI_SDK,
       answers: TOOL_TURN,
-      db: newDb(),
       drive: (client) => conversation(client, true),
       replayDrive: async (client) => {
         const changed = client.chat.completions.create({
@@ -154,7 +152,6 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
     const run = await recordThenReplay({
       sdk: OPENAI_SDK,
       answers: [{ status: 429, json: body }],
-      db: newDb(),
       drive: async (client) => {
         const failed = client.chat.completions.create(hi);
         await expect(failed).rejects.toMatchObject({ status: 429, code: "rate_limit_exceeded" });
@@ -182,7 +179,6 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
     const run = await recordThenReplay({
       sdk: OPENAI_SDK,
       answers: TOOL_TURN,
-      db: newDb(),
       drive: (client) => conversation(client, true),
       replayDrive: (client) => conversation(client, false),
     });
@@ -248,7 +244,6 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
     const run = await recordThenReplay({
       sdk: OPENAI_SDK,
       answers: [{ sse: openaiSse("groq_tool_use_failed_error_streaming.0.sse") }],
-      db: newDb(),
       sessionId: "groq",
       drive,
     });
@@ -286,7 +281,6 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
     const run = await recordThenReplay({
       sdk: OPENAI_SDK,
       answers: [{ sse: openaiSse("chat_text_stream.sse"), hold }],
-      db: newDb(),
       sessionId: "aborted",
       drive: async (client) => {
         const abort = new AbortController();
@@ -318,7 +312,6 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
     const run = await recordThenReplay({
       sdk: OPENAI_SDK,
       answers: [{ sse: body, breakAfter: Math.floor(body.length / 2) }],
-      db: newDb(),
       drive: async (client) => {
         const stream = client.chat.completions.stream({ ...hi, stream: true });
         await expect(stream.finalChatCompletion()).rejects.toThrow();

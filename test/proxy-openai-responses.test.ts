@@ -13,7 +13,6 @@ import {
   type FakeAnswer,
   HAVE,
   KEY,
-  newDb,
   OPENAI_SDK,
   openaiSse,
   recordThenReplay,
@@ -118,7 +117,7 @@ function recordThenReplayOn<T>(
   drive: (client: OpenAI) => Promise<T>,
   replayDrive: (client: OpenAI) => Promise<T> = drive,
 ) {
-  return recordThenReplay({ sdk: OPENAI_SDK, answers, db: newDb(), drive, replayDrive });
+  return recordThenReplay({ sdk: OPENAI_SDK, answers, drive, replayDrive });
 }
 
 describeWith("openai-responses", "seedlineFetch with the OpenAI SDK's Responses API", () => {
