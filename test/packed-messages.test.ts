@@ -245,6 +245,30 @@ describe("packed derived messages", () => {
     await store.close();
   });
 
+  // Seen failing before the option: the store took no budget and kept all 60 KiB unpacked.
+  it("keeps no more unpacked text than a store's unpackedTextBudget says, the messages the same", async () => {
+    const store = new SessionStore({ unpackedTextBudget: 8 * 1024 });
+    const session = await store.create({ id: "small-budget" });
+    const all: SessionEvent[] = [];
+    let most = 0;
+    for (let turn = 1; turn <= 60; turn++) {
+      const batch = simpleTurn(all.length, turn, {
+        prompt: `${"y".repeat(1024)}${turn}`,
+        steps: 1,
+      });
+      await session.append(batch);
+      all.push(...batch);
+      most = Math.max(most, session.log.unpackedText);
+    }
+    expect(most).toBeLessThanOrEqual(8 * 1024);
+    expect(session.log.unpackedText).toBeGreaterThan(0);
+    expect(session.deriveMessages()).toEqual(deriveMessages(all));
+    await store.close();
+    expect(() => new SessionStore({ unpackedTextBudget: -1 })).toThrow(
+      /expected unpackedTextBudget to be an integer >= 0, got -1/,
+    );
+  });
+
   // Packing messages read back runs on a later turn of the event loop, which a loop of appends
   // whose writes and flushes all complete on this thread (JSONL, a lone writer) never reaches.
   // Seen failing before the in-line packing past a backlog: all 1,500 messages were left

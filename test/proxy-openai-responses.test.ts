@@ -1,42 +1,32 @@
 // The model proxy on the OpenAI Responses API: the official SDK recorded through seedlineFetch and `seedline proxy`, then replayed offline.
 // Fails without the Responses adapter: calls to /responses went through unrecorded, so no session
 // was there to replay ("expected a sessionId to replay, got none"; the spawned proxy answered 404).
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { Response, ResponseInputItem } from "openai/resources/responses/responses";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  MemoryBackend,
-  type SeedlineFetch,
-  SessionStore,
-  SqliteBackend,
-  seedlineFetch,
-} from "../src/index.js";
-import { seedline, startSeedline } from "./cli-harness.js";
-import { type FakeAnswer, startFakeUpstream } from "./proxy-harness.js";
+import { expect, it } from "vitest";
+import { MemoryBackend, type SeedlineFetch, SessionStore, seedlineFetch } from "../src/index.js";
+import { GET_CAPITAL } from "./proxy-agents.js";
 import {
   aiSdkResponses,
-  finalOf,
-  HAVE_RESPONSES,
-  responsesSse,
-} from "./proxy-responses-fixtures.js";
+  describeWith,
+  expectFaithful,
+  type FakeAnswer,
+  HAVE,
+  KEY,
+  OPENAI_SDK,
+  openaiSse,
+  recordThenReplay,
+  startFakeUpstream,
+  validateReplayable,
+} from "./proxy-harness.js";
 
-const KEY = "sk-test-never-stored-7d2e41";
-const SKIP = "(skipped: ../shared/fixtures-real/openai-sse is absent)";
+const HAVE_RESPONSES = HAVE["openai-responses"];
 
 const TOOLS: OpenAI.Responses.Tool[] = [
   {
     type: "function",
-    name: "get_capital",
-    description: "The capital of a country.",
-    parameters: {
-      type: "object",
-      properties: { country: { type: "string" } },
-      required: ["country"],
-      additionalProperties: false,
-    },
+    ...GET_CAPITAL,
+    parameters: { ...GET_CAPITAL.parameters, additionalProperties: false },
     strict: true,
   },
 ];
@@ -97,13 +87,11 @@ async function conversation(client: OpenAI, stream: boolean) {
   return results;
 }
 
-/** What the fake upstream answers for a captured stream: the stream, or its final response as JSON. */
-function answerOf(sse: string, stream: boolean): FakeAnswer {
-  return stream ? { sse } : { status: 200, json: finalOf(sse) };
-}
-
-const TOOL_TURN = HAVE_RESPONSES
-  ? [responsesSse("responses_function_call_stream.sse"), responsesSse("responses_text_stream.sse")]
+const TOOL_TURN: FakeAnswer[] = HAVE_RESPONSES
+  ? [
+      { sse: openaiSse("responses_function_call_stream.sse") },
+      { sse: openaiSse("responses_text_stream.sse") },
+    ]
   : [];
 
 /** A streamed body's events (name and payload), without the random padding of delta events. */
@@ -123,305 +111,213 @@ function eventsOf(body: string): { name: string | undefined; data: unknown }[] {
     });
 }
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "seedline-proxy-responses-"));
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function openStore(db: string): Promise<SessionStore> {
-  return new SessionStore({ backend: await SqliteBackend.open(db) });
-}
-
-/** Every byte of the files in the store's folder, for looking for a credential. */
-function storeBytes(db: string): string {
-  const folder = dirname(db);
-  return readdirSync(folder, { withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => readFileSync(join(folder, entry.name)).toString("latin1"))
-    .join("");
-}
-
-/** `seedline validate --replayable` on a session exported from the store. */
-function validateReplayable(storeUrl: string, id: string): void {
-  const exported = seedline(["export", id, "--store", storeUrl]);
-  expect(exported.status, exported.stderr).toBe(0);
-  const file = join(dir, `${id}.jsonl`);
-  writeFileSync(file, exported.stdout);
-  const run = seedline(["validate", "--replayable", file]);
-  expect(run.status, run.stdout + run.stderr).toBe(0);
-}
-
-/** Records `drive` against the fake upstream, stops it, and replays `drive` from the store. */
-async function recordThenReplay<T>(
-  answers: FakeAnswer[],
+/** Records `drive` through seedlineFetch, stops the upstream, and replays `replayDrive` (default `drive`). */
+function recordThenReplayOn<T>(
+  answers: readonly FakeAnswer[],
   drive: (client: OpenAI) => Promise<T>,
   replayDrive: (client: OpenAI) => Promise<T> = drive,
 ) {
-  const db = join(mkdtempSync(join(dir, "fetch-")), "store.db");
-  const store = await openStore(db);
-  const upstream = await startFakeUpstream(answers);
-  const client = (fetch: SeedlineFetch, apiKey: string) =>
-    new OpenAI({ apiKey, baseURL: upstream.baseUrl, fetch, maxRetries: 0 });
-  const recording = seedlineFetch({ store, mode: "record" });
-  const recorded = await drive(client(recording, KEY));
-  await recording.close();
-  await upstream.close();
-  const [id] = await recording.sessionIds();
-  const replaying = seedlineFetch({ store, mode: "replay", sessionId: id as string });
-  const replayed = await replayDrive(client(replaying, "unused"));
-  return { recorded, replayed, store, db, id: id as string, upstream };
+  return recordThenReplay({ sdk: OPENAI_SDK, answers, drive, replayDrive });
 }
 
-describe.skipIf(!HAVE_RESPONSES)(
-  `seedlineFetch with the OpenAI SDK's Responses API ${HAVE_RESPONSES ? "" : SKIP}`,
-  () => {
-    for (const stream of [true, false]) {
-      it(`records a function-calling turn ${stream ? "streamed" : "not streamed"} and replays it offline with the same SDK results`, async () => {
-        const run = await recordThenReplay(
-          TOOL_TURN.map((sse) => answerOf(sse, stream)),
-          (client) => conversation(client, stream),
-        );
-        const { recorded, replayed, store, db, id, upstream } = run;
-        expect(replayed).toEqual(recorded);
-        expect(recorded[0]?.toolCalls).toEqual([
-          {
-            id: "call_kL0PCQV7M2WMoVX8V8OtYSAL",
-            name: "get_capital",
-            arguments: '{"country":"France"}',
-          },
-        ]);
-        expect(recorded[1]?.text).toBe("The capital of France is Paris.");
-        expect(recorded[1]?.status).toBe("completed");
-        expect(recorded[1]?.usage?.total_tokens).toBeGreaterThan(0);
-        expect(upstream.seen[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
-        expect(upstream.seen[0]?.url).toBe("/v1/responses");
-
-        const events = await store.readEvents(id);
-        const types = events.map((e) => e.type);
-        expect(types.filter((t) => t === "turn/start")).toHaveLength(1);
-        expect(types.filter((t) => t === "step/start")).toHaveLength(2);
-        // The function_call_output the agent sent back is the result of the call it names.
-        const call = events.find((e) => e.type === "tool/call");
-        const result = events.find((e) => e.type === "tool/result");
-        expect(call?.type === "tool/call" && call.data).toMatchObject({
-          callId: "call_kL0PCQV7M2WMoVX8V8OtYSAL",
-          name: "get_capital",
-        });
-        expect(result?.type === "tool/result" && result.data).toMatchObject({
-          callId: "call_kL0PCQV7M2WMoVX8V8OtYSAL",
-          content: [{ type: "text", text: "Paris" }],
-        });
-        const start = events.find((e) => e.type === "step/start");
-        expect(start?.type === "step/start" && start.data.request).toMatchObject({
-          api: "openai-responses",
-          model: "gpt-4o",
-          messages: [{ role: "system" }, { role: "user" }],
-          tools: [{ name: "get_capital" }],
-        });
-        const chunkTypes = events.flatMap((e) =>
-          e.type === "assistant/chunk" ? [e.data.chunk.type] : [],
-        );
-        expect(chunkTypes).toContain("text-delta");
-        expect(chunkTypes).toContain("usage");
-        expect(types.at(-1)).toBe("turn/end");
-        await store.close();
-        expect(storeBytes(db)).not.toContain(KEY);
-        validateReplayable(`sqlite:${db}`, id);
-      });
-    }
-
-    it("replays a streamed recording to a caller that does not stream, and a JSON recording to one that streams", async () => {
-      const streamedFirst = await recordThenReplay(
-        TOOL_TURN.map((sse) => answerOf(sse, true)),
-        (client) => conversation(client, true),
-        (client) => conversation(client, false),
-      );
-      expect(streamedFirst.replayed).toEqual(streamedFirst.recorded);
-      await streamedFirst.store.close();
-      const jsonFirst = await recordThenReplay(
-        TOOL_TURN.map((sse) => answerOf(sse, false)),
-        (client) => conversation(client, false),
-        (client) => conversation(client, true),
-      );
-      expect(jsonFirst.replayed).toEqual(jsonFirst.recorded);
-      await jsonFirst.store.close();
-    });
-
-    it("keeps reasoning items with their encrypted content, reasoning summaries, web search calls and custom tool calls", async () => {
-      const bodies = [
-        responsesSse("responses_phase_function_call_stream.sse"),
-        responsesSse("responses_reasoning_summary_stream.sse"),
-        responsesSse("responses_web_search_stream.sse"),
-        ...aiSdkResponses("responses-openai-custom-tool.1.chunks.txt"),
-      ];
-      const drive = async (client: OpenAI) => {
-        const out: ReturnType<typeof resultOf>[] = [];
-        for (const prompt of ["narrate", "reason", "search", "sql"]) {
-          out.push(resultOf(await ask(client, prompt, true)));
-        }
-        return out;
-      };
-      const run = await recordThenReplay(
-        bodies.map((sse) => ({ sse })),
-        drive,
-      );
-      expect(run.replayed).toEqual(run.recorded);
-      const [phase, reasoning, search, custom] = run.recorded;
-      const encrypted = phase?.output.find((item) => item.type === "reasoning");
-      expect(encrypted?.type === "reasoning" && encrypted.encrypted_content).toMatch(/^gAAAA/);
-      expect(phase?.toolCalls.map((c) => c.name)).toEqual(["get_capital"]);
-      expect(reasoning?.output.some((i) => i.type === "reasoning" && i.summary.length > 0)).toBe(
-        true,
-      );
-      expect(search?.output.some((i) => i.type === "web_search_call")).toBe(true);
-      expect(custom?.toolCalls).toEqual([
+describeWith("openai-responses", "seedlineFetch with the OpenAI SDK's Responses API", () => {
+  for (const stream of [true, false]) {
+    it(`records a function-calling turn ${stream ? "streamed" : "not streamed"} and replays it offline with the same SDK results`, async () => {
+      const run = await recordThenReplayOn(TOOL_TURN, (client) => conversation(client, stream));
+      const { recorded, store, id, upstream } = run;
+      expect(recorded[0]?.toolCalls).toEqual([
         {
-          id: "call_custom_sql_001",
-          name: "write_sql",
-          arguments: "SELECT * FROM users WHERE age > 25",
+          id: "call_kL0PCQV7M2WMoVX8V8OtYSAL",
+          name: "get_capital",
+          arguments: '{"country":"France"}',
         },
       ]);
-      const events = await run.store.readEvents(run.id);
-      const messages = events.flatMap((e) => (e.type === "assistant/message" ? [e.data] : []));
-      // The reasoning summary is a reasoning block of the assembled message.
-      expect(messages[1]?.content.some((b) => b.type === "reasoning" && b.text.length > 0)).toBe(
-        true,
-      );
-      const calls = events.flatMap((e) => (e.type === "tool/call" ? [e.data] : []));
-      expect(calls.map((c) => c.name)).toEqual(["get_capital", "write_sql"]);
-      await run.store.close();
-      validateReplayable(`sqlite:${run.db}`, run.id);
-    });
+      expect(recorded[1]?.text).toBe("The capital of France is Paris.");
+      expect(recorded[1]?.status).toBe("completed");
+      expect(recorded[1]?.usage?.total_tokens).toBeGreaterThan(0);
+      expect(upstream.seen[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
+      expect(upstream.seen[0]?.url).toBe("/v1/responses");
 
-    it("records a response.failed stream as the turn's error and replays the same failure", async () => {
-      const [failed] = aiSdkResponses("responses-openai-error.1.chunks.txt");
-      const drive = async (client: OpenAI) => {
-        const error = await ask(client, "fail", true).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(Error);
-        return String((error as Error).message);
-      };
-      const run = await recordThenReplay([{ sse: failed as string }], drive);
-      expect(run.replayed).toBe(run.recorded);
-      const events = await run.store.readEvents(run.id);
-      const end = events.at(-1);
-      expect(end?.type === "turn/end" && end.data.reason).toMatchObject({
-        kind: "error",
-        step: 1,
-        code: "insufficient_quota",
-        message: expect.stringMatching(/^You exceeded your current quota/),
+      const events = await store.readEvents(id);
+      const types = events.map((e) => e.type);
+      expect(types.filter((t) => t === "turn/start")).toHaveLength(1);
+      expect(types.filter((t) => t === "step/start")).toHaveLength(2);
+      // The function_call_output the agent sent back is the result of the call it names.
+      const call = events.find((e) => e.type === "tool/call");
+      const result = events.find((e) => e.type === "tool/result");
+      expect(call?.type === "tool/call" && call.data).toMatchObject({
+        callId: "call_kL0PCQV7M2WMoVX8V8OtYSAL",
+        name: "get_capital",
       });
-      expect(run.recorded).toMatch(/exceeded your current quota/);
-      await run.store.close();
-      validateReplayable(`sqlite:${run.db}`, run.id);
+      expect(result?.type === "tool/result" && result.data).toMatchObject({
+        callId: "call_kL0PCQV7M2WMoVX8V8OtYSAL",
+        content: [{ type: "text", text: "Paris" }],
+      });
+      const start = events.find((e) => e.type === "step/start");
+      expect(start?.type === "step/start" && start.data.request).toMatchObject({
+        api: "openai-responses",
+        model: "gpt-4o",
+        messages: [{ role: "system" }, { role: "user" }],
+        tools: [{ name: "get_capital" }],
+      });
+      const chunkTypes = events.flatMap((e) =>
+        e.type === "assistant/chunk" ? [e.data.chunk.type] : [],
+      );
+      expect(chunkTypes).toContain("text-delta");
+      expect(chunkTypes).toContain("usage");
+      expect(types.at(-1)).toBe("turn/end");
+      await expectFaithful(run);
     });
+  }
 
-    it("replays every captured stream event for event: names, sequence numbers and items as recorded, without the padding", async () => {
-      const bodies = [
-        ...[
-          "responses_text_stream.sse",
-          "responses_function_call_stream.sse",
-          "responses_phase_function_call_stream.sse",
-          "responses_reasoning_summary_stream.sse",
-          "responses_web_search_stream.sse",
-        ].map(responsesSse),
-        ...aiSdkResponses("responses-openai-reasoning-encrypted-content.1.chunks.txt"),
-        ...aiSdkResponses("responses-openai-custom-tool.1.chunks.txt"),
-        ...aiSdkResponses("responses-openai-local-shell-tool.1.chunks.txt"),
-        ...aiSdkResponses("responses-openai-error.1.chunks.txt"),
-      ];
-      const store = new SessionStore({ backend: new MemoryBackend() });
-      const upstream = await startFakeUpstream(bodies.map((sse) => ({ sse })));
-      const post = (fetch: SeedlineFetch, i: number) =>
-        fetch(`${upstream.baseUrl}/responses`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ model: "gpt-4o", input: `call ${i}`, stream: true }),
-        }).then((r) => r.text());
-      const recording = seedlineFetch({ store, mode: "record" });
-      const recorded: string[] = [];
-      for (let i = 0; i < bodies.length; i++) recorded.push(await post(recording, i));
-      await recording.close();
-      await upstream.close();
-      expect(recorded).toEqual(bodies);
-      const [id] = await recording.sessionIds();
-      const replaying = seedlineFetch({ store, mode: "replay", sessionId: id as string });
-      for (let i = 0; i < bodies.length; i++) {
-        expect(eventsOf(await post(replaying, i)), `call ${i}`).toEqual(
-          eventsOf(bodies[i] as string),
-        );
+  it("replays a streamed recording to a caller that does not stream, and a JSON recording to one that streams", async () => {
+    const streamedFirst = await recordThenReplayOn(
+      TOOL_TURN,
+      (client) => conversation(client, true),
+      (client) => conversation(client, false),
+    );
+    expect(streamedFirst.replayed).toEqual(streamedFirst.recorded);
+    await streamedFirst.store.close();
+    const jsonFirst = await recordThenReplayOn(
+      TOOL_TURN,
+      (client) => conversation(client, false),
+      (client) => conversation(client, true),
+    );
+    expect(jsonFirst.replayed).toEqual(jsonFirst.recorded);
+    await jsonFirst.store.close();
+  });
+
+  it("keeps reasoning items with their encrypted content, reasoning summaries, web search calls and custom tool calls", async () => {
+    const bodies = [
+      openaiSse("responses_phase_function_call_stream.sse"),
+      openaiSse("responses_reasoning_summary_stream.sse"),
+      openaiSse("responses_web_search_stream.sse"),
+      ...aiSdkResponses("responses-openai-custom-tool.1.chunks.txt"),
+    ];
+    const drive = async (client: OpenAI) => {
+      const out: ReturnType<typeof resultOf>[] = [];
+      for (const prompt of ["narrate", "reason", "search", "sql"]) {
+        out.push(resultOf(await ask(client, prompt, true)));
       }
-    });
+      return out;
+    };
+    const run = await recordThenReplayOn(
+      bodies.map((sse) => ({ sse })),
+      drive,
+    );
+    expect(run.replayed).toEqual(run.recorded);
+    const [phase, reasoning, search, custom] = run.recorded;
+    const encrypted = phase?.output.find((item) => item.type === "reasoning");
+    expect(encrypted?.type === "reasoning" && encrypted.encrypted_content).toMatch(/^gAAAA/);
+    expect(phase?.toolCalls.map((c) => c.name)).toEqual(["get_capital"]);
+    expect(reasoning?.output.some((i) => i.type === "reasoning" && i.summary.length > 0)).toBe(
+      true,
+    );
+    expect(search?.output.some((i) => i.type === "web_search_call")).toBe(true);
+    expect(custom?.toolCalls).toEqual([
+      {
+        id: "call_custom_sql_001",
+        name: "write_sql",
+        arguments: "SELECT * FROM users WHERE age > 25",
+      },
+    ]);
+    const events = await run.store.readEvents(run.id);
+    const messages = events.flatMap((e) => (e.type === "assistant/message" ? [e.data] : []));
+    // The reasoning summary is a reasoning block of the assembled message.
+    expect(messages[1]?.content.some((b) => b.type === "reasoning" && b.text.length > 0)).toBe(
+      true,
+    );
+    const calls = events.flatMap((e) => (e.type === "tool/call" ? [e.data] : []));
+    expect(calls.map((c) => c.name)).toEqual(["get_capital", "write_sql"]);
+    await run.store.close();
+    validateReplayable(`sqlite:${run.db}`, run.id);
+  });
 
-    it("answers a request that differs from the recording with 409 and a diff", async () => {
-      const run = await recordThenReplay(
-        TOOL_TURN.map((sse) => answerOf(sse, true)),
-        (client) => conversation(client, true),
-        async (client) => {
-          const changed = ask(client, [{ role: "user", content: "And of Spain?" }], true);
-          await expect(changed).rejects.toMatchObject({ status: 409 });
-          await expect(changed).rejects.toThrow(/message 2: recorded another user message/);
-          // `instructions` is the system message: changing it is a difference too.
-          const instructed = client.responses.create({
-            model: "gpt-4o",
-            instructions: "Answer at length.",
-            input: [{ role: "user", content: "What is the capital of France?" }],
-            tools: TOOLS,
-          });
-          await expect(instructed).rejects.toMatchObject({ status: 409, code: "REPLAY_MISMATCH" });
-          await expect(instructed).rejects.toThrow(/message 1: recorded another system message/);
-          const malformed = client.responses.create({ model: "gpt-4o", input: 5 as never });
-          await expect(malformed).rejects.toMatchObject({ status: 400, code: "INVALID_REQUEST" });
-          const results = await conversation(client, true);
-          const past = ask(client, "more", true);
-          await expect(past).rejects.toMatchObject({ status: 409, code: "REPLAY_EXHAUSTED" });
-          return results;
-        },
-      );
-      expect(run.replayed).toEqual(run.recorded);
-      await run.store.close();
+  it("records a response.failed stream as the turn's error and replays the same failure", async () => {
+    const [failed] = aiSdkResponses("responses-openai-error.1.chunks.txt");
+    const drive = async (client: OpenAI) => {
+      const error = await ask(client, "fail", true).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Error);
+      return String((error as Error).message);
+    };
+    const run = await recordThenReplayOn([{ sse: failed as string }], drive);
+    expect(run.replayed).toBe(run.recorded);
+    const events = await run.store.readEvents(run.id);
+    const end = events.at(-1);
+    expect(end?.type === "turn/end" && end.data.reason).toMatchObject({
+      kind: "error",
+      step: 1,
+      code: "insufficient_quota",
+      message: expect.stringMatching(/^You exceeded your current quota/),
     });
-  },
-);
+    expect(run.recorded).toMatch(/exceeded your current quota/);
+    await run.store.close();
+    validateReplayable(`sqlite:${run.db}`, run.id);
+  });
 
-describe.skipIf(!HAVE_RESPONSES)(
-  `seedline proxy with the OpenAI SDK's Responses API ${HAVE_RESPONSES ? "" : SKIP}`,
-  () => {
-    it("records a function-calling turn through the spawned proxy and replays it offline after a restart", async () => {
-      const db = join(mkdtempSync(join(dir, "proxy-")), "store.db");
-      const storeUrl = `sqlite:${db}`;
-      const upstream = await startFakeUpstream(TOOL_TURN.map((sse) => ({ sse })));
-      const run = async (args: string[]) => {
-        const proxy = startSeedline(["proxy", "--store", storeUrl, ...args]);
-        await proxy.waitFor("its address", (out) =>
-          /seedline proxy: http:\/\/127\.0\.0\.1:\d+\n/.test(out),
-        );
-        const url = /seedline proxy: (\S+)/.exec(proxy.stdout())?.[1] as string;
-        return { proxy, url };
-      };
-      const id = "responses-turn";
-      const recordRun = await run(["--upstream-openai", upstream.baseUrl]);
-      const base = (url: string) => `${url}/s/${id}/openai/v1`;
-      const recorded = await conversation(
-        new OpenAI({ apiKey: KEY, baseURL: base(recordRun.url), maxRetries: 0 }),
-        true,
+  it("replays every captured stream event for event: names, sequence numbers and items as recorded, without the padding", async () => {
+    const bodies = [
+      ...[
+        "responses_text_stream.sse",
+        "responses_function_call_stream.sse",
+        "responses_phase_function_call_stream.sse",
+        "responses_reasoning_summary_stream.sse",
+        "responses_web_search_stream.sse",
+      ].map(openaiSse),
+      ...aiSdkResponses("responses-openai-reasoning-encrypted-content.1.chunks.txt"),
+      ...aiSdkResponses("responses-openai-custom-tool.1.chunks.txt"),
+      ...aiSdkResponses("responses-openai-local-shell-tool.1.chunks.txt"),
+      ...aiSdkResponses("responses-openai-error.1.chunks.txt"),
+    ];
+    const store = new SessionStore({ backend: new MemoryBackend() });
+    const upstream = await startFakeUpstream(bodies.map((sse) => ({ sse })));
+    const post = (fetch: SeedlineFetch, i: number) =>
+      fetch(`${upstream.baseUrl}/responses`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-4o", input: `call ${i}`, stream: true }),
+      }).then((r) => r.text());
+    const recording = seedlineFetch({ store, mode: "record" });
+    const recorded: string[] = [];
+    for (let i = 0; i < bodies.length; i++) recorded.push(await post(recording, i));
+    await recording.close();
+    await upstream.close();
+    expect(recorded).toEqual(bodies);
+    const [id] = await recording.sessionIds();
+    const replaying = seedlineFetch({ store, mode: "replay", sessionId: id as string });
+    for (let i = 0; i < bodies.length; i++) {
+      expect(eventsOf(await post(replaying, i)), `call ${i}`).toEqual(
+        eventsOf(bodies[i] as string),
       );
-      recordRun.proxy.child.kill("SIGTERM");
-      expect(await recordRun.proxy.exited).toBe(0);
-      await upstream.close();
+    }
+  });
 
-      const replayRun = await run(["--mode", "replay"]);
-      const replayed = await conversation(
-        new OpenAI({ apiKey: "unused", baseURL: base(replayRun.url), maxRetries: 0 }),
-        true,
-      );
-      expect(replayed).toEqual(recorded);
-      replayRun.proxy.child.kill("SIGINT");
-      expect(await replayRun.proxy.exited).toBe(0);
-      expect(storeBytes(db)).not.toContain(KEY);
-      validateReplayable(storeUrl, id);
-    });
-  },
-);
+  it("answers a request that differs from the recording with 409 and a diff", async () => {
+    const run = await recordThenReplayOn(
+      TOOL_TURN,
+      (client) => conversation(client, true),
+      async (client) => {
+        const changed = ask(client, [{ role: "user", content: "And of Spain?" }], true);
+        await expect(changed).rejects.toMatchObject({ status: 409 });
+        await expect(changed).rejects.toThrow(/message 2: recorded another user message/);
+        // `instructions` is the system message: changing it is a difference too.
+        const instructed = client.responses.create({
+          model: "gpt-4o",
+          instructions: "Answer at length.",
+          input: [{ role: "user", content: "What is the capital of France?" }],
+          tools: TOOLS,
+        });
+        await expect(instructed).rejects.toMatchObject({ status: 409, code: "REPLAY_MISMATCH" });
+        await expect(instructed).rejects.toThrow(/message 1: recorded another system message/);
+        const malformed = client.responses.create({ model: "gpt-4o", input: 5 as never });
+        await expect(malformed).rejects.toMatchObject({ status: 400, code: "INVALID_REQUEST" });
+        const results = await conversation(client, true);
+        const past = ask(client, "more", true);
+        await expect(past).rejects.toMatchObject({ status: 409, code: "REPLAY_EXHAUSTED" });
+        return results;
+      },
+    );
+    expect(run.replayed).toEqual(run.recorded);
+    await run.store.close();
+  });
+});

@@ -1,7 +1,9 @@
 // The SSE parser the proxy tees responses through: the same events whatever the network's chunking and line ends.
 import { describe, expect, it } from "vitest";
 import { type SseEvent, SseParser, sseText } from "../src/proxy/sse.js";
-import { HAVE_FIXTURES, sse } from "./proxy-harness.js";
+import { HAVE, openaiSse } from "./proxy-harness.js";
+
+const HAVE_FIXTURES = HAVE["openai-chat"];
 
 function parse(pieces: readonly Uint8Array[]): SseEvent[] {
   const events: SseEvent[] = [];
@@ -37,7 +39,7 @@ describe("SseParser", () => {
   it.skipIf(!HAVE_FIXTURES)(
     `reads every event of a captured Chat Completions stream split in pieces ${HAVE_FIXTURES ? "" : "(skipped: ../shared/fixtures-real is absent)"}`,
     () => {
-      const text = sse("chat_parallel_tool_calls_stream.sse");
+      const text = openaiSse("chat_parallel_tool_calls_stream.sse");
       const all = bytes(text);
       const pieces = [all.slice(0, 7), all.slice(7, 301), all.slice(301)];
       const events = parse(pieces);

@@ -1,6 +1,8 @@
-// P1–P3's proxy process: `seedline proxy`'s server on a SQLite store; prints its URL, answers `heap` on stdin with its heap after a full gc.
+// P1–P3's proxy process: `seedline proxy`'s server on a SQLite store; prints its URL, answers `heap` on stdin with its heap after a full gc (and the part of it that is compiled code).
 import { createInterface } from "node:readline";
+import { getHeapSpaceStatistics } from "node:v8";
 import { openBackend, SessionStore, startProxyServer } from "../../src/index.js";
+import { PROXY_UNPACKED_TEXT } from "../../src/proxy/proxy-server.js";
 import { collectGarbage } from "./harness.js";
 
 async function main(): Promise<void> {
@@ -12,7 +14,11 @@ async function main(): Promise<void> {
   ) {
     throw new Error("usage: proxy-child STORE_URL record|replay UPSTREAM_URL [SESSION_ID]");
   }
-  const store = new SessionStore({ backend: await openBackend(storeUrl) });
+  // As `seedline proxy` opens its store.
+  const store = new SessionStore({
+    backend: await openBackend(storeUrl),
+    unpackedTextBudget: PROXY_UNPACKED_TEXT,
+  });
   const server = await startProxyServer({
     store,
     mode,
@@ -25,7 +31,12 @@ async function main(): Promise<void> {
   for await (const line of createInterface({ input: process.stdin })) {
     if (line === "heap") {
       collectGarbage();
-      process.stdout.write(`${JSON.stringify({ heapUsed: process.memoryUsage().heapUsed })}\n`);
+      const code = getHeapSpaceStatistics().find((space) => space.space_name === "code_space");
+      const heap = {
+        heapUsed: process.memoryUsage().heapUsed,
+        codeSpace: code?.space_used_size ?? 0,
+      };
+      process.stdout.write(`${JSON.stringify(heap)}\n`);
     }
   }
   await server.close();

@@ -8,8 +8,8 @@ import { entryArgs, REPO_ROOT } from "./runtime.js";
 export interface ProxyProcess {
   /** `http://127.0.0.1:PORT`. */
   readonly url: string;
-  /** The proxy's V8 heap in use after a full collection, in bytes. */
-  heap(): Promise<number>;
+  /** The proxy's V8 heap in use after a full collection, and the compiled code in it, in bytes. */
+  heap(): Promise<{ readonly heapUsed: number; readonly codeSpace: number }>;
   /** Ends its input: it stops taking calls, ends the open turns durably and exits. */
   stop(): Promise<void>;
 }
@@ -45,7 +45,7 @@ export async function startProxyProcess(
     url,
     async heap() {
       child.stdin.write("heap\n");
-      return (JSON.parse(await next("its heap")) as { heapUsed: number }).heapUsed;
+      return JSON.parse(await next("its heap")) as { heapUsed: number; codeSpace: number };
     },
     async stop() {
       child.stdin.end();

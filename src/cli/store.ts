@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { hasCode, StorageError, show } from "../errors.js";
 import { DEFAULT_STORE_URL, openBackend, STORE_URL_FORMS } from "../store/open-backend.js";
-import { SessionStore } from "../store/session-store.js";
+import { SessionStore, type SessionStoreOptions } from "../store/session-store.js";
 import { type OptionSpec, UsageError } from "./command.js";
 
 /** The environment variable that names the store when `--store` is not given. */
@@ -42,9 +42,12 @@ export function storeExists(url: string): boolean {
  * @throws UsageError for a URL of no known form; the backend's errors (FORMAT_UNSUPPORTED for a
  *   SQLite file at another layout version).
  */
-export async function openStore(url: string): Promise<SessionStore> {
+export async function openStore(
+  url: string,
+  options: Omit<SessionStoreOptions, "backend"> = {},
+): Promise<SessionStore> {
   try {
-    return new SessionStore({ backend: await openBackend(url) });
+    return new SessionStore({ ...options, backend: await openBackend(url) });
   } catch (error) {
     if (hasCode(error, "INVALID_PARAMS")) {
       throw new UsageError(

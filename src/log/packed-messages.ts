@@ -8,43 +8,31 @@ import type { DerivedMessage } from "../generated.js";
  * many open sessions holds a third or less of it. The messages come back equal, frozen throughout.
  */
 export class PackedBlock {
-  readonly #bytes: Uint8Array;
+  /**
+   * The deflated bytes, one character each (latin1): a string costs a small header, where a byte
+   * array costs an array buffer and its backing store (a few hundred bytes a block).
+   */
+  readonly #bytes: string;
   /** The expanded messages while anyone holds them: expanded again only once they are collected. */
   #expanded: WeakRef<readonly DerivedMessage[]> | undefined;
 
   constructor(messages: readonly DerivedMessage[]) {
     // Level 1: the text is read back rarely; the deflate runs on the append path.
     // From bytes: zlib converts a string argument on a slower path (about twice the time).
-    const out = deflateRawSync(Buffer.from(JSON.stringify(messages)), { level: 1 });
-    // A copy of exactly its size: the result may be a view of zlib's larger output chunk.
-    this.#bytes = new Uint8Array(out);
+    this.#bytes = deflateRawSync(Buffer.from(JSON.stringify(messages)), { level: 1 }).toString(
+      "latin1",
+    );
   }
 
   /** The block's messages, in order, frozen throughout. */
   messages(): readonly DerivedMessage[] {
     let expanded = this.#expanded?.deref();
     if (expanded === undefined) {
-      const text = inflateRawSync(this.#bytes).toString("utf8");
+      const text = inflateRawSync(Buffer.from(this.#bytes, "latin1")).toString("utf8");
       expanded = deepFreeze(JSON.parse(text) as DerivedMessage[]);
       this.#expanded = new WeakRef(expanded);
     }
     return expanded;
-  }
-}
-
-/** One message of a {@link PackedBlock}: where it stands in the block. */
-export class PackedMessage {
-  readonly block: PackedBlock;
-  readonly index: number;
-
-  constructor(block: PackedBlock, index: number) {
-    this.block = block;
-    this.index = index;
-  }
-
-  /** The message, expanded (see {@link PackedBlock.messages}). */
-  expand(): DerivedMessage {
-    return this.block.messages()[this.index] as DerivedMessage;
   }
 }
 

@@ -9,7 +9,7 @@ import {
 import { isAdmitted } from "./admitted-events.js";
 import { isSeq, missingSurfaceOp } from "./event-errors.js";
 import { copyJsonValue, freezeParsed } from "./json-value.js";
-import { PackedBlock, PackedMessage } from "./packed-messages.js";
+import { PackedBlock } from "./packed-messages.js";
 import type { SurfaceEvent } from "./types.js";
 
 const SURFACE_TYPES: ReadonlySet<string> = new Set(SURFACE_ELIGIBLE_TYPES);
@@ -26,9 +26,10 @@ export function isSurfaceEvent(event: SessionEvent): event is SurfaceEvent {
 
 /**
  * A node's message as kept: as derived, as its event's text ({@link TextMessage}), or packed with
- * others (see {@link packOlderMessages}).
+ * others (see {@link packOlderMessages}): then the number {@link packedAt} gives, which names its
+ * block and its place in it without an object of its own.
  */
-type KeptMessage = DerivedMessage | TextMessage | PackedMessage;
+type KeptMessage = DerivedMessage | TextMessage | number;
 
 /**
  * A message kept as the JSON text of its event's `data`, as the store serialized the event when it
@@ -103,17 +104,9 @@ function keptMessageOf(event: SurfaceEvent): KeptMessage | undefined {
   return event instanceof TakenSurfaceView ? event.message : messageOf(event);
 }
 
-/** The message as derived, frozen. */
-function expandKept(message: KeptMessage): DerivedMessage {
-  return message instanceof PackedMessage || message instanceof TextMessage
-    ? message.expand()
-    : message;
-}
-
-interface SurfaceNode {
-  readonly seq: number;
-  /** The node's message; absent when it produces none (an assistant message with empty content). */
-  readonly message: KeptMessage | undefined;
+/** A packed message as kept: message `index` of block `block` of the surface's blocks. */
+function packedAt(block: number, index: number): number {
+  return -(block * BLOCK_MESSAGES + index) - 1;
 }
 
 /**
@@ -135,14 +128,17 @@ let packOlder: (surface: Surface, keepText?: number) => void;
 
 /**
  * The surface, maintained incrementally: appending costs the new node; a replace (compaction)
- * costs the surface once, and only then are the messages rebuilt on the next read.
+ * costs the surface once. A node is its seq and its kept message, each in an array of its own:
+ * no object per node, as a writer's surface holds every message of its log while it stays open.
  * Assumes its events were validated (the `replace` rule): it does not check them again.
  */
 export class Surface {
-  #nodes: SurfaceNode[] = [];
-  #members = new Set<number>();
-  #messages: KeptMessage[] = [];
-  #messagesStale = false;
+  /** The nodes' seqs, in surface order. */
+  #seqs: number[] = [];
+  /** The nodes' messages, by position: undefined for a node that produces none (an assistant message with empty content). */
+  #kept: (KeptMessage | undefined)[] = [];
+  /** The packed blocks, which {@link packedAt} numbers name; only ever appended to (a clone shares them). */
+  #blocks: PackedBlock[] = [];
   /** The frozen messages while anyone holds them: none of them is held for the surface's sake. */
   #snapshot: WeakRef<readonly DerivedMessage[]> | undefined;
   /** Every node before this position is packed or has no message. */
@@ -164,7 +160,7 @@ export class Surface {
    * @internal
    */
   get unpacked(): number {
-    return this.#nodes.length - this.#packedTo;
+    return this.#seqs.length - this.#packedTo;
   }
 
   /**
@@ -185,30 +181,39 @@ export class Surface {
 
   /** Counts a node's message in (+1) or out (-1) of the unpacked ones. */
   #count(message: KeptMessage | undefined, sign: 1 | -1): void {
-    if (message === undefined || message instanceof PackedMessage) return;
+    if (message === undefined || typeof message === "number") return;
     if (message instanceof TextMessage) this.#text += sign * message.size;
     else this.#derived += sign;
   }
 
+  /** A kept message as derived, frozen. */
+  #expand(message: KeptMessage): DerivedMessage {
+    if (typeof message === "number") {
+      const at = -message - 1;
+      const block = this.#blocks[Math.floor(at / BLOCK_MESSAGES)] as PackedBlock;
+      return block.messages()[at % BLOCK_MESSAGES] as DerivedMessage;
+    }
+    return message instanceof TextMessage ? message.expand() : message;
+  }
+
   /** The seqs on the surface, in surface order. */
   seqs(): number[] {
-    return this.#nodes.map((n) => n.seq);
+    return this.#seqs.slice();
   }
 
   /** Whether `seq` is currently on the surface. */
   has(seq: number): boolean {
-    return this.#members.has(seq);
+    return this.#seqs.includes(seq);
   }
 
   /** The position of `seq` in surface order, or -1. */
   positionOf(seq: number): number {
-    if (!this.#members.has(seq)) return -1;
-    return this.#nodes.findIndex((n) => n.seq === seq);
+    return this.#seqs.lastIndexOf(seq);
   }
 
   /** The seqs from position `from` through `to`, inclusive. */
   range(from: number, to: number): number[] {
-    return this.#nodes.slice(from, to + 1).map((n) => n.seq);
+    return this.#seqs.slice(from, to + 1);
   }
 
   /**
@@ -218,23 +223,20 @@ export class Surface {
   apply(event: SurfaceEvent): () => void {
     const op = event.surfaceOp;
     if (op === "append") {
-      const pushed = this.#append(event);
+      this.#append(event);
       return () => {
-        this.#count((this.#nodes.pop() as SurfaceNode).message, -1);
-        this.#members.delete(event.seq);
-        if (pushed) this.#messages.pop();
-        this.#packedTo = Math.min(this.#packedTo, this.#nodes.length);
+        this.#seqs.pop();
+        this.#count(this.#kept.pop(), -1);
+        this.#packedTo = Math.min(this.#packedTo, this.#seqs.length);
         this.#snapshot = undefined;
       };
     }
-    const { from, removed } = this.#replace(event, op);
+    const { from, seqs, kept } = this.#replace(event, op);
     return () => {
-      for (const node of this.#nodes.splice(from, 1, ...removed)) this.#count(node.message, -1);
-      for (const r of removed) this.#count(r.message, 1);
-      this.#members.delete(event.seq);
-      for (const r of removed) this.#members.add(r.seq);
+      this.#seqs.splice(from, 1, ...seqs);
+      for (const message of this.#kept.splice(from, 1, ...kept)) this.#count(message, -1);
+      for (const message of kept) this.#count(message, 1);
       this.#packedTo = Math.min(this.#packedTo, from);
-      this.#messagesStale = true;
       this.#snapshot = undefined;
     };
   }
@@ -246,56 +248,41 @@ export class Surface {
     else this.#replace(event, op);
   }
 
-  /** Appends the event's node; returns whether its message was pushed onto the messages. */
-  #append(event: SurfaceEvent): boolean {
+  #append(event: SurfaceEvent): void {
     const message = keptMessageOf(event);
     this.#count(message, 1);
     this.#snapshot = undefined;
-    this.#nodes.push({ seq: event.seq, message });
-    this.#members.add(event.seq);
-    const pushed = message !== undefined && !this.#messagesStale;
-    if (pushed) this.#messages.push(message);
-    return pushed;
+    this.#seqs.push(event.seq);
+    this.#kept.push(message);
   }
 
-  /** Replaces the nodes `op` names with the event's node; returns where, and what it removed. */
+  /** Replaces the nodes `op` names with the event's node; returns where, and the seqs and messages it removed. */
   #replace(
     event: SurfaceEvent,
     op: Exclude<SurfaceEvent["surfaceOp"], "append">,
-  ): { from: number; removed: SurfaceNode[] } {
-    const node: SurfaceNode = { seq: event.seq, message: keptMessageOf(event) };
-    this.#count(node.message, 1);
+  ): { from: number; seqs: number[]; kept: (KeptMessage | undefined)[] } {
+    const message = keptMessageOf(event);
+    this.#count(message, 1);
     this.#snapshot = undefined;
     const from = this.positionOf(op.start);
-    const to = this.positionOf(op.end);
-    const removed = this.#nodes.splice(from, to - from + 1, node);
-    for (const r of removed) {
-      this.#members.delete(r.seq);
-      this.#count(r.message, -1);
-    }
-    this.#members.add(event.seq);
+    const count = this.positionOf(op.end) - from + 1;
+    const seqs = this.#seqs.splice(from, count, event.seq);
+    const kept = this.#kept.splice(from, count, message);
+    for (const removed of kept) this.#count(removed, -1);
     this.#packedTo = Math.min(this.#packedTo, from);
-    this.#stale();
-    return { from, removed };
-  }
-
-  /** Marks the messages list for a rebuild from the nodes, letting go of the messages it holds. */
-  #stale(): void {
-    this.#messages = [];
-    this.#messagesStale = true;
+    return { from, seqs, kept };
   }
 
   /** The derived messages, frozen; the same array until the surface changes. */
   messages(): readonly DerivedMessage[] {
-    if (this.#messagesStale) {
-      this.#messages = this.#nodes.flatMap((n) => (n.message ? [n.message] : []));
-      this.#messagesStale = false;
-    }
     let snapshot = this.#snapshot?.deref();
     if (snapshot === undefined) {
-      const kept = this.#messages;
-      const out = new Array<DerivedMessage>(kept.length);
-      for (let i = 0; i < kept.length; i++) out[i] = expandKept(kept[i] as KeptMessage);
+      const kept = this.#kept;
+      const out: DerivedMessage[] = [];
+      for (let i = 0; i < kept.length; i++) {
+        const message = kept[i];
+        if (message !== undefined) out.push(this.#expand(message));
+      }
       snapshot = Object.freeze(out);
       this.#snapshot = new WeakRef(snapshot);
     }
@@ -309,35 +296,23 @@ export class Surface {
    * run while a batch is tried (its undo steps restore nodes by position).
    */
   #pack(maxBlocks: number, keepText: number): void {
-    const end = this.#nodes.length - KEEP_RECENT;
+    const end = this.#seqs.length - KEEP_RECENT;
+    const kept = this.#kept;
     for (let blocks = 0; blocks < maxBlocks && this.#text > keepText; blocks++) {
       const positions: number[] = [];
       let at = this.#packedTo;
       for (; at < end && positions.length < BLOCK_MESSAGES; at++) {
-        const message = (this.#nodes[at] as SurfaceNode).message;
-        if (message !== undefined && !(message instanceof PackedMessage)) positions.push(at);
+        const message = kept[at];
+        if (message !== undefined && typeof message !== "number") positions.push(at);
       }
       if (positions.length === 0 || (positions.length < BLOCK_MESSAGES && at < end)) return;
-      const block = new PackedBlock(
-        positions.map((p) => expandKept((this.#nodes[p] as SurfaceNode).message as KeptMessage)),
+      const block = this.#blocks.length;
+      this.#blocks.push(
+        new PackedBlock(positions.map((p) => this.#expand(kept[p] as KeptMessage))),
       );
-      const messages = this.#messages;
-      // The messages list holds the nodes' messages in node order, so a node's message stands no
-      // earlier than as many places from the list's end as there are nodes after it.
-      let from = Math.max(0, messages.length - (this.#nodes.length - (positions[0] as number)));
       positions.forEach((p, index) => {
-        const node = this.#nodes[p] as SurfaceNode;
-        const kept = node.message as KeptMessage;
-        const packed = new PackedMessage(block, index);
-        this.#count(kept, -1);
-        // The messages list holds the same message: it must let go of it too.
-        const listed = this.#messagesStale ? -1 : messages.indexOf(kept, from);
-        if (listed >= 0) {
-          messages[listed] = packed;
-          from = listed + 1;
-        } else this.#stale();
-        // A new node, not a changed one: a clone shares the old one.
-        this.#nodes[p] = { seq: node.seq, message: packed };
+        this.#count(kept[p], -1);
+        kept[p] = packedAt(block, index);
       });
       this.#packedTo = at;
     }
@@ -346,10 +321,10 @@ export class Surface {
   /** A copy that evolves independently. */
   clone(): Surface {
     const copy = new Surface();
-    copy.#nodes = this.#nodes.slice();
-    copy.#members = new Set(this.#members);
-    copy.#messages = this.#messages.slice();
-    copy.#messagesStale = this.#messagesStale;
+    copy.#seqs = this.#seqs.slice();
+    copy.#kept = this.#kept.slice();
+    // Blocks never change and are only appended to: a block one copy adds, the other never names.
+    copy.#blocks = this.#blocks;
     copy.#packedTo = this.#packedTo;
     copy.#text = this.#text;
     copy.#derived = this.#derived;

@@ -1,16 +1,9 @@
 // Anthropic Messages responses (SSE events or one JSON message) mapped to stream chunks, with the rest kept.
-import type {
-  ContentBlock,
-  FinishReason,
-  ModelResponse,
-  StreamChunk,
-  TokenUsage,
-} from "../generated.js";
+import type { ContentBlock, FinishReason, TokenUsage } from "../generated.js";
 import { assembleMessage } from "../replay/assemble.js";
+import { ChunkBuilder, jsonStreamMapper, mapBody, tokenUsage } from "./chunk-builder.js";
 import { errorOfBody, isObject, type Json } from "./openai-chat-request.js";
 import type { MappedResponse, StreamMapper } from "./types.js";
-
-type Unmapped = NonNullable<ModelResponse["unmapped"]>[number];
 
 /** Content block kinds the chunk kinds express; any other kind is kept whole, events and all. */
 const MAPPED_BLOCKS: Readonly<Record<string, "text" | "reasoning" | "tool-call">> = {
@@ -19,22 +12,12 @@ const MAPPED_BLOCKS: Readonly<Record<string, "text" | "reasoning" | "tool-call">
   tool_use: "tool-call",
 };
 
-function count(v: unknown): number {
-  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : 0;
-}
-
 /** Anthropic's usage in the log's terms: cache reads and writes are counted apart from input. */
-export function usageOf(raw: Json): TokenUsage {
-  return {
-    inputTokens: count(raw.input_tokens),
-    outputTokens: count(raw.output_tokens),
-    ...(raw.cache_read_input_tokens === undefined || raw.cache_read_input_tokens === null
-      ? {}
-      : { cacheReadTokens: count(raw.cache_read_input_tokens) }),
-    ...(raw.cache_creation_input_tokens === undefined || raw.cache_creation_input_tokens === null
-      ? {}
-      : { cacheWriteTokens: count(raw.cache_creation_input_tokens) }),
-  };
+function usageOf(raw: Json): TokenUsage {
+  return tokenUsage(raw.input_tokens, raw.output_tokens, {
+    cacheReadTokens: raw.cache_read_input_tokens ?? undefined,
+    cacheWriteTokens: raw.cache_creation_input_tokens ?? undefined,
+  });
 }
 
 function finishOf(reason: unknown): FinishReason {
@@ -54,19 +37,11 @@ function finishOf(reason: unknown): FinishReason {
  * Collects chunks as Messages events come. A chunk's `index` is the content block's own index,
  * so the blocks kept unmapped (redacted thinking, server tool use and results) keep their place.
  */
-class ChunkBuilder {
-  readonly chunks: StreamChunk[] = [];
-  readonly meta: Json = {};
-  readonly unmapped: Unmapped[] = [];
+class MessagesBuilder extends ChunkBuilder {
   /** The mapped blocks open now, by index. */
   readonly #open = new Map<number, "text" | "reasoning" | "tool-call">();
   #startUsage: Json = {};
   #stopped = false;
-  error: { message: string; code?: string } | undefined;
-
-  keep(event: unknown): void {
-    this.unmapped.push({ at: this.chunks.length, event: event as Unmapped["event"] });
-  }
 
   messageStart(message: Json): void {
     const { content: _content, ...envelope } = message;
@@ -164,94 +139,78 @@ class ChunkBuilder {
   }
 
   end(): MappedResponse {
-    const finished = this.#stopped && this.meta.stop_reason !== undefined && !this.error;
-    const chunks = [...this.chunks];
-    if (finished) chunks.push({ type: "finish", reason: finishOf(this.meta.stop_reason) });
-    return {
-      chunks,
-      meta: { ...this.meta },
-      unmapped: [...this.unmapped],
-      finished,
-      ...(this.error === undefined ? {} : { error: this.error }),
-    };
+    // Each mapped block ended at its content_block_stop.
+    const stopped = this.#stopped && this.meta.stop_reason !== undefined;
+    return this.mapped(
+      stopped ? { type: "finish", reason: finishOf(this.meta.stop_reason) } : undefined,
+    );
   }
 }
 
 /** Maps the SSE events of a streamed response. */
 export function streamMapper(): StreamMapper {
-  const builder = new ChunkBuilder();
-  return {
-    event(name, data) {
-      let event: unknown;
-      try {
-        event = JSON.parse(data);
-      } catch {
-        builder.keep({ sseEvent: name ?? null, data });
+  const builder = new MessagesBuilder();
+  const onEvent = (event: Json, name: string | undefined): void => {
+    const type = typeof event.type === "string" ? event.type : name;
+    const index = typeof event.index === "number" ? event.index : -1;
+    switch (type) {
+      case "message_start":
+        builder.messageStart(isObject(event.message) ? event.message : {});
         return;
-      }
-      if (!isObject(event)) return builder.keep(event);
-      const type = typeof event.type === "string" ? event.type : name;
-      const index = typeof event.index === "number" ? event.index : -1;
-      switch (type) {
-        case "message_start":
-          builder.messageStart(isObject(event.message) ? event.message : {});
+      case "content_block_start":
+        if (builder.blockStart(index, isObject(event.content_block) ? event.content_block : {}))
           return;
-        case "content_block_start":
-          if (builder.blockStart(index, isObject(event.content_block) ? event.content_block : {}))
-            return;
-          break;
-        case "content_block_delta":
-          if (builder.blockDelta(index, isObject(event.delta) ? event.delta : {})) return;
-          break;
-        case "content_block_stop":
-          if (builder.blockStop(index)) return;
-          break;
-        case "message_delta":
-          builder.messageDelta(event);
-          return;
-        case "message_stop":
-          builder.stop();
-          return;
-        case "error":
-          builder.error = errorOfBody(event) ?? { message: data };
-          break;
-      }
-      // Pings, signatures, citations, blocks of other kinds and events to come: kept as they came.
-      builder.keep(event);
-    },
-    end: () => builder.end(),
+        break;
+      case "content_block_delta":
+        if (builder.blockDelta(index, isObject(event.delta) ? event.delta : {})) return;
+        break;
+      case "content_block_stop":
+        if (builder.blockStop(index)) return;
+        break;
+      case "message_delta":
+        builder.messageDelta(event);
+        return;
+      case "message_stop":
+        builder.stop();
+        return;
+      case "error":
+        builder.error = errorOfBody(event) ?? { message: JSON.stringify(event) };
+        break;
+    }
+    // Pings, signatures, citations, blocks of other kinds and events to come: kept as they came.
+    builder.keep(event);
   };
+  return jsonStreamMapper(builder, onEvent, (name, data) => ({ sseEvent: name ?? null, data }));
 }
 
 /** Maps a whole JSON message body: the same chunks its stream would have given. */
 export function mapJson(body: unknown): MappedResponse {
-  const builder = new ChunkBuilder();
-  if (!isObject(body)) {
-    builder.keep(body);
-    return builder.end();
-  }
-  builder.messageStart({ ...body, stop_reason: null, stop_sequence: null });
-  const content = Array.isArray(body.content) ? body.content : [];
-  content.forEach((block, index) => {
-    const b = isObject(block) ? block : {};
-    if (!builder.blockStart(index, { ...b, ...(b.type === "tool_use" ? { input: {} } : {}) })) {
-      builder.keep({ type: "content_block_start", index, content_block: block });
-      builder.keep({ type: "content_block_stop", index });
-      return;
-    }
-    if (b.type === "tool_use") {
-      builder.blockDelta(index, {
-        type: "input_json_delta",
-        partial_json: JSON.stringify(b.input ?? {}),
-      });
-    }
-    builder.blockStop(index);
+  return mapBody(new MessagesBuilder(), body, (builder, message) => {
+    builder.messageStart({ ...message, stop_reason: null, stop_sequence: null });
+    const content = Array.isArray(message.content) ? message.content : [];
+    content.forEach((block, index) => {
+      const b = isObject(block) ? block : {};
+      if (!builder.blockStart(index, { ...b, ...(b.type === "tool_use" ? { input: {} } : {}) })) {
+        builder.keep({ type: "content_block_start", index, content_block: block });
+        builder.keep({ type: "content_block_stop", index });
+        return;
+      }
+      if (b.type === "tool_use") {
+        builder.blockDelta(index, {
+          type: "input_json_delta",
+          partial_json: JSON.stringify(b.input ?? {}),
+        });
+      }
+      builder.blockStop(index);
+    });
+    builder.messageDelta({
+      type: "message_delta",
+      delta: {
+        stop_reason: message.stop_reason ?? null,
+        stop_sequence: message.stop_sequence ?? null,
+      },
+      ...(isObject(message.usage) ? { usage: message.usage } : {}),
+    });
+    builder.stop();
   });
-  builder.messageDelta({
-    type: "message_delta",
-    delta: { stop_reason: body.stop_reason ?? null, stop_sequence: body.stop_sequence ?? null },
-    ...(isObject(body.usage) ? { usage: body.usage } : {}),
-  });
-  builder.stop();
-  return builder.end();
 }

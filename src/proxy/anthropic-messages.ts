@@ -2,8 +2,7 @@
 import { mapJson, streamMapper } from "./anthropic-messages-map.js";
 import { errorAnswer, renderJson, renderStream } from "./anthropic-messages-render.js";
 import { parseRequest } from "./anthropic-messages-request.js";
-import { recordedFailure, upstreamError } from "./recorded-failure.js";
-import type { ProviderAdapter, RenderedAnswer } from "./types.js";
+import { jsonAnswer, providerAdapter } from "./recorded-failure.js";
 
 /** The HTTP status Anthropic answers each error type with. */
 const ERROR_STATUS: Readonly<Record<string, number>> = {
@@ -18,27 +17,24 @@ const ERROR_STATUS: Readonly<Record<string, number>> = {
 };
 
 /** Anthropic Messages (`POST /v1/messages`), streamed (SSE with named events) and not. */
-export const anthropicMessages: ProviderAdapter = {
+export const anthropicMessages = providerAdapter({
   api: "anthropic-messages",
   parseRequest,
   streamMapper,
   mapJson,
+  errorAnswer,
   // `{type: "error", error: {type, message}}`: the error's type is its code.
-  errorOf: upstreamError,
-  render(call, stream): RenderedAnswer {
-    const failure = recordedFailure(call, errorAnswer, () => ({
-      type: "error",
-      error: { type: call.error?.code ?? "api_error", message: call.error?.message },
-    }));
-    if (failure !== undefined) return failure;
-    if (!stream && call.error !== undefined) {
+  failureBody: (call) => ({
+    type: "error",
+    error: { type: call.error?.code ?? "api_error", message: call.error?.message },
+  }),
+  renderStream,
+  renderWhole(call) {
+    if (call.error !== undefined) {
       // A stream the API broke off with an error event: not streamed, the API answers that error.
       const code = call.error.code ?? "api_error";
       return errorAnswer(ERROR_STATUS[code] ?? 500, call.error.message, code);
     }
-    return stream
-      ? { status: 200, contentType: "text/event-stream", body: renderStream(call) }
-      : { status: 200, contentType: "application/json", body: renderJson(call) };
+    return jsonAnswer(renderJson(call));
   },
-  errorAnswer,
-};
+});

@@ -21,12 +21,26 @@ export function answerHeaders(upstream: Headers, extra: Record<string, string>):
   return out;
 }
 
+/** The whole bodies of the answers the proxy rendered itself, by answer (see {@link wholeBodyOf}). */
+const WHOLE = new WeakMap<Response, string>();
+
 /** A rendered answer as a Response. */
 export function answer(rendered: RenderedAnswer, headers: Record<string, string> = {}): Response {
-  return new Response(rendered.body, {
+  const response = new Response(rendered.body, {
     status: rendered.status,
     headers: { "content-type": rendered.contentType, ...headers },
   });
+  WHOLE.set(response, rendered.body);
+  return response;
+}
+
+/**
+ * The whole body of an answer the proxy rendered itself (a replayed call, a refusal), which a
+ * server writes at once rather than reading it back from the Response's stream; undefined for
+ * any other response (one relayed from the upstream streams as it comes).
+ */
+export function wholeBodyOf(response: Response): string | undefined {
+  return WHOLE.get(response);
 }
 
 /** A body as JSON when it is JSON, else its text (undefined when empty). */

@@ -10,6 +10,7 @@ import {
   messageOf,
   parseJson,
 } from "./http-parts.js";
+import { LiveCalls } from "./live-calls.js";
 import { forkForLive } from "./live-fork.js";
 import { outcomeOps, ResponseCapture } from "./response-outcome.js";
 import { SessionChannel } from "./session-channel.js";
@@ -28,10 +29,20 @@ export interface ModelProxyOptions {
   readonly onRecordError?: (error: unknown) => void;
 }
 
+/** A call's request as the core reads it: a fetch `Request` is one. */
+export interface CallRequest {
+  readonly method: string;
+  /** The caller's headers (sent on to the upstream, never stored). */
+  readonly headers: Headers;
+  readonly signal: AbortSignal;
+  /** The body as text; read once. */
+  text(): Promise<string>;
+}
+
 /** One call as a route hands it to the core. */
 export interface ProxyCall {
   readonly adapter: ProviderAdapter;
-  readonly request: Request;
+  readonly request: CallRequest;
   /** Where record mode sends it. */
   readonly upstreamUrl: string;
   readonly upstream: typeof fetch;
@@ -52,6 +63,7 @@ export class ModelProxy {
   readonly #channels = new Map<string, Promise<SessionChannel>>();
   #default: Promise<SessionChannel> | undefined;
   readonly #recordings = new Set<Promise<void>>();
+  readonly #live = new LiveCalls();
 
   constructor(options: ModelProxyOptions) {
     this.mode = options.mode;
@@ -103,7 +115,10 @@ export class ModelProxy {
 
   /** Resolves once every recording in flight (of calls already answered) is stored. */
   async settled(): Promise<void> {
-    while (this.#recordings.size > 0) await Promise.all([...this.#recordings]);
+    // The recordings waiting for a pause in the live calls go now.
+    await this.#live.flush(async () => {
+      while (this.#recordings.size > 0) await Promise.all([...this.#recordings]);
+    });
   }
 
   /** Waits for the recordings in flight, then ends every recording's open step and turn durably. The store stays open. */
@@ -214,10 +229,11 @@ export class ModelProxy {
   /**
    * Records one call into `channel` once its turn comes (`turn` resolves with the function that
    * lets the next call go; nothing of the call is written before then).
-   * The request goes upstream at once, while its opening events are written; the upstream's bytes
-   * go to the caller as they arrive and the caller's body ends when the upstream's does. The step
-   * is recorded after (its events in order, the turn still held until it is stored): what fails
-   * then goes to `onRecordError`, never to the answer already given.
+   * The request goes upstream at once; the upstream's bytes go to the caller as they arrive and
+   * the caller's body ends when the upstream's does. The step is recorded after, as one batch
+   * (its opening events, the chunks, the message and its end: one durable write), once the live
+   * calls pause (see {@link LiveCalls}), the turn held until it is stored: what fails then goes to
+   * `onRecordError`, never to the answer already given.
    */
   async #recordHeld(
     call: ProxyCall,
@@ -234,6 +250,7 @@ export class ModelProxy {
     const api = call.adapter.api;
     const fingerprint = fingerprintOf(api, parsed);
     const headers = { "x-seedline-session": channel.id, "x-seedline-replayed": "false" };
+    const ended = this.#live.begin();
     let upstreamAnswer: Promise<Response>;
     try {
       upstreamAnswer = call.upstream(call.upstreamUrl, {
@@ -245,30 +262,30 @@ export class ModelProxy {
     } catch (error) {
       upstreamAnswer = Promise.reject(error);
     }
-    // The opening events (turn/start, user/message, step/start) are written while the upstream answers.
-    const opening = (async () => {
-      await turn;
-      const state = await recorder.record([]);
-      const ops = opsBeforeCall(
-        state,
-        channel.previous,
-        parsed,
-        fingerprint,
-        channel.pendingResponse,
-      );
-      const after = await recorder.record(ops);
-      channel.pendingResponse = undefined;
-      channel.previous = fingerprint;
-      return after.step as number;
-    })();
-    // Awaited by the recording below; a failure before then must not count as unhandled.
-    opening.catch(() => undefined);
-    /** Records the rest of the step once the opening is stored, then lets the next call go. */
-    const recordRest = (rest: (step: number) => Promise<unknown>): Promise<void> =>
+    /**
+     * Records the step once its turn comes and the live calls pause: the ops the request implies
+     * before it (turn inference), then those `rest` gives for the step's number, in one batch.
+     */
+    const recordStep = (rest: (step: number) => Promise<StepEnd>): Promise<void> =>
       this.#track(async () => {
         const release = await turn;
         try {
-          await rest(await opening);
+          await this.#live.quiet(this.#recordings.size);
+          const state = await recorder.record([]);
+          const opening = opsBeforeCall(
+            state,
+            channel.previous,
+            parsed,
+            fingerprint,
+            channel.pendingResponse,
+          );
+          const opensTurn = opening.some((op) => op.op === "turn_start");
+          const end = await rest(opensTurn ? 1 : recorder.lastStep + 1);
+          await this.#live.quiet(this.#recordings.size);
+          await recorder.record([...opening, ...end.ops]);
+          channel.previous = fingerprint;
+          // A step whose tool calls wait for results ends when the next request brings them.
+          channel.pendingResponse = end.pending;
         } catch (error) {
           this.#onRecordError(error);
         } finally {
@@ -277,8 +294,8 @@ export class ModelProxy {
       });
     const fail =
       (message: string, code: string | undefined, response: ModelResponse, aborted = false) =>
-      (step: number) =>
-        recorder.record([
+      async (step: number): Promise<StepEnd> => ({
+        ops: [
           {
             op: "turn_end",
             reason: aborted
@@ -286,12 +303,15 @@ export class ModelProxy {
               : { kind: "error", step, message, ...(code === undefined ? {} : { code }) },
             response,
           },
-        ]);
+        ],
+        pending: undefined,
+      });
     let upstream: Response;
     try {
       upstream = await upstreamAnswer;
     } catch (error) {
-      await recordRest(
+      ended();
+      await recordStep(
         fail(
           `the upstream failed: ${messageOf(error)}`,
           codeOf(error),
@@ -308,14 +328,17 @@ export class ModelProxy {
       try {
         errorText = await upstream.text();
       } catch (error) {
-        await recordRest(
+        ended();
+        await recordStep(
           fail(`the upstream failed: ${messageOf(error)}`, codeOf(error), { api, status }),
         );
         throw error;
+      } finally {
+        ended();
       }
       const errorBody = parseJson(errorText);
       const { message, code } = call.adapter.errorOf(status, errorBody);
-      void recordRest(
+      void recordStep(
         fail(message, code, {
           api,
           status,
@@ -331,12 +354,10 @@ export class ModelProxy {
     const bodyEnd = new Promise<{ failure: unknown; aborted: boolean }>((resolve) => {
       bodyEnded = resolve;
     });
-    void recordRest(async (step) => {
+    void recordStep(async (step) => {
       const { failure, aborted } = await bodyEnd;
-      // Let the caller's end go out before the parsing and the writes take the event loop.
-      await new Promise<void>((resolve) => setImmediate(resolve));
       const capture = new ResponseCapture(call.adapter, streamed);
-      // Parsed in slices too, the event loop free between them for the calls in flight.
+      // Parsed in slices, each once the live calls pause.
       let size = 0;
       for (const bytes of received) {
         capture.push(bytes);
@@ -344,21 +365,22 @@ export class ModelProxy {
         if (size >= PARSE_SLICE) {
           size = 0;
           await new Promise<void>((resolve) => setImmediate(resolve));
+          await this.#live.quiet(this.#recordings.size);
         }
       }
       received.length = 0;
-      const outcome = outcomeOps(capture.end(), {
-        api,
-        status,
-        step,
-        failure,
-        aborted,
-      });
-      const state = await recordYielding(recorder, outcome.ops);
-      if (outcome.ended) return;
-      // A step whose tool calls wait for results ends when the next request brings them.
-      if (state.pendingToolCalls.length > 0) channel.pendingResponse = outcome.response;
-      else await recorder.record([{ op: "step_end", response: outcome.response }]);
+      const mapped = capture.end();
+      const outcome = outcomeOps(mapped, { api, status, step, failure, aborted });
+      if (outcome.ended) return { ops: outcome.ops, pending: undefined };
+      const toolCalls = mapped.chunks.some(
+        (c) => c.type === "block-start" && c.blockType === "tool-call",
+      );
+      return toolCalls
+        ? { ops: outcome.ops, pending: outcome.response }
+        : {
+            ops: [...outcome.ops, { op: "step_end", response: outcome.response }],
+            pending: undefined,
+          };
     });
     const reader = (upstream.body as ReadableStream<Uint8Array>).getReader();
     let controller!: ReadableStreamDefaultController<Uint8Array>;
@@ -390,6 +412,7 @@ export class ModelProxy {
         if (failure === undefined) controller.close();
         else controller.error(failure);
       }
+      ended();
     };
     void pump();
     return new Response(body, {
@@ -408,30 +431,13 @@ export class ModelProxy {
   }
 }
 
-/** Chunks written per batch, the event loop free between batches for the calls in flight. */
-const CHUNK_BATCH = 200;
 /** Bytes of a response parsed between two turns of the event loop. */
 const PARSE_SLICE = 32 * 1024;
 
-/**
- * Records `ops` with a long run of chunks cut into batches, letting other calls' bytes through
- * between them rather than holding the event loop for the whole step.
- */
-async function recordYielding(
-  recorder: NonNullable<SessionChannel["recorder"]>,
-  ops: readonly RecordOp[],
-): Promise<Awaited<ReturnType<NonNullable<SessionChannel["recorder"]>["record"]>>> {
-  const [first, ...rest] = ops;
-  if (first?.op !== "chunks" || first.chunks.length <= CHUNK_BATCH) return recorder.record(ops);
-  const chunks = first.chunks;
-  let at = 0;
-  for (; at + CHUNK_BATCH < chunks.length; at += CHUNK_BATCH) {
-    await recorder.record([
-      { op: "chunks", chunks: chunks.slice(at, at + CHUNK_BATCH) as [never] },
-    ]);
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  return recorder.record([{ op: "chunks", chunks: chunks.slice(at) as [never] }, ...rest]);
+/** How a call's step ends: the ops after its chunks, and the response kept for a step whose tool calls wait for results. */
+interface StepEnd {
+  readonly ops: readonly RecordOp[];
+  readonly pending: ModelResponse | undefined;
 }
 
 /** A refusal of replay: what the recording cannot answer (auto mode goes live instead). */

@@ -1,16 +1,8 @@
 // OpenAI Chat Completions responses (SSE chunks or one JSON body) mapped to stream chunks, with the rest kept.
-import type {
-  ContentBlock,
-  FinishReason,
-  ModelResponse,
-  StreamChunk,
-  TokenUsage,
-} from "../generated.js";
-import { assembleMessage } from "../replay/assemble.js";
+import type { FinishReason, TokenUsage } from "../generated.js";
+import { ChunkBuilder, jsonStreamMapper, mapBody, tokenUsage } from "./chunk-builder.js";
 import { errorOfBody, isObject, type Json } from "./openai-chat-request.js";
 import type { MappedResponse, StreamMapper } from "./types.js";
-
-type Unmapped = NonNullable<ModelResponse["unmapped"]>[number];
 
 /** Members of a response that describe the whole response, kept in `meta`. */
 const ENVELOPE = ["id", "object", "created", "model", "system_fingerprint", "service_tier"];
@@ -19,18 +11,18 @@ const PADDING = "obfuscation";
 /** Delta members the chunk kinds express. */
 const MAPPED_DELTA = new Set(["role", "content", "tool_calls", "reasoning_content", "reasoning"]);
 
-function usageOf(raw: Json): TokenUsage {
-  const n = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : 0);
-  const prompt = isObject(raw.prompt_tokens_details) ? raw.prompt_tokens_details : {};
-  const completion = isObject(raw.completion_tokens_details) ? raw.completion_tokens_details : {};
-  return {
-    inputTokens: n(raw.prompt_tokens),
-    outputTokens: n(raw.completion_tokens),
-    ...(prompt.cached_tokens === undefined ? {} : { cacheReadTokens: n(prompt.cached_tokens) }),
-    ...(completion.reasoning_tokens === undefined
-      ? {}
-      : { reasoningTokens: n(completion.reasoning_tokens) }),
-  };
+/**
+ * An OpenAI usage object in the log's terms, named as Chat Completions (`prompt_tokens`,
+ * `completion_tokens`) or Responses (`input_tokens`, `output_tokens`) names it, each with its
+ * `…_details` (cached and reasoning tokens).
+ */
+export function openaiUsage(raw: Json, input: string, output: string): TokenUsage {
+  const inputDetails = raw[`${input}_details`];
+  const outputDetails = raw[`${output}_details`];
+  return tokenUsage(raw[input], raw[output], {
+    cacheReadTokens: isObject(inputDetails) ? inputDetails.cached_tokens : undefined,
+    reasoningTokens: isObject(outputDetails) ? outputDetails.reasoning_tokens : undefined,
+  });
 }
 
 function finishOf(reason: unknown): FinishReason {
@@ -47,25 +39,17 @@ function finishOf(reason: unknown): FinishReason {
 }
 
 /** Collects chunks block by block: Chat Completions has one text block and one block per tool call. */
-class ChunkBuilder {
-  readonly chunks: StreamChunk[] = [];
-  readonly meta: Json = {};
-  readonly unmapped: Unmapped[] = [];
+class ChatBuilder extends ChunkBuilder {
   #next = 0;
   #text: number | undefined;
   #reasoning: number | undefined;
   readonly #tools = new Map<number, { index: number; id: string }>();
   #finish: unknown = undefined;
-  error: { message: string; code?: string } | undefined;
 
   envelope(event: Json): void {
     for (const key of ENVELOPE) {
       if (this.meta[key] === undefined && event[key] !== undefined) this.meta[key] = event[key];
     }
-  }
-
-  keep(event: unknown): void {
-    this.unmapped.push({ at: this.chunks.length, event: event as Unmapped["event"] });
   }
 
   text(text: string): void {
@@ -108,7 +92,10 @@ class ChunkBuilder {
 
   usage(raw: Json): void {
     this.meta.usage = raw;
-    this.chunks.push({ type: "usage", usage: usageOf(raw) });
+    this.chunks.push({
+      type: "usage",
+      usage: openaiUsage(raw, "prompt_tokens", "completion_tokens"),
+    });
   }
 
   finish(reason: unknown): void {
@@ -144,26 +131,26 @@ class ChunkBuilder {
     }
   }
 
-  end(): MappedResponse {
-    const finished = this.#finish !== undefined && this.error === undefined;
-    const chunks = [...this.chunks];
-    if (finished) {
-      const blocks = assembleMessage(chunks);
-      const ends = [...new Set(chunks.map((c) => ("index" in c ? c.index : -1)))]
-        .filter((i) => i >= 0)
-        .sort((a, b) => a - b);
-      ends.forEach((index, i) => {
-        chunks.push({ type: "block-end", index, block: blocks[i] as ContentBlock });
-      });
-      chunks.push({ type: "finish", reason: finishOf(this.#finish) });
+  /** A stream chunk (its choices' `delta`) or a whole response (their `message`): envelope, choices and usage. */
+  body(body: Json, member: "delta" | "message"): void {
+    this.envelope(body);
+    const choices = Array.isArray(body.choices) ? body.choices : [];
+    for (const choice of choices) {
+      if (!isObject(choice)) continue;
+      // Only the first choice streams into the step; others (n > 1) are kept as they came.
+      if ((choice.index ?? 0) !== 0) this.keep({ choice });
+      else this.choice(choice, isObject(choice[member]) ? choice[member] : {});
     }
-    return {
-      chunks,
-      meta: { ...this.meta },
-      unmapped: [...this.unmapped],
-      finished,
-      ...(this.error === undefined ? {} : { error: this.error }),
-    };
+    if (isObject(body.usage)) this.usage(body.usage);
+  }
+
+  end(): MappedResponse {
+    const finish = this.#finish === undefined ? undefined : finishOf(this.#finish);
+    // A block per chunk index, in order: the text, the reasoning and each tool call.
+    const blocks = [...new Set(this.chunks.map((c) => ("index" in c ? c.index : -1)))]
+      .filter((i) => i >= 0)
+      .sort((a, b) => a - b);
+    return this.mapped(finish && { type: "finish", reason: finish }, blocks);
   }
 }
 
@@ -173,62 +160,34 @@ function empty(value: unknown): boolean {
 
 /** Maps the SSE events of a streamed response. */
 export function streamMapper(): StreamMapper {
-  const builder = new ChunkBuilder();
+  const builder = new ChatBuilder();
+  const mapper = jsonStreamMapper(builder, (event, name) => {
+    const error = errorOfBody(event);
+    if (error !== undefined) {
+      builder.error = error;
+      // Kept with its SSE event name (`event: error` from compatible servers), as it came.
+      builder.keep({ ...event, ...(name === undefined ? {} : { sseEvent: name }) });
+      return;
+    }
+    builder.body(event, "delta");
+    const extra = Object.keys(event).filter(
+      (k) =>
+        !ENVELOPE.includes(k) &&
+        !["choices", "usage", PADDING].includes(k) &&
+        event[k] !== null &&
+        event[k] !== undefined,
+    );
+    if (extra.length > 0)
+      builder.keep({ extra: Object.fromEntries(extra.map((k) => [k, event[k]])) });
+  });
   return {
-    event(name, data) {
-      if (data === "[DONE]") return;
-      let event: unknown;
-      try {
-        event = JSON.parse(data);
-      } catch {
-        builder.keep(data);
-        return;
-      }
-      if (!isObject(event)) return builder.keep(event);
-      const error = errorOfBody(event);
-      if (error !== undefined) {
-        builder.error = error;
-        // Kept with its SSE event name (`event: error` from compatible servers), as it came.
-        builder.keep({ ...event, ...(name === undefined ? {} : { sseEvent: name }) });
-        return;
-      }
-      builder.envelope(event);
-      const choices = Array.isArray(event.choices) ? event.choices : [];
-      for (const choice of choices) {
-        if (!isObject(choice)) continue;
-        // Only the first choice streams into the step; others (n > 1) are kept as they came.
-        if ((choice.index ?? 0) !== 0) builder.keep({ choice });
-        else builder.choice(choice, isObject(choice.delta) ? choice.delta : {});
-      }
-      if (isObject(event.usage)) builder.usage(event.usage);
-      const extra = Object.keys(event).filter(
-        (k) =>
-          !ENVELOPE.includes(k) &&
-          !["choices", "usage", PADDING].includes(k) &&
-          event[k] !== null &&
-          event[k] !== undefined,
-      );
-      if (extra.length > 0)
-        builder.keep({ extra: Object.fromEntries(extra.map((k) => [k, event[k]])) });
-    },
-    end: () => builder.end(),
+    // The stream's `[DONE]` carries nothing (replay writes it back).
+    event: (name, data) => (data === "[DONE]" ? undefined : mapper.event(name, data)),
+    end: mapper.end,
   };
 }
 
 /** Maps a whole JSON response body. */
 export function mapJson(body: unknown): MappedResponse {
-  const builder = new ChunkBuilder();
-  if (!isObject(body)) {
-    builder.keep(body);
-    return builder.end();
-  }
-  builder.envelope(body);
-  const choices = Array.isArray(body.choices) ? body.choices : [];
-  for (const choice of choices) {
-    if (!isObject(choice)) continue;
-    if ((choice.index ?? 0) !== 0) builder.keep({ choice });
-    else builder.choice(choice, isObject(choice.message) ? choice.message : {});
-  }
-  if (isObject(body.usage)) builder.usage(body.usage);
-  return builder.end();
+  return mapBody(new ChatBuilder(), body, (builder, json) => builder.body(json, "message"));
 }

@@ -172,3 +172,9 @@ export function errorAnswer(status: number, message: string, code: string): Rend
     body: JSON.stringify({ error: { message, type: "seedline_proxy", param: null, code } }),
   };
 }
+
+/** How both OpenAI APIs answer errors: the proxy's own, and a recorded failure that kept no body. */
+export const openaiErrors = {
+  errorAnswer,
+  failureBody: (call: RecordedCall): unknown => ({ error: { message: call.error?.message } }),
+};

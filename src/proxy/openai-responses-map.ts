@@ -1,16 +1,9 @@
 // OpenAI Responses SSE events (or one JSON response) mapped to stream chunks, every other event kept as it came.
-import type {
-  ContentBlock,
-  FinishReason,
-  ModelResponse,
-  StreamChunk,
-  TokenUsage,
-} from "../generated.js";
-import { assembleMessage } from "../replay/assemble.js";
+import type { FinishReason } from "../generated.js";
+import { ChunkBuilder, jsonStreamMapper, mapBody } from "./chunk-builder.js";
+import { openaiUsage } from "./openai-chat-map.js";
 import { isObject, type Json } from "./openai-chat-request.js";
 import type { MappedResponse, StreamMapper } from "./types.js";
-
-type Unmapped = NonNullable<ModelResponse["unmapped"]>[number];
 
 /** Random padding the API adds to delta events against length side channels: it carries nothing. */
 const PADDING = "obfuscation";
@@ -30,20 +23,6 @@ const TOOL_ITEMS = new Set(["function_call", "custom_tool_call"]);
 /** The events that end a response, with the `response` object they carry. */
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
-function usageOf(raw: Json): TokenUsage {
-  const n = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : 0);
-  const input = isObject(raw.input_tokens_details) ? raw.input_tokens_details : {};
-  const output = isObject(raw.output_tokens_details) ? raw.output_tokens_details : {};
-  return {
-    inputTokens: n(raw.input_tokens),
-    outputTokens: n(raw.output_tokens),
-    ...(input.cached_tokens === undefined ? {} : { cacheReadTokens: n(input.cached_tokens) }),
-    ...(output.reasoning_tokens === undefined
-      ? {}
-      : { reasoningTokens: n(output.reasoning_tokens) }),
-  };
-}
-
 /** One block: its chunk index and the delta event it streams with, without the delta (replay's template). */
 interface Block {
   readonly index: number;
@@ -52,20 +31,12 @@ interface Block {
   id?: string;
 }
 
-class ResponsesBuilder {
-  readonly chunks: StreamChunk[] = [];
-  readonly meta: Json = {};
-  readonly unmapped: Unmapped[] = [];
+class ResponsesBuilder extends ChunkBuilder {
   readonly #blocks = new Map<string, Block>();
   /** The delta templates by chunk index, kept in `meta.deltas` for replay. */
   readonly #templates: Json = {};
   #toolCalls = 0;
   #terminal: Json | undefined;
-  error: { message: string; code?: string } | undefined;
-
-  keep(event: unknown): void {
-    this.unmapped.push({ at: this.chunks.length, event: event as Unmapped["event"] });
-  }
 
   #block(key: string, kind: "text" | "reasoning" | "tool-call"): Block {
     let block = this.#blocks.get(key);
@@ -135,7 +106,10 @@ class ResponsesBuilder {
       this.meta.status = response.status;
       if (isObject(response.usage)) {
         this.meta.usage = response.usage;
-        this.chunks.push({ type: "usage", usage: usageOf(response.usage) });
+        this.chunks.push({
+          type: "usage",
+          usage: openaiUsage(response.usage, "input_tokens", "output_tokens"),
+        });
       }
       // An `error` event before it told the same failure first: its words stand.
       if (type === "response.failed" && this.error === undefined) {
@@ -162,44 +136,18 @@ class ResponsesBuilder {
   }
 
   end(): MappedResponse {
-    const finished = this.#terminal !== undefined && this.error === undefined;
-    const chunks = [...this.chunks];
-    if (finished) {
-      const blocks = assembleMessage(chunks);
-      [...this.#blocks.values()].forEach((block, i) => {
-        chunks.push({ type: "block-end", index: block.index, block: blocks[i] as ContentBlock });
-      });
-      chunks.push({ type: "finish", reason: this.#finishReason() });
-    }
+    const finish = this.#terminal === undefined ? undefined : this.#finishReason();
     const meta = { ...this.meta };
     if (Object.keys(this.#templates).length > 0) meta.deltas = { ...this.#templates };
-    return {
-      chunks,
-      meta,
-      unmapped: [...this.unmapped],
-      finished,
-      ...(this.error === undefined ? {} : { error: this.error }),
-    };
+    const blocks = [...this.#blocks.values()].map((block) => block.index);
+    return this.mapped(finish && { type: "finish", reason: finish }, blocks, meta);
   }
 }
 
 /** Maps the SSE events of a streamed response. */
 export function streamMapper(): StreamMapper {
   const builder = new ResponsesBuilder();
-  return {
-    event(name, data) {
-      let event: unknown;
-      try {
-        event = JSON.parse(data);
-      } catch {
-        builder.keep(data);
-        return;
-      }
-      if (isObject(event)) builder.event(event, name);
-      else builder.keep(event);
-    },
-    end: () => builder.end(),
-  };
+  return jsonStreamMapper(builder, (event, name) => builder.event(event, name));
 }
 
 /**
@@ -208,13 +156,9 @@ export function streamMapper(): StreamMapper {
  * `.failed`) event, so a JSON call and a streamed one replay in either mode alike.
  */
 export function mapJson(body: unknown): MappedResponse {
-  const builder = new ResponsesBuilder();
-  if (!isObject(body)) {
-    builder.keep(body);
-    return builder.end();
-  }
-  for (const event of eventsOf(body)) builder.event(event, undefined);
-  return builder.end();
+  return mapBody(new ResponsesBuilder(), body, (builder, json) => {
+    for (const event of eventsOf(json)) builder.event(event, undefined);
+  });
 }
 
 /** The events a streamed answer of a JSON response body consists of. */

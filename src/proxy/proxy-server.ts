@@ -2,10 +2,17 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { SessionStore } from "../store/session-store.js";
-import { answerHeaders, forwardHeaders } from "./http-parts.js";
-import { ModelProxy } from "./model-proxy.js";
+import { answerHeaders, forwardHeaders, wholeBodyOf } from "./http-parts.js";
+import { type CallRequest, ModelProxy } from "./model-proxy.js";
 import { PROVIDERS, type ProxyRoute, routeOf } from "./routes.js";
 import type { ProxyMode } from "./types.js";
+
+/**
+ * The message text the store behind `seedline proxy` keeps unpacked (`unpackedTextBudget`): a
+ * proxy writes its sessions for as long as it runs and reads their messages back rarely, so its
+ * memory stays flat however many calls it records.
+ */
+export const PROXY_UNPACKED_TEXT = 256 * 1024;
 
 /** Options of {@link startProxyServer}. */
 export interface ProxyServerOptions {
@@ -75,18 +82,19 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
       if (!res.writableFinished) abort.abort();
     });
     const body = await readBody(req);
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === "string") headers.set(name, value);
-      else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-    }
-    const upstreamUrl = upstreamOf(route, options.upstreams);
-    const request = new Request(upstreamUrl, {
-      method: req.method ?? "GET",
-      headers,
-      ...(body.length === 0 || req.method === "GET" || req.method === "HEAD" ? {} : { body }),
+    const method = req.method ?? "GET";
+    let headers: Headers | undefined;
+    // The headers are made when asked for: a replayed call never sends them on.
+    const request: CallRequest = {
+      method,
+      get headers() {
+        headers ??= headersOf(req);
+        return headers;
+      },
       signal: abort.signal,
-    });
+      text: async () => body.toString("utf8"),
+    };
+    const upstreamUrl = upstreamOf(route, options.upstreams);
     let response: Response;
     if (route.adapter !== undefined && request.method === "POST") {
       response = await proxy.handle({
@@ -108,9 +116,9 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
       );
     } else {
       const passed = await upstream(upstreamUrl, {
-        method: request.method,
+        method,
         headers: forwardHeaders(request.headers),
-        ...(body.length === 0 ? {} : { body }),
+        ...(body.length === 0 || method === "GET" || method === "HEAD" ? {} : { body }),
         signal: abort.signal,
       });
       response = new Response(passed.body, {
@@ -130,7 +138,8 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
   return {
     url: `http://${host}:${address.port}`,
     async settled() {
-      await Promise.all([...inFlight]);
+      // Together: the proxy's recordings do not wait for a pause in the calls in flight then.
+      await Promise.all([...inFlight, proxy.settled()]);
       await proxy.settled();
     },
     async close() {
@@ -151,6 +160,16 @@ function upstreamOf(
   return `${base.replace(/\/+$/, "")}${route.rest}`;
 }
 
+/** The headers of a request as a fetch `Headers`. */
+function headersOf(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === "string") headers.set(name, value);
+    else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+  }
+  return headers;
+}
+
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const parts: Buffer[] = [];
   for await (const part of req) parts.push(part as Buffer);
@@ -163,6 +182,15 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
   response.headers.forEach((value, name) => {
     headers[name] = value;
   });
+  const whole = wholeBodyOf(response);
+  if (whole !== undefined) {
+    // One write, its length known: no chunked framing, no stream to read it back from.
+    const bytes = Buffer.from(whole);
+    headers["content-length"] = String(bytes.length);
+    res.writeHead(response.status, headers);
+    res.end(bytes);
+    return;
+  }
   res.writeHead(response.status, headers);
   if (response.body === null) {
     res.end();

@@ -32,15 +32,27 @@ export class SseParser {
   }
 
   #feed(text: string): void {
-    this.#buffer += text;
+    const buffer = this.#buffer + text;
+    let at = 0;
+    let cr = buffer.indexOf("\r");
     for (;;) {
-      const match = /\r\n|\r|\n/.exec(this.#buffer);
-      // A lone `\r` at the end may be the first half of `\r\n`: wait for the next bytes.
-      if (match === null || (match[0] === "\r" && match.index === this.#buffer.length - 1)) break;
-      const line = this.#buffer.slice(0, match.index);
-      this.#buffer = this.#buffer.slice(match.index + match[0].length);
-      this.#line(line);
+      const nl = buffer.indexOf("\n", at);
+      if (cr !== -1 && cr < at) cr = buffer.indexOf("\r", at);
+      let end: number;
+      let next: number;
+      if (cr !== -1 && (nl === -1 || cr < nl)) {
+        // A lone `\r` at the end may be the first half of `\r\n`: wait for the next bytes.
+        if (cr === buffer.length - 1) break;
+        end = cr;
+        next = nl === cr + 1 ? cr + 2 : cr + 1;
+      } else if (nl !== -1) {
+        end = nl;
+        next = nl + 1;
+      } else break;
+      this.#line(buffer.slice(at, end));
+      at = next;
     }
+    this.#buffer = at === 0 ? buffer : buffer.slice(at);
   }
 
   #line(line: string): void {

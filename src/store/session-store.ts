@@ -97,6 +97,14 @@ export interface SessionStoreOptions {
    * file and about 150 KiB of native memory.
    */
   readonly maxWriterLocks?: number;
+  /**
+   * The most message text, in UTF-16 code units, the live sessions keep unpacked as the text of
+   * their events ({@link UNPACKED_TEXT_BUDGET} unless given): past it, the sessions appended to
+   * least recently have their oldest messages deflated, down to half of it. A smaller budget
+   * holds less memory for a session written for long (a recording proxy's) and costs a deflate
+   * on the append's path more often; what `deriveMessages` returns is the same either way.
+   */
+  readonly unpackedTextBudget?: number;
 }
 
 /** How many writer locks a store holds at once unless told otherwise. */
@@ -274,6 +282,7 @@ export class SessionStore {
   /** Open turns this store let go of the lock of, by id, longest ago first (see {@link LetGo}). */
   readonly #letGoTurns = new Map<string, LetGo>();
   readonly #maxWriterLocks: number;
+  readonly #textBudget: number;
   /** Logs appended to whose older messages are to be deflated (see {@link #packLater}). */
   readonly #toPack = new Set<SessionLog>();
   /**
@@ -296,6 +305,14 @@ export class SessionStore {
       );
     }
     this.#maxWriterLocks = max;
+    const budget = options.unpackedTextBudget ?? UNPACKED_TEXT_BUDGET;
+    if (!Number.isSafeInteger(budget) || budget < 0) {
+      throw invalidParams(
+        "/unpackedTextBudget",
+        `expected unpackedTextBudget to be an integer >= 0, got ${show(budget)}`,
+      );
+    }
+    this.#textBudget = budget;
   }
 
   /**
@@ -1238,9 +1255,10 @@ export class SessionStore {
 
   /**
    * Counts the message text `log` (the live log of `id`, just appended to) keeps unpacked and,
-   * past {@link UNPACKED_TEXT_BUDGET} in all, packs the logs appended to least recently, oldest
-   * messages first, until half of it is left: a writer keeps its newest messages as text, which
-   * costs nothing to keep, and a store with many open sessions holds a bounded amount of it.
+   * past the store's budget in all (`unpackedTextBudget`, {@link UNPACKED_TEXT_BUDGET} unless
+   * given), packs the logs appended to least recently, oldest messages first, until half of it is
+   * left: a writer keeps its newest messages as text, which costs nothing to keep, and a store
+   * with many open sessions holds a bounded amount of it.
    */
   #keepText(id: string, log: SessionLog): void {
     this.#forgetText(id);
@@ -1248,8 +1266,8 @@ export class SessionStore {
     if (text === 0) return;
     this.#keptText.set(id, { log, text });
     this.#keptTextTotal += text;
-    if (this.#keptTextTotal <= UNPACKED_TEXT_BUDGET) return;
-    const target = UNPACKED_TEXT_BUDGET / 2;
+    if (this.#keptTextTotal <= this.#textBudget) return;
+    const target = this.#textBudget / 2;
     for (const [oldest, kept] of this.#keptText) {
       if (this.#keptTextTotal <= target) break;
       kept.log.packOlderMessages(Math.max(0, kept.text - (this.#keptTextTotal - target)));

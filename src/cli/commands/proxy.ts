@@ -1,5 +1,5 @@
 // `seedline proxy`: records (or replays) any agent's model calls at its provider's HTTP API, until SIGINT or SIGTERM.
-import { startProxyServer } from "../../proxy/proxy-server.js";
+import { PROXY_UNPACKED_TEXT, startProxyServer } from "../../proxy/proxy-server.js";
 import { type CommandSpec, EXIT_OK, UsageError } from "../command.js";
 import { interruption } from "../follow.js";
 import { listenAddress } from "../listen-address.js";
@@ -122,7 +122,9 @@ Example:
     };
     const stop = interruption();
     try {
-      const store = await openStore(storeUrl(args.values.store, env));
+      const store = await openStore(storeUrl(args.values.store, env), {
+        unpackedTextBudget: PROXY_UNPACKED_TEXT,
+      });
       try {
         const server = await startProxyServer({
           store,
