@@ -86,7 +86,7 @@ export const FULL_SIZES: Sizes = {
   idleWatches: 1000,
   idleWindowMs: 5000,
   proxyStreamEvents: 2_000,
-  proxyStreamsPerRound: 5,
+  proxyStreamsPerRound: 20,
   proxyReplayCalls: 200,
   proxyMemoryCalls: 10_000,
 };

@@ -1,4 +1,4 @@
-// P1–P3's proxy process: `seedline proxy`'s server on a SQLite store; prints its URL, answers `heap` on stdin with its heap after a full gc (and the part of it that is compiled code).
+// P1–P3's proxy process: `seedline proxy`'s server on a SQLite store; prints its URL, answers `heap` on stdin with its heap after a full gc (and the part of it that is compiled code), and `settled` once what it answered is recorded.
 import { createInterface } from "node:readline";
 import { getHeapSpaceStatistics } from "node:v8";
 import { openBackend, SessionStore, startProxyServer } from "../../src/index.js";
@@ -27,7 +27,8 @@ async function main(): Promise<void> {
     onRecordError: (error) => process.stderr.write(`proxy-child: not recorded: ${String(error)}\n`),
   });
   process.stdout.write(`${server.url}\n`);
-  // One line per request on stdin: `heap` answers the V8 heap in use after a full collection.
+  // One line per request on stdin: `heap` answers the V8 heap in use after a full collection,
+  // `settled` answers once the calls answered so far are recorded.
   for await (const line of createInterface({ input: process.stdin })) {
     if (line === "heap") {
       collectGarbage();
@@ -37,6 +38,9 @@ async function main(): Promise<void> {
         codeSpace: code?.space_used_size ?? 0,
       };
       process.stdout.write(`${JSON.stringify(heap)}\n`);
+    } else if (line === "settled") {
+      await server.settled();
+      process.stdout.write("settled\n");
     }
   }
   await server.close();

@@ -10,6 +10,8 @@ export interface ProxyProcess {
   readonly url: string;
   /** The proxy's V8 heap in use after a full collection, and the compiled code in it, in bytes. */
   heap(): Promise<{ readonly heapUsed: number; readonly codeSpace: number }>;
+  /** Resolves once the calls it answered so far are recorded. */
+  settled(): Promise<void>;
   /** Ends its input: it stops taking calls, ends the open turns durably and exits. */
   stop(): Promise<void>;
 }
@@ -46,6 +48,12 @@ export async function startProxyProcess(
     async heap() {
       child.stdin.write("heap\n");
       return JSON.parse(await next("its heap")) as { heapUsed: number; codeSpace: number };
+    },
+    async settled() {
+      child.stdin.write("settled\n");
+      const line = await next("settled");
+      if (line !== "settled")
+        throw new Error(`expected "settled" from the proxy process, got ${line}`);
     },
     async stop() {
       child.stdin.end();

@@ -64,6 +64,8 @@ export class ModelProxy {
   #default: Promise<SessionChannel> | undefined;
   readonly #recordings = new Set<Promise<void>>();
   readonly #live = new LiveCalls();
+  /** The channels opened so far, by the session id calls name (the default session's under {@link DEFAULT_SESSION}). */
+  readonly #ready = new Map<string | symbol, SessionChannel>();
 
   constructor(options: ModelProxyOptions) {
     this.mode = options.mode;
@@ -89,13 +91,17 @@ export class ModelProxy {
   /** Answers one model call: from the upstream (recording it) or from the recording. */
   async handle(call: ProxyCall): Promise<Response> {
     const text = await call.request.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
+    const open = this.mode === "record" ? this.#opened(call.sessionId) : undefined;
+    if (open !== undefined) {
+      // A session already open for recording: the call goes upstream before anything is done
+      // with it, so reading it for the recording never delays it (a request this proxy cannot
+      // read goes the same way, unrecorded).
+      const sent = sendUpstream(call, text);
+      const parsed = call.adapter.parseRequest(parseBody(text));
+      if (parsed === undefined) return sent.then(relayed);
+      return this.#recordHeld(call, parsed, text, open, open.acquire(), sent);
     }
-    const parsed = call.adapter.parseRequest(body);
+    const parsed = call.adapter.parseRequest(parseBody(text));
     if (this.mode === "auto" && parsed !== undefined) return this.#auto(call, parsed, text);
     if (this.mode === "replay") {
       if (parsed === undefined) {
@@ -109,7 +115,7 @@ export class ModelProxy {
       }
       return this.#replay(call, parsed);
     }
-    if (parsed === undefined) return passThrough(call, text);
+    if (parsed === undefined) return sendUpstream(call, text).then(relayed);
     return this.#record(call, parsed, text);
   }
 
@@ -131,17 +137,29 @@ export class ModelProxy {
     }
   }
 
+  /** The channel of a session the calls name, once it is open (record mode: undefined until then). */
+  #opened(sessionId: string | undefined): SessionChannel | undefined {
+    return this.#ready.get(sessionId ?? this.#sessionId ?? DEFAULT_SESSION);
+  }
+
   #channel(sessionId: string | undefined): Promise<SessionChannel> {
     const id = sessionId ?? this.#sessionId;
     if (id === undefined) {
-      this.#default ??= this.#store.create().then((s) => SessionChannel.recording(s, this.#now));
+      this.#default ??= this.#store.create().then((s) => {
+        const channel = SessionChannel.recording(s, this.#now);
+        void channel.then((c) => this.#ready.set(DEFAULT_SESSION, c));
+        return channel;
+      });
       return this.#default;
     }
     let channel = this.#channels.get(id);
     if (channel === undefined) {
       channel = this.#open(id);
       // A session that could not be opened is tried again by the next call.
-      channel.catch(() => this.#channels.delete(id));
+      channel.then(
+        (c) => this.#ready.set(id, c),
+        () => this.#channels.delete(id),
+      );
       this.#channels.set(id, channel);
     }
     return channel;
@@ -241,27 +259,18 @@ export class ModelProxy {
     text: string,
     channel: SessionChannel,
     turn: Promise<() => void>,
+    sent?: Promise<Response>,
   ): Promise<Response> {
     const recorder = channel.recorder;
     if (recorder === undefined) {
       void turn.then((release) => release());
       throw new TypeError("expected a recording channel");
     }
+    const ended = this.#live.begin();
+    const upstreamAnswer = sent ?? sendUpstream(call, text);
     const api = call.adapter.api;
     const fingerprint = fingerprintOf(api, parsed);
     const headers = { "x-seedline-session": channel.id, "x-seedline-replayed": "false" };
-    const ended = this.#live.begin();
-    let upstreamAnswer: Promise<Response>;
-    try {
-      upstreamAnswer = call.upstream(call.upstreamUrl, {
-        method: call.request.method,
-        headers: forwardHeaders(call.request.headers),
-        body: text,
-        signal: call.request.signal,
-      });
-    } catch (error) {
-      upstreamAnswer = Promise.reject(error);
-    }
     /**
      * Records the step once its turn comes and the live calls pause: the ops the request implies
      * before it (turn inference), then those `rest` gives for the step's number, in one batch.
@@ -431,6 +440,9 @@ export class ModelProxy {
   }
 }
 
+/** The key of the session of calls that name none, among the open channels. */
+const DEFAULT_SESSION = Symbol("default session");
+
 /** Bytes of a response parsed between two turns of the event loop. */
 const PARSE_SLICE = 32 * 1024;
 
@@ -483,22 +495,35 @@ function replayOutcome(
   return answer(adapter.render(recorded, parsed.stream), headers);
 }
 
-/** A request this proxy does not record, sent on as it came. */
-function passThrough(call: ProxyCall, text: string): Promise<Response> {
+/** The request body as JSON, or undefined when it is not JSON. */
+function parseBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends a call on to the upstream as it came (a fetch that throws at once gives a rejected promise). */
+function sendUpstream(call: ProxyCall, text: string): Promise<Response> {
   const method = call.request.method;
-  return call
-    .upstream(call.upstreamUrl, {
+  try {
+    return call.upstream(call.upstreamUrl, {
       method,
       headers: forwardHeaders(call.request.headers),
       ...(method === "GET" || method === "HEAD" ? {} : { body: text }),
       signal: call.request.signal,
-    })
-    .then(
-      (r) =>
-        new Response(r.body, {
-          status: r.status,
-          statusText: r.statusText,
-          headers: answerHeaders(r.headers, {}),
-        }),
-    );
+    });
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** The upstream's answer to a call this proxy does not record, as the caller gets it. */
+function relayed(r: Response): Response {
+  return new Response(r.body, {
+    status: r.status,
+    statusText: r.statusText,
+    headers: answerHeaders(r.headers, {}),
+  });
 }
