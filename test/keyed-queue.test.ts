@@ -31,4 +31,33 @@ describe("KeyedQueue", () => {
     await expect(failed).rejects.toThrow("boom");
     await expect(next).resolves.toBe(42);
   });
+
+  it("runs one key's tasks in order, even after a failure, and other keys at once", async () => {
+    const queue = new KeyedQueue();
+    const events: string[] = [];
+    let release: () => void = () => {};
+    const first = queue.run("a", async () => {
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      events.push("a1");
+      throw new Error("a1 failed");
+    });
+    const second = queue.run("a", async () => {
+      events.push("a2");
+    });
+    await queue.run("b", async () => {
+      events.push("b1");
+    });
+    await queue.run(undefined, async () => {
+      events.push("free");
+    });
+    expect(queue.isIdle("a")).toBe(false);
+    expect(queue.isIdle("b")).toBe(true);
+    release();
+    await expect(first).rejects.toThrow("a1 failed");
+    await second;
+    expect(events).toEqual(["b1", "free", "a1", "a2"]);
+    expect(queue.isIdle("a")).toBe(true);
+  });
 });

@@ -9,7 +9,6 @@ import {
   NdjsonMessageReader,
   NdjsonMessageWriter,
 } from "../src/rpc/ndjson-framing.js";
-import { KeyedQueue } from "../src/rpc/ordering.js";
 
 /** Feeds `chunks` to a reader and collects what it delivers and reports. */
 async function read(chunks: (string | Buffer)[], maxMessageBytes?: number) {
@@ -129,36 +128,5 @@ describe("checkMessage", () => {
     expect(checkMessage({ jsonrpc: "2.0", id: 1, result: {} }).kind).toBe("dropped");
     expect(checkMessage({ jsonrpc: "2.0", id: null, error: { code: 1 } }).kind).toBe("dropped");
     expect(checkMessage({ jsonrpc: "2.0", method: "m", params: [1] }).kind).toBe("dropped");
-  });
-});
-
-describe("KeyedQueue", () => {
-  it("runs one key's tasks in order, even after a failure, and other keys at once", async () => {
-    const queue = new KeyedQueue();
-    const events: string[] = [];
-    let release: () => void = () => {};
-    const first = queue.run("a", async () => {
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      events.push("a1");
-      throw new Error("a1 failed");
-    });
-    const second = queue.run("a", async () => {
-      events.push("a2");
-    });
-    await queue.run("b", async () => {
-      events.push("b1");
-    });
-    await queue.run(undefined, async () => {
-      events.push("free");
-    });
-    expect(queue.isIdle("a")).toBe(false);
-    expect(queue.isIdle("b")).toBe(true);
-    release();
-    await expect(first).rejects.toThrow("a1 failed");
-    await second;
-    expect(events).toEqual(["b1", "free", "a1", "a2"]);
-    expect(queue.isIdle("a")).toBe(true);
   });
 });

@@ -8,9 +8,10 @@ import {
   type RpcMethodName,
   type RpcMethodSpec,
 } from "../generated.js";
+import type { KeyedQueue } from "../util/keyed-queue.js";
 import { ProtocolError, toResponseError, type WireErrorData } from "./error-mapping.js";
 import type { MethodHandlers } from "./handlers.js";
-import { type KeyedQueue, orderingKeyOf } from "./ordering.js";
+import { orderingKeyOf } from "./ordering.js";
 
 /** Answers one request: its result, or the error response to send. Never rejects. */
 export type Dispatch = (method: string, params: unknown) => Promise<unknown>;

@@ -1,6 +1,7 @@
 // Unloads sessions the server has not used for a while, releasing their writer locks, so a long-running server stays small.
 import type { SessionStore } from "../store/session-store.js";
-import { type KeyedQueue, orderingKeyOf } from "./ordering.js";
+import type { KeyedQueue } from "../util/keyed-queue.js";
+import { orderingKeyOf } from "./ordering.js";
 
 /** How long a session may sit unused before the server unloads it, unless told otherwise. */
 export const DEFAULT_IDLE_MS = 60_000;

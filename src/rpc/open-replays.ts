@@ -2,7 +2,8 @@
 import { ReplayError, show } from "../errors.js";
 import { RPC_METHOD, RPC_METHODS } from "../generated.js";
 import type { ReplayModel } from "../replay/replay-model.js";
-import { type KeyedQueue, orderingKeyOf } from "./ordering.js";
+import type { KeyedQueue } from "../util/keyed-queue.js";
+import { orderingKeyOf } from "./ordering.js";
 
 /** How long a replay may go unused by replay/next before it expires, unless told otherwise. */
 export const DEFAULT_REPLAY_IDLE_MS = 600_000;

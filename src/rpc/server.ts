@@ -2,6 +2,7 @@
 import { RPC_METHOD, RPC_NOTIFICATION } from "../generated.js";
 import type { AcpToolPresenter } from "../log/acp-updates.js";
 import type { SessionStore } from "../store/session-store.js";
+import { KeyedQueue } from "../util/keyed-queue.js";
 import { openServerConnection } from "./connection.js";
 import { createDispatcher } from "./dispatch.js";
 import type { Framing } from "./framing.js";
@@ -9,7 +10,6 @@ import { createHandlers } from "./handlers.js";
 import { DEFAULT_IDLE_MS, IdleSessions } from "./idle-sessions.js";
 import { ImportUploads } from "./import-uploads.js";
 import { DEFAULT_MAX_REPLAYS, DEFAULT_REPLAY_IDLE_MS, OpenReplays } from "./open-replays.js";
-import { KeyedQueue } from "./ordering.js";
 import { ConnectionWatches } from "./watches.js";
 
 /** How `serve` runs. */
