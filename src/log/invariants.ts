@@ -7,6 +7,7 @@ import {
   type SessionEvent,
   validateSessionEvent,
 } from "../generated.js";
+import { problemText, schemaProblem } from "../util/schema-problem.js";
 import { invalidEvent, isSeq, missingSurfaceOpMessage } from "./event-errors.js";
 import { freezeParsedJsonValue, type JsonValueProblem, jsonValueProblem } from "./json-value.js";
 import { PendingCalls } from "./pending-calls.js";
@@ -490,17 +491,12 @@ function refusalOf(
       instancePath: problem.path,
     };
   }
-  const error = validateSessionEvent.errors?.[0];
-  const path = error?.instancePath ?? "";
-  const extra =
-    error?.params && "additionalProperty" in error.params
-      ? ` (${error.params.additionalProperty})`
-      : "";
+  const found = schemaProblem(validateSessionEvent.errors);
   return {
     kind: "rule",
     rule: "schema",
-    message: `expected a valid ${show(type)} event, got: ${path || "/"} ${error?.message ?? "invalid"}${extra}`,
-    instancePath: path,
+    message: `expected a valid ${show(type)} event, got: ${problemText(found)}`,
+    instancePath: found.instancePath,
   };
 }
 

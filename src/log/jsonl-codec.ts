@@ -1,4 +1,5 @@
 // The JSONL text codec: the header line, event lines, their version checks, and a text split into numbered lines.
+
 import { StorageError, show } from "../errors.js";
 import {
   EVENT_TYPES,
@@ -7,6 +8,7 @@ import {
   type SessionHeader,
   validateSessionHeaderLine,
 } from "../generated.js";
+import { problemText, schemaProblem } from "../util/schema-problem.js";
 import { checkFormatVersion } from "./format-version.js";
 
 /**
@@ -35,15 +37,10 @@ export function parseHeaderLine(text: string, location: string, line = 1): Sessi
   // A header without `version` is damaged rather than foreign: it falls to CORRUPT_LOG below.
   if (raw !== undefined && "version" in raw) checkFormatVersion(raw, location);
   if (raw === undefined || !validateSessionHeaderLine(raw)) {
-    const problem = validateSessionHeaderLine.errors?.[0];
-    const member =
-      problem?.params && "additionalProperty" in problem.params
-        ? ` (${String(problem.params.additionalProperty)})`
-        : "";
     const why =
       raw === undefined
         ? "not a JSON object"
-        : `${problem?.instancePath || "/"} ${problem?.message ?? "invalid"}${member}`;
+        : problemText(schemaProblem(validateSessionHeaderLine.errors));
     throw new StorageError(
       "CORRUPT_LOG",
       `expected a session header on line ${line} of ${location}, got ${show(text)} (${why})`,

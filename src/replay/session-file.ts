@@ -1,4 +1,5 @@
 // Reads recorded session files (a header line, then one event per line) and replay override files.
+
 import { InvalidEventError, ReplayError, StorageError, show } from "../errors.js";
 import {
   type ReplayEntry,
@@ -16,6 +17,7 @@ import {
   parseHeaderLine,
   textLines,
 } from "../log/jsonl-codec.js";
+import { schemaProblem } from "../util/schema-problem.js";
 
 /** What replay needs of a header: the session, its creation time, and its seed boundary. */
 export type SessionFileHeader = Pick<SessionHeader, "id" | "createdAt"> & {
@@ -115,11 +117,11 @@ export function parseReplayOverride(text: string, location = "replay override"):
   }
   value.forEach((entry, i) => {
     if (!validateReplayEntry(entry)) {
-      const e = validateReplayEntry.errors?.[0];
+      const found = schemaProblem(validateReplayEntry.errors);
       throw invalidOverride(
         location,
-        `/${i}${e?.instancePath ?? ""}`,
-        `expected a replay entry, got: ${e?.message ?? "invalid"}`,
+        `/${i}${found.instancePath}`,
+        `expected a replay entry, got: ${found.message}`,
       );
     }
   });

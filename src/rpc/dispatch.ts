@@ -1,4 +1,5 @@
 // The one generic request handler: looks the method up in the generated table, validates params, orders, runs, maps errors.
+
 import type { ErrorObject } from "ajv";
 import type { ResponseError } from "vscode-jsonrpc";
 import { SeedlineError } from "../errors.js";
@@ -9,6 +10,7 @@ import {
   type RpcMethodSpec,
 } from "../generated.js";
 import type { KeyedQueue } from "../util/keyed-queue.js";
+import { problemText, schemaProblems } from "../util/schema-problem.js";
 import { ProtocolError, toResponseError, type WireErrorData } from "./error-mapping.js";
 import type { MethodHandlers } from "./handlers.js";
 import { orderingKeyOf } from "./ordering.js";
@@ -86,22 +88,12 @@ function invalidParams(
   method: string,
   errors: readonly ErrorObject[] | null | undefined,
 ): SeedlineError<"INVALID_PARAMS"> {
-  const items = (errors ?? []).map((e) => ({
-    instancePath: e.instancePath,
-    message: `${e.message ?? "is invalid"}${detail(e)}`,
-  }));
-  const list = items.length > 0 ? items : [{ instancePath: "", message: "is invalid" }];
-  const first = list[0] ?? { instancePath: "", message: "is invalid" };
+  const list = schemaProblems(errors);
   return new SeedlineError(
     "INVALID_PARAMS",
-    `expected params of ${method} that match its schema, got: ${first.instancePath || "/"} ${first.message}`,
+    `expected params of ${method} that match its schema, got: ${problemText(list[0])}`,
     { errors: list },
   );
 }
 
 /** The offending name ajv keeps in `params` for the keywords whose message leaves it out. */
-function detail(error: ErrorObject): string {
-  const params = error.params as Record<string, unknown>;
-  if (typeof params.additionalProperty === "string") return ` (${params.additionalProperty})`;
-  return "";
-}

@@ -1,4 +1,5 @@
 // Full-text search over a backend: the checks of a query, the scan for backends without an index, and the excerpts of a page.
+
 import { show } from "../errors.js";
 import {
   RPC_METHOD,
@@ -16,6 +17,7 @@ import {
   searchableText,
   searchTerms,
 } from "../log/search-text.js";
+import { schemaProblem } from "../util/schema-problem.js";
 import type { SearchHit, SearchPage, SearchQuery, SessionBackend } from "./backend.js";
 import { DEFAULT_PAGE_BYTES } from "./event-pages.js";
 import { MAX_LIST_LIMIT } from "./list-limit.js";
@@ -42,11 +44,10 @@ export function searchQueryOf(options: SearchOptions): SearchQuery {
     Object.entries(options).filter(([, value]) => value !== undefined),
   );
   if (!validateSessionSearchParams(params)) {
-    const error = validateSessionSearchParams.errors?.[0];
-    const path = error?.instancePath ?? "";
+    const found = schemaProblem(validateSessionSearchParams.errors);
     throw invalidParams(
-      path,
-      `expected search params ${error?.message ?? ""}, got ${show(options)}`,
+      found.instancePath,
+      `expected search params ${found.message}, got ${show(options)}`,
     );
   }
   const terms = searchTerms(options.query);

@@ -1,4 +1,5 @@
 // SessionStore: sessions over a backend — create, load (with crash repair), append, fork, list, delete.
+
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { SeedlineError, SessionForkError, StorageError, show } from "../errors.js";
@@ -22,6 +23,7 @@ import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
 import { titleProblem } from "../log/session-title.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
+import { problemText, schemaProblem } from "../util/schema-problem.js";
 import { isWellFormed } from "../util/well-formed.js";
 import type {
   ListedSession,
@@ -336,10 +338,10 @@ export class SessionStore {
       throw invalidParams("/seed", `expected an array of events, got ${show(seed)}`);
     }
     if (!validateCreateSessionOptions(rest)) {
-      const e = validateCreateSessionOptions.errors?.[0];
+      const found = schemaProblem(validateCreateSessionOptions.errors);
       throw invalidParams(
-        e?.instancePath ?? "",
-        `expected valid create options, got ${e?.message ?? "invalid"}`,
+        found.instancePath,
+        `expected valid create options, got ${problemText(found)}`,
       );
     }
     const meta = options.meta ?? {};
@@ -787,7 +789,7 @@ export class SessionStore {
     if (query.cwd !== undefined && !validateSessionListParams({ cwd: query.cwd })) {
       throw invalidParams(
         "/cwd",
-        `expected a cwd filter ${validateSessionListParams.errors?.[0]?.message ?? ""}, got ${show(query.cwd)}`,
+        `expected a cwd filter ${schemaProblem(validateSessionListParams.errors).message}, got ${show(query.cwd)}`,
       );
     }
     const page = await this.backend.list({ ...query, limit, order: query.order ?? "activity" });
