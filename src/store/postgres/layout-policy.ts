@@ -1,9 +1,10 @@
 // The layout version policy of PostgreSQL schemas: reject, never migrate — decided before anything is written.
-import type { ClientBase } from "pg";
+import type { ClientBase, Pool, PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
 import { titleOfData } from "../sql/summary-rows.js";
 import { advisoryKey, type PostgresTarget } from "./connection.js";
-import { isSearchRelation } from "./search-index.js";
+import { connectionLost, isConnectionLoss, refusedByServer, unreachable } from "./pg-errors.js";
+import { ensureSearchIndex, isSearchRelation } from "./search-index.js";
 import {
   POSTGRES_DDL,
   POSTGRES_LAYOUT_OBJECTS,
@@ -148,4 +149,45 @@ function sameObjects(
   const a = found.map(key).sort();
   const b = expected.map(key).sort();
   return a.length === b.length && a.every((k, i) => k === b[i]);
+}
+
+/**
+ * Runs the version policy on the first connection of a new pool, with catalog reads only: a
+ * missing or empty schema gets the generated layout and its version record (in one transaction,
+ * creators serialized by an advisory lock); any other layout version is refused and nothing is
+ * written (reject, never migrate). Then the search index's relations, and a check that the
+ * connections run with the schema as their search_path. On any failure the pool is ended.
+ * @throws StorageError INVALID_PARAMS (the search_path did not hold), FORMAT_UNSUPPORTED,
+ *   CORRUPT_LOG; StorageUnavailableError when the server cannot be reached.
+ */
+export async function prepareStore(
+  pool: Pool,
+  queries: Queries,
+  target: PostgresTarget,
+): Promise<void> {
+  let client: PoolClient | undefined;
+  try {
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw unreachable(error, target.location);
+    }
+    const state = await inspectSchema(client, queries, target);
+    if (state !== "current") await createLayout(client, queries, target);
+    await ensureSearchIndex(client, queries, target.schema);
+    const settings = await queries.first(client, "connectionSettings", {});
+    if (settings?.currentSchema !== target.schema) {
+      throw new StorageError(
+        "INVALID_PARAMS",
+        `expected the connections to ${target.location} to run with search_path ${target.schema} (a startup option), got ${show(settings?.currentSchema)}: connect directly or through a pooler that passes startup options`,
+        { errors: [{ instancePath: "/store", message: "expected startup options to hold" }] },
+      );
+    }
+    client.release();
+  } catch (error) {
+    client?.release(true);
+    await pool.end();
+    if (isConnectionLoss(error)) throw connectionLost(error, target.location, "open it", false);
+    throw refusedByServer(error, target.location);
+  }
 }

@@ -1,5 +1,5 @@
 // The PostgreSQL backend (pg): a pooled store shared by many machines, one transaction per write, advisory writer locks, LISTEN/NOTIFY.
-import { Client, type ClientConfig, Pool, type PoolClient } from "pg";
+import type { PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
 import { anySearchable } from "../../log/search-text.js";
@@ -9,34 +9,31 @@ import { ChangeHub } from "../change-hub.js";
 import { prefixEnd } from "../id-prefix.js";
 import { checkPageLimit } from "../page-limit.js";
 import * as sql from "../sql/core.js";
-import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
+import { seqConflict, sessionNotFound } from "../storage-errors.js";
 import { ChangeListener } from "./change-listener.js";
-import { clientConfig, destroyClient, type PostgresTarget, resolveTarget } from "./connection.js";
-import { createLayout, inspectSchema } from "./layout-policy.js";
+import { clientConfig, type PostgresTarget, resolveTarget } from "./connection.js";
+import { frameRows, JSON_MEMBERS } from "./event-reads.js";
+import {
+  appendChunk,
+  INSERT_CHUNK,
+  insertEvents,
+  insertSession,
+  lockForWrite,
+} from "./event-writes.js";
+import { prepareStore } from "./layout-policy.js";
 import {
   connectionLost,
-  FOREIGN_KEY_VIOLATION,
   isConnectionLoss,
-  isRetryable,
-  isServerAnswer,
-  isStatementTimeout,
   refusedByServer,
   serverError,
-  timedOut,
   UNIQUE_VIOLATION,
-  unreachable,
 } from "./pg-errors.js";
 import { eventArrays, markerOfRow, splitSessionFrom, splitSettledRead } from "./rows.js";
-import { ensureSearchIndex, indexPending, markWritten, searchPage } from "./search-index.js";
-import {
-  POSTGRES_TABLES,
-  type PostgresQueryParams,
-  type PostgresQueryRows,
-  paramsFrom,
-  Queries,
-} from "./statements.js";
+import { indexPending, searchPage } from "./search-index.js";
+import { type PostgresQueryRows, paramsFrom, Queries } from "./statements.js";
 import type { PostgresTimeouts } from "./timeouts.js";
-import { lockLost, WriterLocks } from "./writer-locks.js";
+import { connectionPool, Transactions } from "./transactions.js";
+import { WriterLocks } from "./writer-locks.js";
 
 /** How a PostgreSQL backend is opened. */
 export interface PostgresBackendOptions {
@@ -60,36 +57,8 @@ export interface PostgresBackendOptions {
   readonly timeouts?: Partial<PostgresTimeouts>;
 }
 
-/** How often a transaction that ran into a serialization failure or deadlock is tried. */
-const ATTEMPTS = 5;
-const RETRY_MS = 20;
-
-/** Waits before retry `attempt` of a serialization failure or deadlock: longer each time, jittered. */
-function retryWait(attempt: number): Promise<void> {
-  return new Promise((wait) => setTimeout(wait, RETRY_MS * attempt * (1 + Math.random())));
-}
-
-/** Rows per insertEvents statement: bounds the size of one bind message for a large import. */
-const INSERT_CHUNK = 1000;
-
-/**
- * A pooled connection that is never without an 'error' listener. The pool takes its own off while
- * a connection is checked out, and a connection the server terminates between two queries emits
- * 'error' with no query to fail: unheard, that event would end the process. The request on it
- * hears the loss from its next query.
- */
-class ListenedClient extends Client {
-  constructor(config?: string | ClientConfig) {
-    super(config);
-    this.on("error", () => {});
-  }
-}
-
 /** The most rows a page may ask for to be read in one statement with its header on every row. */
 const ONE_STATEMENT_ROWS = 64;
-
-/** The event members the layout stores as JSON text. */
-const JSON_MEMBERS = sql.jsonMembers(POSTGRES_TABLES.events);
 
 /**
  * Sessions in one PostgreSQL schema (the layout of schema/storage/sqlite-layout.json in the
@@ -119,18 +88,16 @@ export class PostgresBackend implements backend.SessionBackend {
   readonly durability: backend.Durability;
   /** The bounds on every wait for the server this backend runs with. */
   readonly timeouts: PostgresTimeouts;
-  readonly #pool: Pool;
+  readonly #db: Transactions;
   readonly #queries: Queries;
   readonly #locks: WriterLocks;
   readonly #changes: ChangeHub;
   readonly #listener: ChangeListener;
-  /** The pooled connections that have this backend's 'error' listener. */
-  #closed = false;
 
   private constructor(
     target: PostgresTarget,
     durability: backend.Durability,
-    pool: Pool,
+    db: Transactions,
     locks: WriterLocks,
     listener: (hub: ChangeHub) => ChangeListener,
   ) {
@@ -138,7 +105,7 @@ export class PostgresBackend implements backend.SessionBackend {
     this.schema = target.schema;
     this.durability = durability;
     this.timeouts = target.timeouts;
-    this.#pool = pool;
+    this.#db = db;
     this.#queries = new Queries(target.schema);
     this.#locks = locks;
     this.#changes = new ChangeHub({
@@ -165,37 +132,9 @@ export class PostgresBackend implements backend.SessionBackend {
     const durability = options.durability ?? "fsync";
     const target = resolveTarget(url, options.schema, options.timeouts);
     const config = clientConfig(target, durability);
-    const pool = new Pool({ ...config, Client: ListenedClient, max: options.poolSize ?? 10 });
-    // A pooled connection that breaks is dropped by the pool (idle or checked out: the pool's
-    // listener stays on each client, and re-emits here); the next checkout reconnects. A request
-    // on a connection that broke hears it from its query (see #transaction).
-    pool.on("error", () => {});
+    const pool = connectionPool(config, options.poolSize ?? 10);
     const queries = new Queries(target.schema);
-    let client: PoolClient | undefined;
-    try {
-      try {
-        client = await pool.connect();
-      } catch (error) {
-        throw unreachable(error, target.location);
-      }
-      const state = await inspectSchema(client, queries, target);
-      if (state !== "current") await createLayout(client, queries, target);
-      await ensureSearchIndex(client, queries, target.schema);
-      const settings = await queries.first(client, "connectionSettings", {});
-      if (settings?.currentSchema !== target.schema) {
-        throw new StorageError(
-          "INVALID_PARAMS",
-          `expected the connections to ${target.location} to run with search_path ${target.schema} (a startup option), got ${show(settings?.currentSchema)}: connect directly or through a pooler that passes startup options`,
-          { errors: [{ instancePath: "/store", message: "expected startup options to hold" }] },
-        );
-      }
-      client.release();
-    } catch (error) {
-      client?.release(true);
-      await pool.end();
-      if (isConnectionLoss(error)) throw connectionLost(error, target.location, "open it", false);
-      throw refusedByServer(error, target.location);
-    }
+    await prepareStore(pool, queries, target);
     // The lock connection writes nothing that must outlive the server: advisory locks and the row
     // locks of takeWriterLock are gone with it anyway. Without synchronous_commit each of its
     // statements answers at once instead of after a WAL flush (a writer's resume waited ~8 ms).
@@ -215,20 +154,21 @@ export class PostgresBackend implements backend.SessionBackend {
         },
         target.timeouts.keepAliveMs,
       );
-    return new PostgresBackend(target, durability, pool, locks, listener);
+    const db = new Transactions(pool, queries, target.location, target.timeouts);
+    return new PostgresBackend(target, durability, db, locks, listener);
   }
 
   /** What the connections run with, for diagnostics (and the tests that prove durability). */
   async settings(): Promise<PostgresQueryRows["connectionSettings"] | undefined> {
-    return this.#withClient("read its settings", (c) =>
+    return this.#db.withClient("read its settings", (c) =>
       this.#queries.first(c, "connectionSettings", {}),
     );
   }
 
   async create(header: SessionHeader, events: readonly SerializedEvent[]): Promise<void> {
     await this.#write(header.id, `create session ${show(header.id)}`, async (c) => {
-      await this.#insertSession(c, header);
-      await this.#insertEvents(c, header.id, 0, events);
+      await insertSession(this.#queries, c, header);
+      await insertEvents(this.#queries, c, header.id, 0, events);
     });
   }
 
@@ -256,7 +196,7 @@ export class PostgresBackend implements backend.SessionBackend {
         error.code === "SEQ_CONFLICT" &&
         serverError(error.cause)?.code === UNIQUE_VIOLATION
       ) {
-        const last = await this.#withClient(what, (c) =>
+        const last = await this.#db.withClient(what, (c) =>
           this.#queries.first(c, "appendPoint", { sessionId: id }),
         );
         const conflict = seqConflict(id, sql.lengthAfter(last?.lastSeq), fromSeq);
@@ -275,7 +215,7 @@ export class PostgresBackend implements backend.SessionBackend {
     events: readonly SerializedEvent[],
   ): Promise<void> {
     // Checked before any statement: a lock known lost stores nothing, not even a row lock wait.
-    const holder = this.#holderOrThrow(id);
+    const holder = this.#locks.heldOrThrow(id);
     sql.checkBatchSeqs(id, fromSeq, events);
     const shared = {
       pid: holder?.pid ?? null,
@@ -289,7 +229,7 @@ export class PostgresBackend implements backend.SessionBackend {
       // An empty batch runs one statement too: it checks the append point and notifies.
       for (let start = 0; start === 0 || start < events.length; start += INSERT_CHUNK) {
         const chunk = events.slice(start, start + INSERT_CHUNK);
-        await this.#appendChunk(c, id, fromSeq + start, chunk.length, {
+        await appendChunk(this.#queries, this.#locks, c, id, fromSeq + start, chunk.length, {
           ...eventArrays(id, chunk),
           searchable: anySearchable(chunk),
           ...shared,
@@ -303,49 +243,16 @@ export class PostgresBackend implements backend.SessionBackend {
     }
     // One statement does the whole append: it is the transaction, without the round trips of a
     // BEGIN and a COMMIT (each run of appendEvents commits or changes nothing on its own).
-    await this.#withClient(what, append, "writes");
+    await this.#db.withClient(what, append, "writes");
     this.#changes.notify(id);
   }
 
-  /**
-   * Runs appendEvents for the chunk starting at `from`. When its check of the append point fails,
-   * the point is read again after the session row lock (the statement's snapshot may predate the
-   * lock, see appendEvents): a conflict when it differs, else the statement runs once more (its
-   * snapshot now counts every append committed before the lock).
-   */
-  async #appendChunk(
-    c: PoolClient,
-    id: string,
-    from: number,
-    count: number,
-    params: PostgresQueryParams<"appendEvents">,
-  ): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      let row: PostgresQueryRows["appendEvents"] | undefined;
-      try {
-        row = await this.#queries.first(c, "appendEvents", params);
-      } catch (error) {
-        throw this.#insertFailure(error, id, from, count);
-      }
-      if (row?.found !== true) throw sessionNotFound(id);
-      if (row.held !== true) this.#lockGone(id);
-      if (row.appendable === true) return;
-      const next =
-        attempt === 1
-          ? sql.lengthAfter(
-              (await this.#queries.first(c, "appendPoint", { sessionId: id }))?.lastSeq,
-            )
-          : sql.lengthAfter(row.lastSeq);
-      if (attempt > 1 || next !== from) throw seqConflict(id, next, from);
-    }
-  }
-
   async load(id: string): Promise<backend.StoredLog | undefined> {
-    return this.#read(`load session ${show(id)}`, async (c) => {
+    return this.#db.read(`load session ${show(id)}`, async (c) => {
       const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
       const header = sql.readHeader(row, id, this.location);
-      return { header, ...(await this.#frame(c, id, 0, undefined)) };
+      return { header, ...(await frameRows(this.#queries, c, this.location, id, 0, undefined)) };
     });
   }
 
@@ -374,7 +281,7 @@ export class PostgresBackend implements backend.SessionBackend {
       fromSeq > 0 &&
       (take === undefined || take <= ONE_STATEMENT_ROWS)
     ) {
-      const found = await this.#withClient(what, (c) =>
+      const found = await this.#db.withClient(what, (c) =>
         this.#queries.rows(c, "sessionFrom", { fromSeq, sessionId: id, limit: take ?? null }),
       );
       const split = splitSessionFrom(found);
@@ -389,24 +296,37 @@ export class PostgresBackend implements backend.SessionBackend {
         if (suffix !== undefined) return { header, ...suffix };
       }
     }
-    return this.#read(what, async (c) => {
+    return this.#db.read(what, async (c) => {
       const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
       const header = sql.readHeader(row, id, this.location);
-      const page = await this.#frame(c, id, first, take, maxBytes, fromSeq - first);
+      const page = await frameRows(
+        this.#queries,
+        c,
+        this.location,
+        id,
+        first,
+        take,
+        maxBytes,
+        fromSeq - first,
+      );
       const suffix = sql.suffixOf(page, fromSeq);
       if (suffix !== undefined) return { header, ...suffix };
-      return { header, ...(await this.#frame(c, id, 0, limit, maxBytes)), from: 0 };
+      return {
+        header,
+        ...(await frameRows(this.#queries, c, this.location, id, 0, limit, maxBytes)),
+        from: 0,
+      };
     });
   }
 
   subscribe(id: string, onChange: () => void): backend.Unsubscribe {
-    this.#assertOpen();
+    this.#db.assertOpen();
     return this.#changes.subscribe(id, onChange);
   }
 
   async has(id: string): Promise<boolean> {
-    const row = await this.#withClient(`look up session ${show(id)}`, (c) =>
+    const row = await this.#db.withClient(`look up session ${show(id)}`, (c) =>
       this.#queries.first(c, "sessionExists", { sessionId: id }),
     );
     return row !== undefined;
@@ -426,7 +346,7 @@ export class PostgresBackend implements backend.SessionBackend {
   ): Promise<backend.StoredSettledPage | undefined> {
     checkPageLimit(tailLimit);
     // The tail part starts at the last turn/end: one row more than the page.
-    const found = await this.#withClient(`resume session ${show(id)}`, (c) =>
+    const found = await this.#db.withClient(`resume session ${show(id)}`, (c) =>
       this.#queries.valueRows(c, "settledRead", { sessionId: id, limit: (tailLimit ?? 0) + 1 }),
     );
     const split = splitSettledRead(found.rows, found.columns);
@@ -462,7 +382,7 @@ export class PostgresBackend implements backend.SessionBackend {
     id: string,
     boundary: number | undefined,
   ): Promise<backend.StoredForkPoint | undefined> {
-    return this.#read(`read the fork point of session ${show(id)}`, async (c) => {
+    return this.#db.read(`read the fork point of session ${show(id)}`, async (c) => {
       const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
       const header = sql.readHeader(row, id, this.location);
@@ -470,7 +390,9 @@ export class PostgresBackend implements backend.SessionBackend {
       // there), and the rows after it are framed, so that a torn tail does not count.
       const last = await this.#queries.first(c, "lastTurnEnd", { sessionId: id });
       const settled = last === undefined ? 0 : Number(last.seq) + 1;
-      const length = settled + (await this.#frame(c, id, settled, undefined)).events.length;
+      const length =
+        settled +
+        (await frameRows(this.#queries, c, this.location, id, settled, undefined)).events.length;
       const at = boundary ?? length - 1;
       if (at < 0) return { header, length, marker: undefined };
       const found = await this.#queries.first(c, "lastTurnMarker", { sessionId: id, boundary: at });
@@ -490,7 +412,7 @@ export class PostgresBackend implements backend.SessionBackend {
       ) {
         throw sessionNotFound(sourceId);
       }
-      await this.#insertSession(c, header);
+      await insertSession(this.#queries, c, header);
       if (boundary < 0) return;
       const copied = await this.#queries.run(c, "copyEventPrefix", {
         childId: header.id,
@@ -512,18 +434,18 @@ export class PostgresBackend implements backend.SessionBackend {
 
   async repair(id: string, keep: number, closers: readonly SerializedEvent[]): Promise<void> {
     await this.#write(id, `repair session ${show(id)}`, async (c) => {
-      await this.#lockForWrite(c, id);
-      await this.#assertLockHeld(c, id);
+      await lockForWrite(this.#queries, c, id);
+      await this.#locks.assertHeld(c, id);
       await this.#queries.run(c, "deleteEventsFrom", { sessionId: id, keep });
       await this.#queries.run(c, "deleteSearchTexts", { sessionId: id, keep });
-      await this.#insertEvents(c, id, keep, closers);
+      await insertEvents(this.#queries, c, id, keep, closers);
     });
   }
 
   /** Lists in one statement (one snapshot): each row carries its session's last seq and time. */
   async list(query: backend.ListQuery): Promise<backend.ListPage> {
     const { name, filter } = sql.listRun(query);
-    const rows = await this.#withClient("list sessions", (c) =>
+    const rows = await this.#db.withClient("list sessions", (c) =>
       this.#queries.rows(c, name, paramsFrom(name, filter)),
     );
     return sql.listPage(rows, query, ({ lastSeq, updatedAt, title, derivedTitle, ...row }) =>
@@ -540,7 +462,7 @@ export class PostgresBackend implements backend.SessionBackend {
   }
 
   async titles(id: string): Promise<backend.StoredTitles | undefined> {
-    const row = await this.#withClient(`read the titles of session ${show(id)}`, (c) =>
+    const row = await this.#db.withClient(`read the titles of session ${show(id)}`, (c) =>
       this.#queries.first(c, "sessionTitles", { sessionId: id }),
     );
     return row === undefined ? undefined : sql.titlesOf(row);
@@ -548,7 +470,7 @@ export class PostgresBackend implements backend.SessionBackend {
 
   async idsWithPrefix(prefix: string, limit: number): Promise<backend.IdMatches> {
     const range = { prefix, end: prefixEnd(prefix) ?? null };
-    return this.#read(`match ids starting with ${show(prefix)}`, async (c) => {
+    return this.#db.read(`match ids starting with ${show(prefix)}`, async (c) => {
       const ids = (await this.#queries.rows(c, "idsWithPrefix", { ...range, limit })).map(
         (r) => r.id,
       );
@@ -564,10 +486,10 @@ export class PostgresBackend implements backend.SessionBackend {
   async search(query: backend.SearchQuery): Promise<backend.SearchPage> {
     const what = "search sessions";
     await indexPending(this.#queries, {
-      once: (work) => this.#withClient(what, work),
-      inTransaction: (work) => this.#transaction("beginWrite", what, work),
+      once: (work) => this.#db.withClient(what, work),
+      inTransaction: (work) => this.#db.transaction("beginWrite", what, work),
     });
-    return this.#read(what, (c) => searchPage(c, this.#queries, query));
+    return this.#db.read(what, (c) => searchPage(c, this.#queries, query));
   }
 
   /**
@@ -592,7 +514,7 @@ export class PostgresBackend implements backend.SessionBackend {
   }
 
   async lock(id: string): Promise<backend.ReleaseLock> {
-    this.#assertOpen();
+    this.#db.assertOpen();
     try {
       return await this.#locks.acquire(id);
     } catch (error) {
@@ -608,133 +530,20 @@ export class PostgresBackend implements backend.SessionBackend {
    * closes the pool. Idempotent.
    */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#db.closed) return;
+    this.#db.markClosed();
     try {
       await this.#listener.stop();
       await this.#locks.close();
     } finally {
-      // A pooled connection ends once the server says goodbye, which a server that cannot be
-      // reached never does: the wait is bounded by the connect timeout, then the sockets are left
-      // to the process's end.
-      let timer: NodeJS.Timeout | undefined;
-      const bound = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, this.timeouts.connectMs || 10_000);
-        timer.unref();
-      });
-      await Promise.race([this.#pool.end().catch(() => {}), bound]);
-      clearTimeout(timer);
+      await this.#db.end();
     }
   }
 
   /**
-   * Locks the row of a stored session for this transaction and returns the seq its next event
-   * takes. The seq is read in a statement of its own after the lock is granted, so that it counts
-   * every append committed before.
-   * @throws StorageError SESSION_NOT_FOUND.
-   */
-  async #lockForWrite(c: PoolClient, id: string): Promise<number> {
-    if ((await this.#queries.first(c, "lockSessionRow", { sessionId: id })) === undefined) {
-      throw sessionNotFound(id);
-    }
-    const last = await this.#queries.first(c, "appendPoint", { sessionId: id });
-    return sql.lengthAfter(last?.lastSeq);
-  }
-
-  /**
-   * Checks, in the transaction of `c` and after the session row is locked, that the writer lock
-   * of `id` this instance holds (if it holds it) is still held by its connection.
-   * @throws StorageUnavailableError when it is not.
-   */
-  async #assertLockHeld(c: PoolClient, id: string): Promise<void> {
-    const holder = this.#holderOrThrow(id);
-    if (holder === undefined) return;
-    const row = await this.#queries.first(c, "writerLockHeld", {
-      pid: holder.pid,
-      key: holder.key,
-    });
-    if (row?.held !== true) this.#lockGone(id);
-  }
-
-  /** Where the writer lock of `id` is held, or undefined when this instance does not hold it. */
-  #holderOrThrow(id: string): { readonly key: string; readonly pid: number } | undefined {
-    const holder = this.#locks.holder(id);
-    if (holder === "lost") throw lockLost(id, this.location);
-    return holder;
-  }
-
-  #lockGone(id: string): never {
-    this.#locks.markLost(id);
-    throw lockLost(id, this.location);
-  }
-
-  async #insertSession(c: PoolClient, header: SessionHeader): Promise<void> {
-    try {
-      await this.#queries.run(c, "insertSession", paramsFrom("insertSession", header));
-    } catch (error) {
-      if (serverError(error)?.code === UNIQUE_VIOLATION) throw sessionTaken(header.id);
-      throw error;
-    }
-    await this.#queries.run(c, "insertSummary", {
-      sessionId: header.id,
-      updatedAt: header.createdAt,
-      derivedTitle: null,
-    });
-  }
-
-  /**
-   * What an insert of the events from seq `from` failed with: SESSION_NOT_FOUND for a session
-   * row gone, SEQ_CONFLICT when another writer stored one of the seqs first, else the error.
-   */
-  #insertFailure(error: unknown, id: string, from: number, count: number): unknown {
-    const failure = serverError(error);
-    if (failure?.code === FOREIGN_KEY_VIOLATION) return sessionNotFound(id);
-    if (failure?.code === UNIQUE_VIOLATION && failure.table === POSTGRES_TABLES.events.name) {
-      return new StorageError(
-        "SEQ_CONFLICT",
-        `expected seqs ${from}…${from + count - 1} of session ${show(id)} to be free, got one another writer stored first`,
-        { expectedSeq: from },
-        { cause: error },
-      );
-    }
-    return error;
-  }
-
-  async #insertEvents(
-    c: PoolClient,
-    id: string,
-    fromSeq: number,
-    events: readonly SerializedEvent[],
-  ): Promise<void> {
-    sql.checkBatchSeqs(id, fromSeq, events);
-    for (let start = 0; start < events.length; start += INSERT_CHUNK) {
-      const chunk = events.slice(start, start + INSERT_CHUNK);
-      try {
-        await this.#queries.run(c, "insertEvents", eventArrays(id, chunk));
-      } catch (error) {
-        throw this.#insertFailure(error, id, fromSeq + start, chunk.length);
-      }
-      // After the events: a conflict above is reported as the events' own.
-      await markWritten(c, this.#queries, id, fromSeq + start, chunk);
-    }
-    const last = events.at(-1);
-    if (last === undefined) return;
-    // The summary moves in the same transaction as the events it summarises.
-    await this.#queries.run(c, "touchSummary", {
-      sessionId: id,
-      updatedAt: last.time,
-      derivedTitle: serializedTitle(events) ?? null,
-    });
-  }
-
-  /**
-   * Runs `work` in one READ COMMITTED transaction on a pooled connection and commits it; tries
-   * again on a serialization failure or deadlock (the whole transaction rolled back). Any error
-   * rolls back; a broken connection is dropped from the pool and reported as
-   * StorageUnavailableError (the server rolls back a transaction whose connection ends).
-   * The transaction notifies the change channel that session `id` changed (every listening
-   * process hears it at commit, and only if it commits); once it has committed, this instance's
-   * subscribers of `id` hear it at once.
+   * Runs `work` in one write transaction (see {@link Transactions.transaction}) that also notifies
+   * the change channel that session `id` changed (every listening process hears it at commit, and
+   * only if it commits); once it has committed, this instance's subscribers of `id` hear it at once.
    */
   async #write<T>(
     id: string,
@@ -742,7 +551,7 @@ export class PostgresBackend implements backend.SessionBackend {
     work: (c: PoolClient) => Promise<T>,
     notified?: "notified",
   ): Promise<T> {
-    const value = await this.#transaction("beginWrite", what, async (c) => {
+    const value = await this.#db.transaction("beginWrite", what, async (c) => {
       const value = await work(c);
       // `notified`: `work` sent the notification itself (appendEvents).
       if (notified === undefined) {
@@ -755,165 +564,5 @@ export class PostgresBackend implements backend.SessionBackend {
     });
     this.#changes.notify(id);
     return value;
-  }
-
-  /**
-   * Frames the event rows of `id` from seq `first` on, at most `take` of them (undefined: all), on
-   * `c` (in a read transaction: the lookup of the next turn/end sees the same snapshot).
-   */
-  /**
-   * The rows from seq `first` on (at most `take`), framed and judged; with `maxBytes`, only the
-   * rows that fit in it (eventRowsWithin: the statement sends no row past the budget; the first
-   * `proof` rows are not counted), at least one event.
-   */
-  async #frame(
-    c: PoolClient,
-    id: string,
-    first: number,
-    take: number | undefined,
-    maxBytes?: number,
-    proof = 0,
-  ): Promise<sql.FramedLog & { cut?: true }> {
-    let cut = false;
-    let read: { rows: unknown[][]; columns: string[] };
-    if (maxBytes === undefined) {
-      read = await this.#queries.valueRows(c, "eventRows", {
-        sessionId: id,
-        fromSeq: first,
-        limit: take ?? null,
-      });
-    } else {
-      read = await this.#queries.valueRows(c, "eventRowsWithin", {
-        sessionId: id,
-        fromSeq: first,
-        limit: take ?? null,
-        maxBytes,
-        pageFrom: first + proof,
-      });
-      // "rowCount" comes last, after the event's columns, and is not one of its members.
-      const rowCount = Number(read.rows[0]?.[read.columns.length - 1] ?? 0);
-      cut = read.rows.length < rowCount;
-      read = { rows: read.rows, columns: read.columns.slice(0, -1) };
-    }
-    const { rows, columns } = read;
-    const scanned = sql.scanEventRows(rows, first, sql.valueRowForm(columns, JSON_MEMBERS));
-    // A page cut by bytes is a full page: what follows it settles a bad row in it.
-    const from = sql.turnEndLookup(scanned, cut ? scanned.count : take);
-    const next =
-      from === undefined
-        ? undefined
-        : await this.#queries.first(c, "nextTurnEnd", { sessionId: id, fromSeq: from });
-    const framed = sql.judgeEventRows(scanned, sql.eventsOf(id, this.location), next?.seq);
-    return cut ? { ...framed, cut: true } : framed;
-  }
-
-  /** Runs `work` in one REPEATABLE READ READ ONLY transaction: several statements, one snapshot. */
-  async #read<T>(what: string, work: (c: PoolClient) => Promise<T>): Promise<T> {
-    return this.#transaction("beginRead", what, work);
-  }
-
-  async #transaction<T>(
-    begin: "beginWrite" | "beginRead",
-    what: string,
-    work: (c: PoolClient) => Promise<T>,
-  ): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const c = await this.#connect(what);
-      let committing = false;
-      try {
-        await this.#queries.run(c, begin, {});
-        const value = await work(c);
-        committing = true;
-        await this.#queries.run(c, "commit", {});
-        c.release();
-        return value;
-      } catch (error) {
-        let broken = isConnectionLoss(error);
-        if (!broken) {
-          try {
-            await this.#queries.run(c, "rollback", {});
-          } catch {
-            broken = true;
-          }
-        }
-        if (broken) {
-          this.#drop(c, error);
-          throw connectionLost(error, this.location, what, committing);
-        }
-        c.release();
-        if (isStatementTimeout(error)) {
-          // A COMMIT cancelled late may have landed (it waits only for replication).
-          if (committing) throw connectionLost(error, this.location, what, true);
-          throw timedOut(error, this.location, what, this.timeouts.statementMs);
-        }
-        if (isRetryable(error) && attempt < ATTEMPTS) {
-          await retryWait(attempt);
-          continue;
-        }
-        throw refusedByServer(error, this.location);
-      }
-    }
-  }
-
-  /**
-   * Runs `work` outside an explicit transaction on a pooled connection: reads, or (`writes`)
-   * statements that are each a whole write, committing or changing nothing on their own, which are
-   * retried on a serialization failure or deadlock as in {@link #transaction}. A connection that
-   * broke is dropped; a write is then known not to have landed when the server answered its
-   * statement with an error (the statement failed), and may have landed when the connection broke
-   * with no answer (`commitUnknown`).
-   */
-  async #withClient<T>(
-    what: string,
-    work: (c: PoolClient) => Promise<T>,
-    writes?: "writes",
-  ): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const c = await this.#connect(what);
-      try {
-        const value = await work(c);
-        c.release();
-        return value;
-      } catch (error) {
-        if (isConnectionLoss(error)) {
-          this.#drop(c, error);
-          const unanswered = writes !== undefined && !isServerAnswer(error);
-          throw connectionLost(error, this.location, what, unanswered);
-        }
-        c.release();
-        if (isStatementTimeout(error)) {
-          throw timedOut(error, this.location, what, this.timeouts.statementMs);
-        }
-        if (writes !== undefined && isRetryable(error) && attempt < ATTEMPTS) {
-          await retryWait(attempt);
-          continue;
-        }
-        throw refusedByServer(error, this.location);
-      }
-    }
-  }
-
-  /**
-   * Gives back a connection that broke (or whose answer is late): the pool forgets it, and its
-   * socket is destroyed at once, so that nothing waits on a server that cannot be reached.
-   */
-  #drop(c: PoolClient, error: unknown): void {
-    c.release(error instanceof Error ? error : true);
-    destroyClient(c);
-  }
-
-  async #connect(what: string): Promise<PoolClient> {
-    this.#assertOpen();
-    let c: PoolClient;
-    try {
-      c = await this.#pool.connect();
-    } catch (error) {
-      throw connectionLost(error, this.location, what, false);
-    }
-    return c;
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new Error(`the PostgreSQL backend of ${this.location} is closed`);
   }
 }

@@ -1,5 +1,5 @@
 // One writer per session across machines: PostgreSQL advisory locks held on one dedicated connection.
-import { Client, type ClientConfig } from "pg";
+import { Client, type ClientConfig, type PoolClient } from "pg";
 import { StorageError, StorageUnavailableError, show } from "../../errors.js";
 import type { PostgresQueryRows } from "../../generated.js";
 import type { ReleaseLock } from "../backend.js";
@@ -123,6 +123,38 @@ export class WriterLocks {
       (c) => this.#discard(c),
       () => {},
     );
+  }
+
+  /**
+   * Where the writer lock of `id` is held, or undefined when this instance does not hold it.
+   * @throws StorageUnavailableError when it held it on a connection that has since ended.
+   */
+  heldOrThrow(id: string): { readonly key: string; readonly pid: number } | undefined {
+    const holder = this.holder(id);
+    if (holder === "lost") throw lockLost(id, this.#location);
+    return holder;
+  }
+
+  /**
+   * Checks, in the transaction of `c` (a pooled connection, not the lock connection) and after
+   * the session row is locked, that the writer lock of `id` this instance holds (if it holds it)
+   * is still held by its connection.
+   * @throws StorageUnavailableError when it is not.
+   */
+  async assertHeld(c: PoolClient, id: string): Promise<void> {
+    const holder = this.heldOrThrow(id);
+    if (holder === undefined) return;
+    const row = await this.#queries.first(c, "writerLockHeld", {
+      pid: holder.pid,
+      key: holder.key,
+    });
+    if (row?.held !== true) this.gone(id);
+  }
+
+  /** A write found the lock of `id` gone: {@link markLost}, then the error that says so. */
+  gone(id: string): never {
+    this.markLost(id);
+    throw lockLost(id, this.#location);
   }
 
   /** Ends the lock connection: the server releases every lock on it. Idempotent. */

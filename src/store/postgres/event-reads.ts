@@ -1,0 +1,56 @@
+// Reads of the PostgreSQL backend: a session's event rows from a seq on, framed and judged by the SQL core's rules.
+import type { PoolClient } from "pg";
+import * as sql from "../sql/core.js";
+import { POSTGRES_TABLES, type Queries } from "./statements.js";
+
+/** The event members the layout stores as JSON text. */
+export const JSON_MEMBERS = sql.jsonMembers(POSTGRES_TABLES.events);
+
+/**
+ * The rows of `id` from seq `first` on (at most `take`; undefined: all), framed and judged, on
+ * `c` (in a read transaction: the lookup of the next turn/end sees the same snapshot); with
+ * `maxBytes`, only the rows that fit in it (eventRowsWithin: the statement sends no row past the
+ * budget; the first `proof` rows are not counted), at least one event.
+ */
+export async function frameRows(
+  queries: Queries,
+  c: PoolClient,
+  location: string,
+  id: string,
+  first: number,
+  take: number | undefined,
+  maxBytes?: number,
+  proof = 0,
+): Promise<sql.FramedLog & { cut?: true }> {
+  let cut = false;
+  let read: { rows: unknown[][]; columns: string[] };
+  if (maxBytes === undefined) {
+    read = await queries.valueRows(c, "eventRows", {
+      sessionId: id,
+      fromSeq: first,
+      limit: take ?? null,
+    });
+  } else {
+    read = await queries.valueRows(c, "eventRowsWithin", {
+      sessionId: id,
+      fromSeq: first,
+      limit: take ?? null,
+      maxBytes,
+      pageFrom: first + proof,
+    });
+    // "rowCount" comes last, after the event's columns, and is not one of its members.
+    const rowCount = Number(read.rows[0]?.[read.columns.length - 1] ?? 0);
+    cut = read.rows.length < rowCount;
+    read = { rows: read.rows, columns: read.columns.slice(0, -1) };
+  }
+  const { rows, columns } = read;
+  const scanned = sql.scanEventRows(rows, first, sql.valueRowForm(columns, JSON_MEMBERS));
+  // A page cut by bytes is a full page: what follows it settles a bad row in it.
+  const from = sql.turnEndLookup(scanned, cut ? scanned.count : take);
+  const next =
+    from === undefined
+      ? undefined
+      : await queries.first(c, "nextTurnEnd", { sessionId: id, fromSeq: from });
+  const framed = sql.judgeEventRows(scanned, sql.eventsOf(id, location), next?.seq);
+  return cut ? { ...framed, cut: true } : framed;
+}
