@@ -12,7 +12,8 @@ import {
 } from "../src/index.js";
 import { PackedBlock } from "../src/log/packed-messages.js";
 import { SessionLog } from "../src/log/session-log.js";
-import { type Session, UNPACKED_TEXT_BUDGET } from "../src/store/session-store.js";
+import { UNPACKED_TEXT_BUDGET } from "../src/store/session-store/text-budget.js";
+import type { Session } from "../src/store/session-store.js";
 import {
   assistantMessage,
   compactEnd,

@@ -2,29 +2,25 @@
 
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import { SeedlineError, SessionForkError, StorageError, show } from "../errors.js";
+import { SessionForkError, StorageError, show } from "../errors.js";
 import {
   type CreateSessionOptions,
   type DerivedMessage,
-  SESSION_FORMAT_VERSION,
   type SessionEvent,
   type SessionHeader,
   type SessionSearchResult,
   validateAbsolutePath,
   validateCreateSessionOptions,
-  validateSessionId,
   validateSessionListParams,
 } from "../generated.js";
-import { markAdmitted } from "../log/admitted-events.js";
 import { resolveForkBoundary } from "../log/fork-rules.js";
-import { LogState, TakenBatch } from "../log/invariants.js";
+import { TakenBatch } from "../log/invariants.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
 import { titleProblem } from "../log/session-title.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
 import { problemText, schemaProblem } from "../util/schema-problem.js";
-import { isWellFormed } from "../util/well-formed.js";
 import type {
   ListedSession,
   ListQuery,
@@ -35,7 +31,6 @@ import type {
 import {
   admitStored,
   asCorruption,
-  checkReadOptions,
   checkSeedLength,
   checkSeq,
   checkStoredHeader,
@@ -48,26 +43,22 @@ import { parseLogText } from "./jsonl/log-reader.js";
 import { checkListLimit, DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
 import { type SearchOptions, scanSearch, searchQueryOf, searchResult } from "./search.js";
+import {
+  checkSessionId,
+  checkText,
+  forkChildTaken,
+  makeHeader,
+  notLive,
+} from "./session-store/checks.js";
+import {
+  type EventRange,
+  locationOf,
+  PagedReads,
+  STREAM_PAGE,
+} from "./session-store/paged-reads.js";
+import { TextBudget, UNPACKED_TEXT_BUDGET } from "./session-store/text-budget.js";
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
 import { invalidParams, sessionNotFound, sessionTaken } from "./storage-errors.js";
-
-/**
- * Messages kept as derived (read back from storage, or appended parsed) that a writer's surface
- * may hold unpacked before an append packs them in line rather than on a later turn of the event
- * loop (see `#packLater`): about 3 MB of message text in a real log.
- */
-const PACK_BACKLOG = 1024;
-
-/**
- * The most message text a store's live sessions keep unpacked as the text of their events (the
- * messages of batches taken from a caller, see `TextMessage`), in UTF-16 code units: past it, the
- * sessions appended to least recently are packed, oldest messages first, down to half of it.
- * Holding the text costs about its size; packing it costs a deflate on the append's path. 16 Mi:
- * the messages of a 300,000-event real log, and a sixth of what 1,000 open sessions may hold in
- * all (M2).
- * @internal
- */
-export const UNPACKED_TEXT_BUDGET = 16 * 1024 * 1024;
 
 /** The latest instant `Date` can represent (ms): later activity times get no `updatedAt`. */
 const MAX_DATE_MS = 8.64e15;
@@ -169,14 +160,7 @@ interface LetGo {
  */
 const MAX_LET_GO_TURNS = 10_000;
 
-/** How many events the store reads at a time when it streams a log (opening, rebuilding state). */
-const STREAM_PAGE = 4096;
-
-/** Which events {@link SessionStore.readEvents} returns: seqs `fromSeq` (inclusive) to `toSeq` (exclusive). */
-export interface EventRange {
-  readonly fromSeq?: number;
-  readonly toSeq?: number;
-}
+export type { EventRange };
 
 /**
  * A session as the store holds it: its header and running state (length, open turn, the derived
@@ -284,16 +268,10 @@ export class SessionStore {
   /** Open turns this store let go of the lock of, by id, longest ago first (see {@link LetGo}). */
   readonly #letGoTurns = new Map<string, LetGo>();
   readonly #maxWriterLocks: number;
-  readonly #textBudget: number;
-  /** Logs appended to whose older messages are to be deflated (see {@link #packLater}). */
-  readonly #toPack = new Set<SessionLog>();
-  /**
-   * The live logs that keep messages unpacked as text, by id, appended to least recently first,
-   * with how much each kept at its last count (see {@link #keepText}).
-   */
-  readonly #keptText = new Map<string, { log: SessionLog; text: number }>();
-  /** The sum of {@link #keptText}'s counts. */
-  #keptTextTotal = 0;
+  /** The unpacked message text of the live logs, held to the store's budget. */
+  readonly #text: TextBudget;
+  /** The reads of stored sessions, page by page. */
+  readonly #reads: PagedReads;
 
   constructor(options: SessionStoreOptions = {}) {
     this.backend = options.backend ?? new MemoryBackend();
@@ -314,7 +292,8 @@ export class SessionStore {
         `expected unpackedTextBudget to be an integer >= 0, got ${show(budget)}`,
       );
     }
-    this.#textBudget = budget;
+    this.#text = new TextBudget(budget);
+    this.#reads = new PagedReads(this.backend);
   }
 
   /**
@@ -507,8 +486,8 @@ export class SessionStore {
             throw error;
           }
           state.log.commit(prepared, { pack: false });
-          if (state.log.unpackedDerived > 0) this.#packLater(state.log);
-          this.#keepText(id, state.log);
+          if (state.log.unpackedDerived > 0) this.#text.packLater(state.log);
+          this.#text.keep(id, state.log);
         }
         return prepared.nextSeq;
       }
@@ -608,7 +587,7 @@ export class SessionStore {
    */
   async exportLog(id: string): Promise<string> {
     const parts: string[] = [];
-    for await (const page of this.#pages(id, { limit: STREAM_PAGE }, true)) {
+    for await (const page of this.#reads.pages(id, { limit: STREAM_PAGE }, true)) {
       if (parts.length === 0) parts.push(formatHeaderLine(page.header));
       for (const event of page.events) parts.push(formatEventLine(event));
     }
@@ -623,9 +602,7 @@ export class SessionStore {
    *   FORMAT_UNSUPPORTED, CORRUPT_LOG.
    */
   async read(id: string, options: ReadOptions = {}): Promise<EventPage> {
-    checkSessionId(id, "/sessionId");
-    const { fromSeq, limit, maxBytes } = checkReadOptions(options);
-    return this.#readPage(id, fromSeq, limit, maxBytes);
+    return this.#reads.read(id, options);
   }
 
   /**
@@ -636,52 +613,7 @@ export class SessionStore {
    * @throws StorageError as {@link read} does, from the first `next()`.
    */
   pages(id: string, options: ReadOptions = {}): AsyncGenerator<EventPage, void, undefined> {
-    return this.#pages(id, options, false);
-  }
-
-  /**
-   * {@link pages}; `ahead`: each page's rows are asked for as soon as the rows of the page before
-   * are in, before that page is checked (the store's work and the checks overlap), for a reader
-   * that takes every page at once (memory then holds two pages of rows).
-   */
-  async *#pages(
-    id: string,
-    options: ReadOptions,
-    ahead: boolean,
-  ): AsyncGenerator<EventPage, void, undefined> {
-    checkSessionId(id, "/sessionId");
-    const { fromSeq, limit, maxBytes } = checkReadOptions(options);
-    // From seq 0 the pages go through a log of their own: the invariants span pages.
-    const checked: { log?: SessionLog | undefined } = {};
-    let next = fromSeq;
-    let loading = this.#loadPage(id, next, limit, maxBytes);
-    try {
-      for (;;) {
-        const stored = await loading;
-        // A page that ends before the log does is followed by one from its end (a page whose
-        // events fail the checks throws before that one is read).
-        const more = stored.from === next && pageGoesOn(stored, limit);
-        if (ahead && more) {
-          loading = this.#loadPage(
-            id,
-            next + Math.min(limit, stored.events.length),
-            limit,
-            maxBytes,
-          );
-          // Handled now (it is awaited on the next turn, or at the end): a failure that comes while
-          // this page is being taken is reported there, never as an unhandled rejection.
-          loading.catch(() => undefined);
-        }
-        const page = this.#checkPage(id, next, limit, stored, fromSeq === 0 ? checked : undefined);
-        yield page;
-        if (page.done) return;
-        next = page.nextSeq;
-        if (!ahead) loading = this.#loadPage(id, next, limit, maxBytes);
-      }
-    } finally {
-      // A read stopped early (or failed) leaves no page being read behind it.
-      await loading.catch(() => undefined);
-    }
+    return this.#reads.pages(id, options);
   }
 
   /**
@@ -690,17 +622,7 @@ export class SessionStore {
    * @throws StorageError as {@link pages} does.
    */
   async readEvents(id: string, range: EventRange = {}): Promise<readonly SessionEvent[]> {
-    const events: SessionEvent[] = [];
-    const toSeq = range.toSeq ?? Number.POSITIVE_INFINITY;
-    const fromSeq = range.fromSeq ?? 0;
-    if (toSeq <= fromSeq) return markAdmitted(events);
-    for await (const page of this.#pages(id, { fromSeq, limit: STREAM_PAGE }, true)) {
-      for (const event of page.events) {
-        if (event.seq >= toSeq) return markAdmitted(events);
-        events.push(event);
-      }
-    }
-    return markAdmitted(events);
+    return this.#reads.readEvents(id, range);
   }
 
   /**
@@ -708,14 +630,7 @@ export class SessionStore {
    * @throws StorageError SESSION_NOT_FOUND, FORMAT_UNSUPPORTED, CORRUPT_LOG.
    */
   async messagesThrough(id: string, throughSeq: number): Promise<readonly DerivedMessage[]> {
-    const state = new LogState();
-    for await (const page of this.pages(id, { limit: STREAM_PAGE })) {
-      for (const event of page.events) {
-        if (event.seq > throughSeq) return state.surface.messages();
-        state.apply(event);
-      }
-    }
-    return state.surface.messages();
+    return this.#reads.messagesThrough(id, throughSeq);
   }
 
   /**
@@ -917,75 +832,8 @@ export class SessionStore {
     return marker?.type === "turn/start" ? marker.turn : undefined;
   }
 
-  /**
-   * One page read from the store: `limit` events from `fromSeq` (one more is asked for, to tell
-   * whether the page ends the log). With `checked`, the events also go through `checked.log`
-   * (made at seq 0), which checks the invariants across pages.
-   */
-  async #readPage(
-    id: string,
-    fromSeq: number,
-    limit: number,
-    maxBytes: number,
-    checked?: { log?: SessionLog | undefined },
-  ): Promise<EventPage> {
-    const stored = await this.#loadPage(id, fromSeq, limit, maxBytes);
-    return this.#checkPage(id, fromSeq, limit, stored, checked);
-  }
-
-  /**
-   * The rows of one page (see {@link #readPage}): one more than `limit` is asked for, within
-   * `maxBytes` (the backend stops before the event that would pass it).
-   */
-  async #loadPage(
-    id: string,
-    fromSeq: number,
-    limit: number,
-    maxBytes: number,
-  ): Promise<StoredSuffix> {
-    const stored = await this.backend.loadFrom(id, fromSeq, limit + 1, maxBytes);
-    if (stored === undefined) throw sessionNotFound(id);
-    return stored;
-  }
-
-  /** Checks the rows of one page {@link #loadPage} read (see {@link #readPage}). */
-  #checkPage(
-    id: string,
-    fromSeq: number,
-    limit: number,
-    stored: StoredSuffix,
-    checked?: { log?: SessionLog | undefined },
-  ): EventPage {
-    const location = this.#location(id);
-    const header = stored.header;
-    checkStoredHeader(header, location);
-    if (stored.from !== fromSeq) {
-      return { header, events: [], nextSeq: fromSeq, done: true, pastEnd: true, tornTail: false };
-    }
-    const more = pageGoesOn(stored, limit);
-    if (stored.events.length > limit) stored.events.length = limit;
-    if (checked !== undefined) {
-      checked.log ??= fromSeq === 0 ? new SessionLog(header) : undefined;
-      // Deleted and created again between two pages: not the log the first pages came from.
-      if (checked.log !== undefined && !isDeepStrictEqual(checked.log.header, header)) {
-        throw sessionNotFound(id);
-      }
-    }
-    const log = checked?.log;
-    const events = admitStored(stored.events, fromSeq, location, log);
-    if (!more && log !== undefined) checkSeedLength(header, log.length, location);
-    return {
-      header,
-      events,
-      nextSeq: fromSeq + events.length,
-      done: !more,
-      pastEnd: false,
-      tornTail: !more && stored.tornTail,
-    };
-  }
-
   #location(id: string): string {
-    return `session ${show(id)} (${this.backend.kind})`;
+    return locationOf(this.backend, id);
   }
 
   /**
@@ -1158,7 +1006,7 @@ export class SessionStore {
     this.#live.set(log.header.id, session);
     this.#state.set(session, { log, release });
     // A seed taken from a caller keeps its messages as text.
-    this.#keepText(log.header.id, log);
+    this.#text.keep(log.header.id, log);
     return session;
   }
 
@@ -1206,7 +1054,7 @@ export class SessionStore {
     if (live === undefined) return;
     this.#live.delete(id);
     this.#locked.delete(id);
-    this.#forgetText(id);
+    this.#text.forget(id);
     const state = this.#state.get(live);
     if (keepTurn && state?.release !== undefined) this.#noteLetGo(id, state.log);
     await state?.release?.();
@@ -1229,143 +1077,8 @@ export class SessionStore {
     return state;
   }
 
-  /**
-   * Deflates the older messages of a log just appended to on a later turn of the event loop: not
-   * on the append's path, but while the next batch waits on storage (a writer appends batch after
-   * batch; each waits on a write and its flush, when this process has nothing else to do).
-   */
-  #packLater(log: SessionLog): void {
-    // A writer that appends without ever letting the event loop turn (a loop of appends whose
-    // writes and flushes all complete on this thread) never reaches the later turn: past a
-    // backlog, it packs in line, so what it keeps unpacked stays bounded.
-    if (log.unpackedMessages >= PACK_BACKLOG) log.packOlderMessages();
-    const first = this.#toPack.size === 0;
-    this.#toPack.add(log);
-    if (!first) return;
-    setImmediate(() => {
-      const logs = [...this.#toPack];
-      this.#toPack.clear();
-      for (const pending of logs) {
-        pending.packOlderMessages();
-        // It packs text too: the count follows.
-        const id = pending.header.id;
-        const kept = this.#keptText.get(id);
-        if (kept?.log === pending) this.#recountText(id, kept);
-      }
-    });
-  }
-
-  /**
-   * Counts the message text `log` (the live log of `id`, just appended to) keeps unpacked and,
-   * past the store's budget in all (`unpackedTextBudget`, {@link UNPACKED_TEXT_BUDGET} unless
-   * given), packs the logs appended to least recently, oldest messages first, until half of it is
-   * left: a writer keeps its newest messages as text, which costs nothing to keep, and a store
-   * with many open sessions holds a bounded amount of it.
-   */
-  #keepText(id: string, log: SessionLog): void {
-    this.#forgetText(id);
-    const text = log.unpackedText;
-    if (text === 0) return;
-    this.#keptText.set(id, { log, text });
-    this.#keptTextTotal += text;
-    if (this.#keptTextTotal <= this.#textBudget) return;
-    const target = this.#textBudget / 2;
-    for (const [oldest, kept] of this.#keptText) {
-      if (this.#keptTextTotal <= target) break;
-      kept.log.packOlderMessages(Math.max(0, kept.text - (this.#keptTextTotal - target)));
-      this.#recountText(oldest, kept);
-    }
-  }
-
-  /** Counts again the text a log kept counted in {@link #keptText} holds, in place. */
-  #recountText(id: string, kept: { log: SessionLog; text: number }): void {
-    const text = kept.log.unpackedText;
-    this.#keptTextTotal += text - kept.text;
-    kept.text = text;
-    if (text === 0) this.#keptText.delete(id);
-  }
-
-  /** No longer counts the text of `id`'s log (let go of, or counted anew). */
-  #forgetText(id: string): void {
-    const kept = this.#keptText.get(id);
-    if (kept === undefined) return;
-    this.#keptTextTotal -= kept.text;
-    this.#keptText.delete(id);
-  }
-
   /** Runs `task` after every earlier task of the same id. */
   #serial<T>(id: string, task: () => Promise<T>): Promise<T> {
     return this.#queue.run(id, task);
   }
-}
-
-/** The header of a new session, in the schema's member order; `seedLength` only when above 0. */
-function makeHeader(fields: {
-  id: string;
-  createdAt: number;
-  cwd?: string | undefined;
-  parentSession?: string | undefined;
-  seedLength?: number | undefined;
-}): SessionHeader {
-  if (!Number.isSafeInteger(fields.createdAt) || fields.createdAt < 0) {
-    throw invalidParams(
-      "/meta/createdAt",
-      `expected a non-negative safe integer createdAt, got ${show(fields.createdAt)}`,
-    );
-  }
-  return {
-    version: SESSION_FORMAT_VERSION,
-    id: fields.id,
-    createdAt: fields.createdAt,
-    ...(fields.cwd === undefined ? {} : { cwd: fields.cwd }),
-    ...(fields.parentSession === undefined ? {} : { parentSession: fields.parentSession }),
-    ...(fields.seedLength ? { seedLength: fields.seedLength } : {}),
-  };
-}
-
-function checkSessionId(id: unknown, instancePath: string): asserts id is string {
-  if (!validateSessionId(id) || !isWellFormed(id)) {
-    throw invalidParams(
-      instancePath,
-      `expected a session id (1 to 256 UTF-16 units, no control characters, well-formed Unicode), got ${show(id)}`,
-    );
-  }
-}
-
-/**
- * Header text must be well-formed Unicode without U+0000: PostgreSQL and SQLite store text as
- * UTF-8, where a lone surrogate becomes U+FFFD, so `"s\udbff"` and `"s\ufffd"` would name one
- * session, and PostgreSQL text cannot hold U+0000 at all (no path holds one either). Refused on
- * every backend alike. (Event data keeps both exactly: it is stored as escaped JSON text.)
- */
-function checkText(value: string | undefined, instancePath: string): void {
-  if (value !== undefined && (!isWellFormed(value) || value.includes("\u0000"))) {
-    throw invalidParams(
-      instancePath,
-      `expected well-formed Unicode text without U+0000 (no lone UTF-16 surrogate), got ${show(value)}`,
-    );
-  }
-}
-
-function forkChildTaken(id: string): SessionForkError<"SESSION_ALREADY_EXISTS"> {
-  return new SessionForkError(
-    "SESSION_ALREADY_EXISTS",
-    `expected a new child id, got ${show(id)} which is taken`,
-    {
-      sessionId: id,
-    },
-  );
-}
-
-function notLive(id: string): SeedlineError<"SESSION_NOT_LIVE"> {
-  return new SeedlineError(
-    "SESSION_NOT_LIVE",
-    `expected the store's current Session for ${show(id)}, got a stale or detached one`,
-    { sessionId: id },
-  );
-}
-
-/** Whether events follow a page read with `limit + 1` (one more than it holds) or cut by bytes. */
-function pageGoesOn(stored: StoredSuffix, limit: number): boolean {
-  return stored.events.length > limit || stored.cut === true;
 }
