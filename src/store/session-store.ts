@@ -11,23 +11,15 @@ import {
   type SessionSearchResult,
   validateAbsolutePath,
   validateCreateSessionOptions,
-  validateSessionListParams,
 } from "../generated.js";
 import { resolveForkBoundary } from "../log/fork-rules.js";
 import { TakenBatch } from "../log/invariants.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
-import { titleProblem } from "../log/session-title.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
 import { problemText, schemaProblem } from "../util/schema-problem.js";
-import type {
-  ListedSession,
-  ListQuery,
-  ReleaseLock,
-  SessionBackend,
-  StoredSuffix,
-} from "./backend.js";
+import type { ListQuery, ReleaseLock, SessionBackend, StoredSuffix } from "./backend.js";
 import {
   admitStored,
   asCorruption,
@@ -38,11 +30,11 @@ import {
   type EventPage,
   type ReadOptions,
 } from "./event-pages.js";
-import { MAX_ID_CANDIDATES, onlyMatch } from "./id-prefix.js";
 import { parseLogText } from "./jsonl/log-reader.js";
-import { checkListLimit, DEFAULT_LIST_LIMIT } from "./list-limit.js";
+import { DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
-import { type SearchOptions, scanSearch, searchQueryOf, searchResult } from "./search.js";
+import type { SearchOptions } from "./search.js";
+import { StoreCatalog } from "./session-store/catalog.js";
 import {
   checkSessionId,
   checkText,
@@ -50,6 +42,13 @@ import {
   makeHeader,
   notLive,
 } from "./session-store/checks.js";
+import {
+  type AppendOptions,
+  DEFAULT_MAX_WRITER_LOCKS,
+  type ForkOptions,
+  type SessionStoreOptions,
+  type StoreListPage,
+} from "./session-store/options.js";
 import {
   type EventRange,
   locationOf,
@@ -60,48 +59,14 @@ import { TextBudget, UNPACKED_TEXT_BUDGET } from "./session-store/text-budget.js
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
 import { invalidParams, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
-/** The latest instant `Date` can represent (ms): later activity times get no `updatedAt`. */
-const MAX_DATE_MS = 8.64e15;
-
-/** One listed session as the store reports it: `updatedAt` (last activity) as an ISO 8601 string. */
-export interface StoreListedSession extends Omit<ListedSession, "updatedAt"> {
-  /** Last activity (the time of the last event, else createdAt) as an ISO 8601 UTC string. */
-  readonly updatedAt?: string;
-}
-
-/** One page of `SessionStore.list`, in the order asked for. */
-export interface StoreListPage {
-  readonly sessions: readonly StoreListedSession[];
-  readonly nextCursor?: string;
-}
-
-/** How a store is set up. */
-export interface SessionStoreOptions {
-  /** Where sessions are kept; defaults to a new in-memory backend. */
-  readonly backend?: SessionBackend;
-  /** The clock for `createdAt` (epoch ms); defaults to `Date.now`. */
-  readonly now?: () => number;
-  /** Makes ids for sessions created without one; defaults to random UUID v4. */
-  readonly newId?: () => string;
-  /**
-   * The most writer locks held at once ({@link DEFAULT_MAX_WRITER_LOCKS} unless given): past it,
-   * the session written least recently lets go of its lock (it stays loaded; its next write takes
-   * the lock again and reads what other processes stored meanwhile). Each held lock costs an open
-   * file and about 150 KiB of native memory.
-   */
-  readonly maxWriterLocks?: number;
-  /**
-   * The most message text, in UTF-16 code units, the live sessions keep unpacked as the text of
-   * their events ({@link UNPACKED_TEXT_BUDGET} unless given): past it, the sessions appended to
-   * least recently have their oldest messages deflated, down to half of it. A smaller budget
-   * holds less memory for a session written for long (a recording proxy's) and costs a deflate
-   * on the append's path more often; what `deriveMessages` returns is the same either way.
-   */
-  readonly unpackedTextBudget?: number;
-}
-
-/** How many writer locks a store holds at once unless told otherwise. */
-export const DEFAULT_MAX_WRITER_LOCKS = 256;
+export {
+  type AppendOptions,
+  DEFAULT_MAX_WRITER_LOCKS,
+  type ForkOptions,
+  type SessionStoreOptions,
+  type StoreListedSession,
+  type StoreListPage,
+} from "./session-store/options.js";
 
 /** A session {@link SessionStore.open} opened for writing, and whether the open repaired it. */
 export interface OpenedSession {
@@ -111,26 +76,6 @@ export interface OpenedSession {
    * let go, when another process wrote the log since), or the cut of a torn tail.
    */
   readonly repaired: boolean;
-}
-
-/** How `append` takes its batch. */
-export interface AppendOptions {
-  /**
-   * The events come straight from `JSON.parse` and are the store's to keep: they are frozen in
-   * place instead of copied (the caller must not change them, and cannot: they are frozen). Never
-   * set it for values built in code: the lossless-JSON checks a copy makes are skipped.
-   */
-  readonly parsed?: boolean;
-}
-
-/** Options of a fork: where to cut, the child's id and its working directory. */
-export interface ForkOptions {
-  /** The last event copied into the child (inclusive); defaults to the source's last event. */
-  readonly boundary?: number | undefined;
-  /** The child's id; the store generates one when absent. */
-  readonly childSessionId?: string | undefined;
-  /** The child's working directory (absolute); defaults to the source's. */
-  readonly cwd?: string | undefined;
 }
 
 interface LiveState {
@@ -272,6 +217,8 @@ export class SessionStore {
   readonly #text: TextBudget;
   /** The reads of stored sessions, page by page. */
   readonly #reads: PagedReads;
+  /** What the store knows of its sessions beyond their logs: listing, titles, id prefixes, search. */
+  readonly #catalog: StoreCatalog;
 
   constructor(options: SessionStoreOptions = {}) {
     this.backend = options.backend ?? new MemoryBackend();
@@ -294,6 +241,7 @@ export class SessionStore {
     }
     this.#text = new TextBudget(budget);
     this.#reads = new PagedReads(this.backend);
+    this.#catalog = new StoreCatalog(this.backend);
   }
 
   /**
@@ -691,30 +639,7 @@ export class SessionStore {
    *   `list` did not issue for that order.
    */
   async list(query: Partial<ListQuery> = {}): Promise<StoreListPage> {
-    const limit = query.limit ?? DEFAULT_LIST_LIMIT;
-    checkListLimit(limit);
-    if (query.order !== undefined && query.order !== "activity" && query.order !== "created") {
-      throw invalidParams(
-        "/order",
-        `expected order "activity" or "created", got ${show(query.order)}`,
-      );
-    }
-    // A filter the wire's schema refuses (U+0000, which no stored cwd holds and PostgreSQL text
-    // cannot) is refused here too, so SDK callers get INVALID_PARAMS from every backend alike.
-    if (query.cwd !== undefined && !validateSessionListParams({ cwd: query.cwd })) {
-      throw invalidParams(
-        "/cwd",
-        `expected a cwd filter ${schemaProblem(validateSessionListParams.errors).message}, got ${show(query.cwd)}`,
-      );
-    }
-    const page = await this.backend.list({ ...query, limit, order: query.order ?? "activity" });
-    return {
-      sessions: page.sessions.map(({ updatedAt, ...session }) => ({
-        ...session,
-        ...(updatedAt > MAX_DATE_MS ? {} : { updatedAt: new Date(updatedAt).toISOString() }),
-      })),
-      ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
-    };
+    return this.#catalog.list(query);
   }
 
   /**
@@ -724,12 +649,8 @@ export class SessionStore {
    *   characters, or holds a lone UTF-16 surrogate; SESSION_NOT_FOUND.
    */
   async setTitle(id: string, title: string | null): Promise<void> {
-    checkSessionId(id, "/sessionId");
-    if (title !== null) {
-      const problem = titleProblem(title);
-      if (problem !== undefined) throw invalidParams("/title", problem);
-    }
-    await this.#serial(id, () => this.backend.setTitle(id, title));
+    const set = this.#catalog.titleSetter(id, title);
+    await this.#serial(id, set);
   }
 
   /**
@@ -738,10 +659,7 @@ export class SessionStore {
    * @throws StorageError SESSION_NOT_FOUND.
    */
   async title(id: string): Promise<string | undefined> {
-    checkSessionId(id, "/sessionId");
-    const titles = await this.backend.titles(id);
-    if (titles === undefined) throw sessionNotFound(id);
-    return titles.explicit ?? titles.derived;
+    return this.#catalog.title(id);
   }
 
   /**
@@ -751,9 +669,7 @@ export class SessionStore {
    *   candidates and the count) when several do.
    */
   async resolveId(prefixOrId: string): Promise<string> {
-    checkSessionId(prefixOrId, "/sessionId");
-    if (await this.backend.has(prefixOrId)) return prefixOrId;
-    return onlyMatch(prefixOrId, await this.backend.idsWithPrefix(prefixOrId, MAX_ID_CANDIDATES));
+    return this.#catalog.resolveId(prefixOrId);
   }
 
   /**
@@ -765,12 +681,7 @@ export class SessionStore {
    *   range, or a cursor a search of this store did not issue.
    */
   async search(options: SearchOptions): Promise<SessionSearchResult> {
-    const query = searchQueryOf(options);
-    const page =
-      this.backend.search === undefined
-        ? await scanSearch(this.backend, query)
-        : await this.backend.search(query);
-    return searchResult(page, query.terms, async (id) => (await this.title(id)) ?? "");
+    return this.#catalog.search(options);
   }
 
   /**
