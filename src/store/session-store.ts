@@ -56,6 +56,7 @@ import {
   STREAM_PAGE,
 } from "./session-store/paged-reads.js";
 import { TextBudget, UNPACKED_TEXT_BUDGET } from "./session-store/text-budget.js";
+import { LetGoTurns, LockedSessions } from "./session-store/writer-locks.js";
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
 import { invalidParams, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
@@ -86,24 +87,6 @@ interface LiveState {
    */
   release: ReleaseLock | undefined;
 }
-
-/**
- * Where a log stood when this store let go of its writer lock with a turn open (past the most locks
- * held, after a store failure, or unloading it): the turn is its own, still going on, as long as
- * the stored log is this one (same header) and still ends there — another process that wrote it
- * meanwhile (its repair, to begin with) moved the end.
- */
-interface LetGo {
-  readonly header: SessionHeader;
-  readonly length: number;
-}
-
-/**
- * The most open turns a store remembers it let go of (see {@link LetGo}): past it, the turn let go
- * of longest ago is forgotten, and closed as interrupted when the session is written again. Each
- * costs its id and header (a few hundred bytes).
- */
-const MAX_LET_GO_TURNS = 10_000;
 
 export type { EventRange };
 
@@ -209,10 +192,9 @@ export class SessionStore {
   /** Ids being created right now (by create or fork), so that two creators cannot both take one. */
   readonly #reserved = new Set<string>();
   /** The ids whose writer lock this store holds, least recently written first. */
-  readonly #locked = new Map<string, true>();
-  /** Open turns this store let go of the lock of, by id, longest ago first (see {@link LetGo}). */
-  readonly #letGoTurns = new Map<string, LetGo>();
-  readonly #maxWriterLocks: number;
+  readonly #locked: LockedSessions;
+  /** Open turns this store let go of the lock of, by id, longest ago first (see {@link LetGoTurns}). */
+  readonly #letGoTurns = new LetGoTurns();
   /** The unpacked message text of the live logs, held to the store's budget. */
   readonly #text: TextBudget;
   /** The reads of stored sessions, page by page. */
@@ -231,7 +213,7 @@ export class SessionStore {
         `expected maxWriterLocks to be an integer >= 1, got ${show(max)}`,
       );
     }
-    this.#maxWriterLocks = max;
+    this.#locked = new LockedSessions(max);
     const budget = options.unpackedTextBudget ?? UNPACKED_TEXT_BUDGET;
     if (!Number.isSafeInteger(budget) || budget < 0) {
       throw invalidParams(
@@ -698,8 +680,8 @@ export class SessionStore {
       // Forgotten before the delete: a read answered from this process's memory (the writer's
       // fast path) must not outlive the stored session, e.g. for a watch told of the delete.
       this.#live.delete(id);
-      this.#locked.delete(id);
-      this.#letGoTurns.delete(id);
+      this.#locked.forget(id);
+      this.#letGoTurns.forget(id);
       try {
         if (!(await this.backend.delete(id))) throw sessionNotFound(id);
       } finally {
@@ -780,7 +762,7 @@ export class SessionStore {
       next = undefined;
       if (stored === undefined) {
         if (live !== undefined) await this.#unregister(id);
-        this.#letGoTurns.delete(id);
+        this.#letGoTurns.forget(id);
         return undefined;
       }
       if (
@@ -869,12 +851,7 @@ export class SessionStore {
       const log = state.log;
       // A turn this store left open when it let go of the lock (unloaded too) is its own, going
       // on: closed only when another process wrote the log meanwhile (as a log whose writer died is).
-      const letGo = this.#letGoTurns.get(id);
-      this.#letGoTurns.delete(id);
-      const own =
-        letGo !== undefined &&
-        letGo.length === log.length &&
-        isDeepStrictEqual(letGo.header, log.header);
+      const own = this.#letGoTurns.takeOwn(id, log);
       const closers = own ? [] : closersFor(log.stateCopy(), log.lastTime ?? 0);
       const repaired = closers.length > 0 || current.tornTail;
       if (repaired) {
@@ -896,18 +873,15 @@ export class SessionStore {
    * written least recently lets go of its lock (in its own queue, after whatever it is doing).
    */
   #written(id: string): void {
-    this.#locked.delete(id);
-    this.#locked.set(id, true);
-    if (this.#locked.size <= this.#maxWriterLocks) return;
-    const oldest = this.#locked.keys().next().value as string;
-    this.#locked.delete(oldest);
+    const oldest = this.#locked.written(id);
+    if (oldest === undefined) return;
     this.#serial(oldest, async () => {
       const live = this.#live.get(oldest);
       const state = live === undefined ? undefined : this.#state.get(live);
       if (state?.release === undefined || this.#locked.has(oldest)) return;
       const release = state.release;
       state.release = undefined;
-      this.#noteLetGo(oldest, state.log);
+      this.#letGoTurns.note(oldest, state.log);
       await release();
     }).catch(() => {});
   }
@@ -935,7 +909,7 @@ export class SessionStore {
   #letGo(id: string, state: LiveState): void {
     const release = state.release;
     state.release = undefined;
-    this.#noteLetGo(id, state.log);
+    this.#letGoTurns.note(id, state.log);
     // Not waited for: with the store unreachable the release itself waits out a timeout, and the
     // caller should hear the failure now. The backend's lock operations run in order, so a later
     // take of the lock follows this release.
@@ -943,31 +917,17 @@ export class SessionStore {
   }
 
   /**
-   * Remembers where `log` (of `id`) stood as this store lets go of its writer lock: a turn it
-   * leaves open goes on when it takes the lock again (see {@link LetGo}). The oldest past
-   * {@link MAX_LET_GO_TURNS} is forgotten.
-   */
-  #noteLetGo(id: string, log: SessionLog): void {
-    this.#letGoTurns.delete(id);
-    if (log.openTurn === undefined) return;
-    this.#letGoTurns.set(id, { header: log.header, length: log.length });
-    if (this.#letGoTurns.size > MAX_LET_GO_TURNS) {
-      this.#letGoTurns.delete(this.#letGoTurns.keys().next().value as string);
-    }
-  }
-
-  /**
    * Forgets a live session and lets go of its writer lock; with `keepTurn`, a turn it was writing
-   * is remembered as its own (see {@link #noteLetGo}).
+   * is remembered as its own (see {@link LetGoTurns.note}).
    */
   async #unregister(id: string, keepTurn = false): Promise<void> {
     const live = this.#live.get(id);
     if (live === undefined) return;
     this.#live.delete(id);
-    this.#locked.delete(id);
+    this.#locked.forget(id);
     this.#text.forget(id);
     const state = this.#state.get(live);
-    if (keepTurn && state?.release !== undefined) this.#noteLetGo(id, state.log);
+    if (keepTurn && state?.release !== undefined) this.#letGoTurns.note(id, state.log);
     await state?.release?.();
   }
 
