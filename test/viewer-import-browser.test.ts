@@ -86,10 +86,11 @@ describe.skipIf(skipped !== undefined)(
       expect(await first.locator("pre").isVisible()).toBe(false);
       await first.locator("summary").click();
       await first.getByTestId("raw-toggle").click();
-      await first.getByTestId("raw-chunks").waitFor();
-      expect(await first.getByTestId("raw-chunks").textContent()).toContain(
-        '"type":"foreign/record"',
-      );
+      // The raw events come in after the click ("loading…" until then): waited for by their own
+      // element, not the panel's (the panel alone failed once with "loading…" read too early).
+      const raw = first.getByTestId("raw-chunks");
+      await raw.locator("pre").first().waitFor();
+      expect(await raw.textContent()).toContain('"type":"foreign/record"');
     });
 
     it("draws a rewound branch as a fork of the main line, from its seed boundary on", async () => {
