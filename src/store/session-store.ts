@@ -10,7 +10,6 @@ import {
   type SessionHeader,
   type SessionSearchResult,
   validateAbsolutePath,
-  validateCreateSessionOptions,
 } from "../generated.js";
 import { resolveForkBoundary } from "../log/fork-rules.js";
 import { TakenBatch } from "../log/invariants.js";
@@ -18,7 +17,6 @@ import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
-import { problemText, schemaProblem } from "../util/schema-problem.js";
 import type { ListQuery, ReleaseLock, SessionBackend, StoredSuffix } from "./backend.js";
 import {
   admitStored,
@@ -30,7 +28,6 @@ import {
   type EventPage,
   type ReadOptions,
 } from "./event-pages.js";
-import { parseLogText } from "./jsonl/log-reader.js";
 import { DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
 import type { SearchOptions } from "./search.js";
@@ -42,6 +39,7 @@ import {
   makeHeader,
   notLive,
 } from "./session-store/checks.js";
+import { createdSessionOf, importedLogOf } from "./session-store/inputs.js";
 import {
   type AppendOptions,
   DEFAULT_MAX_WRITER_LOCKS,
@@ -237,43 +235,8 @@ export class SessionStore {
    *   not count up from seq 0); StorageError FORMAT_UNSUPPORTED for an unknown type.
    */
   async create(options: CreateSessionOptions = {}): Promise<Session> {
-    const { id, seed, ...rest } = options as { id?: unknown; seed?: unknown };
-    if (id !== undefined && typeof id !== "string") {
-      throw invalidParams("/sessionId", `expected a session id string, got ${show(id)}`);
-    }
-    const sessionId = id ?? this.#newId();
-    checkSessionId(sessionId, "/sessionId");
-    if (seed !== undefined && !Array.isArray(seed)) {
-      throw invalidParams("/seed", `expected an array of events, got ${show(seed)}`);
-    }
-    if (!validateCreateSessionOptions(rest)) {
-      const found = schemaProblem(validateCreateSessionOptions.errors);
-      throw invalidParams(
-        found.instancePath,
-        `expected valid create options, got ${problemText(found)}`,
-      );
-    }
-    const meta = options.meta ?? {};
-    if (meta.cwd !== undefined && !validateAbsolutePath(meta.cwd)) {
-      throw invalidParams("/meta/cwd", `expected an absolute cwd, got ${show(meta.cwd)}`);
-    }
-    checkText(meta.cwd, "/meta/cwd");
-    checkText(meta.parentSession, "/meta/parentSession");
-    const seedLength = meta.seedLength ?? 0;
-    const seedCount = seed?.length ?? 0;
-    if (seedLength > seedCount) {
-      throw invalidParams(
-        "/meta/seedLength",
-        `expected a seedLength of at most ${seedCount} (the seed's length), got ${seedLength}`,
-      );
-    }
-    const header = makeHeader({
-      id: sessionId,
-      createdAt: meta.createdAt ?? this.#now(),
-      cwd: meta.cwd,
-      parentSession: meta.parentSession,
-      seedLength,
-    });
+    const { header, seed } = createdSessionOf(options, this.#newId, this.#now);
+    const sessionId = header.id;
     // Taken now, not when the create's turn comes: changing the caller's seed afterwards changes nothing.
     const taken = TakenBatch.take(seed ?? [], "copy");
     return this.#serial(sessionId, async () => {
@@ -571,36 +534,11 @@ export class SessionStore {
    *   import), FORMAT_UNSUPPORTED, SESSION_ALREADY_EXISTS, INVALID_PARAMS; InvalidEventError.
    */
   async importLog(text: string, options: { sessionId?: string } = {}): Promise<SessionHeader> {
-    const location =
-      options.sessionId === undefined
-        ? "imported log"
-        : `imported log for ${show(options.sessionId)}`;
-    const parsed = parseLogText(text.endsWith("\n") ? text : `${text}\n`, location);
-    if (parsed.tornTail) {
-      throw new StorageError(
-        "CORRUPT_LOG",
-        `expected every line of the ${location} to be an event, got a bad line after line ${parsed.events.length + 1}`,
-        {
-          location,
-          line: parsed.events.length + 2,
-        },
-      );
-    }
-    const header: SessionHeader =
-      options.sessionId === undefined ? parsed.header : { ...parsed.header, id: options.sessionId };
-    checkSessionId(header.id, options.sessionId === undefined ? "/log" : "/sessionId");
-    checkText(header.cwd, "/log");
-    checkText(header.parentSession, "/log");
-    if ((header.seedLength ?? 0) > parsed.events.length) {
-      throw invalidParams(
-        "/log",
-        `expected a seedLength of at most ${parsed.events.length} (the log's length), got ${header.seedLength}`,
-      );
-    }
+    const { header, parsed } = importedLogOf(text, options);
     return this.#serial(header.id, async () => {
       await this.#assertFree(header.id);
       const log = new SessionLog(header);
-      const events = log.admitSerialized(parsed.events, "parsed");
+      const events = log.admitSerialized(parsed, "parsed");
       const release = await this.backend.lock(header.id);
       try {
         await this.backend.create(log.header, events);

@@ -1,0 +1,102 @@
+// What a caller asks a store to store whole — a new session's options and seed, or an imported log's text — checked and turned into the header to store, before anything is.
+import { StorageError, show } from "../../errors.js";
+import {
+  type CreateSessionOptions,
+  type SessionHeader,
+  validateAbsolutePath,
+  validateCreateSessionOptions,
+} from "../../generated.js";
+import { problemText, schemaProblem } from "../../util/schema-problem.js";
+import { parseLogText } from "../jsonl/log-reader.js";
+import { invalidParams } from "../storage-errors.js";
+import { checkSessionId, checkText, makeHeader } from "./checks.js";
+
+/**
+ * The header of a session to create and its seed (unread: taken by the caller), from
+ * `SessionStore.create`'s options; a new id from `newId` and the creation time from `now` when
+ * the options name none.
+ * @throws StorageError INVALID_PARAMS, naming the member.
+ */
+export function createdSessionOf(
+  options: CreateSessionOptions,
+  newId: () => string,
+  now: () => number,
+): { header: SessionHeader; seed: readonly unknown[] | undefined } {
+  const { id, seed, ...rest } = options as { id?: unknown; seed?: unknown };
+  if (id !== undefined && typeof id !== "string") {
+    throw invalidParams("/sessionId", `expected a session id string, got ${show(id)}`);
+  }
+  const sessionId = id ?? newId();
+  checkSessionId(sessionId, "/sessionId");
+  if (seed !== undefined && !Array.isArray(seed)) {
+    throw invalidParams("/seed", `expected an array of events, got ${show(seed)}`);
+  }
+  if (!validateCreateSessionOptions(rest)) {
+    const found = schemaProblem(validateCreateSessionOptions.errors);
+    throw invalidParams(
+      found.instancePath,
+      `expected valid create options, got ${problemText(found)}`,
+    );
+  }
+  const meta = options.meta ?? {};
+  if (meta.cwd !== undefined && !validateAbsolutePath(meta.cwd)) {
+    throw invalidParams("/meta/cwd", `expected an absolute cwd, got ${show(meta.cwd)}`);
+  }
+  checkText(meta.cwd, "/meta/cwd");
+  checkText(meta.parentSession, "/meta/parentSession");
+  const seedLength = meta.seedLength ?? 0;
+  const seedCount = seed?.length ?? 0;
+  if (seedLength > seedCount) {
+    throw invalidParams(
+      "/meta/seedLength",
+      `expected a seedLength of at most ${seedCount} (the seed's length), got ${seedLength}`,
+    );
+  }
+  const header = makeHeader({
+    id: sessionId,
+    createdAt: meta.createdAt ?? now(),
+    cwd: meta.cwd,
+    parentSession: meta.parentSession,
+    seedLength,
+  });
+  return { header, seed: seed as readonly unknown[] | undefined };
+}
+
+/**
+ * The header (under `sessionId` when given) and the parsed events of a log to import, read from
+ * its JSONL text with every line held to be an event.
+ * @throws StorageError CORRUPT_LOG (a missing or bad header, a bad line: nothing is dropped on
+ *   import), FORMAT_UNSUPPORTED, INVALID_PARAMS.
+ */
+export function importedLogOf(
+  text: string,
+  options: { sessionId?: string },
+): { header: SessionHeader; parsed: unknown[] } {
+  const location =
+    options.sessionId === undefined
+      ? "imported log"
+      : `imported log for ${show(options.sessionId)}`;
+  const parsed = parseLogText(text.endsWith("\n") ? text : `${text}\n`, location);
+  if (parsed.tornTail) {
+    throw new StorageError(
+      "CORRUPT_LOG",
+      `expected every line of the ${location} to be an event, got a bad line after line ${parsed.events.length + 1}`,
+      {
+        location,
+        line: parsed.events.length + 2,
+      },
+    );
+  }
+  const header: SessionHeader =
+    options.sessionId === undefined ? parsed.header : { ...parsed.header, id: options.sessionId };
+  checkSessionId(header.id, options.sessionId === undefined ? "/log" : "/sessionId");
+  checkText(header.cwd, "/log");
+  checkText(header.parentSession, "/log");
+  if ((header.seedLength ?? 0) > parsed.events.length) {
+    throw invalidParams(
+      "/log",
+      `expected a seedLength of at most ${parsed.events.length} (the log's length), got ${header.seedLength}`,
+    );
+  }
+  return { header, parsed: parsed.events };
+}
