@@ -1,7 +1,6 @@
 // SessionStore: sessions over a backend — create, load (with crash repair), append, fork, list, delete.
 
 import { randomUUID } from "node:crypto";
-import { isDeepStrictEqual } from "node:util";
 import { SessionForkError, StorageError, show } from "../errors.js";
 import {
   type CreateSessionOptions,
@@ -17,17 +16,8 @@ import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
-import type { ListQuery, ReleaseLock, SessionBackend, StoredSuffix } from "./backend.js";
-import {
-  admitStored,
-  asCorruption,
-  checkSeedLength,
-  checkSeq,
-  checkStoredHeader,
-  DEFAULT_PAGE_BYTES,
-  type EventPage,
-  type ReadOptions,
-} from "./event-pages.js";
+import type { ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
+import { checkSeq, type EventPage, type ReadOptions } from "./event-pages.js";
 import { DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
 import type { SearchOptions } from "./search.js";
@@ -47,12 +37,8 @@ import {
   type SessionStoreOptions,
   type StoreListPage,
 } from "./session-store/options.js";
-import {
-  type EventRange,
-  locationOf,
-  PagedReads,
-  STREAM_PAGE,
-} from "./session-store/paged-reads.js";
+import { type EventRange, PagedReads, STREAM_PAGE } from "./session-store/paged-reads.js";
+import { storedLog } from "./session-store/stored-log.js";
 import { TextBudget, UNPACKED_TEXT_BUDGET } from "./session-store/text-budget.js";
 import { LetGoTurns, LockedSessions } from "./session-store/writer-locks.js";
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
@@ -663,14 +649,10 @@ export class SessionStore {
     return marker?.type === "turn/start" ? marker.turn : undefined;
   }
 
-  #location(id: string): string {
-    return locationOf(this.backend, id);
-  }
-
   /**
    * The session as stored now, brought up to date from the store (a cached view reads only what
-   * is new), with whether a torn tail follows its intact events. Undefined when it is not stored;
-   * a session deleted elsewhere is dropped from the cache.
+   * is new, see {@link storedLog}), with whether a torn tail follows its intact events. Undefined
+   * when it is not stored; a session deleted elsewhere is dropped from the cache.
    */
   async #current(
     id: string,
@@ -678,89 +660,16 @@ export class SessionStore {
   ): Promise<{ session: Session; tornTail: boolean } | undefined> {
     const live = this.#live.get(id);
     const state = live === undefined ? undefined : this.#state.get(live);
-    const location = this.#location(id);
-    // The cached state goes on from its end while the stored log extends it; any sign that the
-    // log was replaced (deleted and created again) starts a new state from seq 0.
-    let log = state?.log;
-    let fresh = false;
-    // The first page after the settled part, when the backend read it along.
-    let next: StoredSuffix | undefined;
-    if (settled && log === undefined && this.backend.loadSettled !== undefined) {
-      // A log opened for writing anew: its settled part without the chunks first, where the
-      // backend can (a reader reads and checks every event).
-      const part = await this.#settled(id, location);
-      if (part === undefined) return undefined;
-      ({ log, next } = part);
-      fresh = true;
+    const read = await storedLog(this.backend, id, state?.log, settled);
+    if (read === undefined) {
+      if (live !== undefined) await this.#unregister(id);
+      this.#letGoTurns.forget(id);
+      return undefined;
     }
-    for (;;) {
-      const from = log?.length ?? 0;
-      const stored =
-        next ?? (await this.backend.loadFrom(id, from, STREAM_PAGE, DEFAULT_PAGE_BYTES));
-      next = undefined;
-      if (stored === undefined) {
-        if (live !== undefined) await this.#unregister(id);
-        this.#letGoTurns.forget(id);
-        return undefined;
-      }
-      if (
-        log === undefined ||
-        stored.from !== from ||
-        !isDeepStrictEqual(stored.header, log.header)
-      ) {
-        // The same seq of another log (another header): read that log again from 0.
-        if (log !== undefined && stored.from === from) {
-          log = undefined;
-          continue;
-        }
-        // Otherwise `stored` is a first page (from 0): of a new log, or of a shorter one.
-        checkStoredHeader(stored.header, location);
-        log = new SessionLog(stored.header);
-        fresh = true;
-      }
-      admitStored(stored.events, stored.from, location, log);
-      if (stored.events.length < STREAM_PAGE && stored.cut !== true) {
-        checkSeedLength(log.header, log.length, location);
-        if (!fresh && live !== undefined) return { session: live, tornTail: stored.tornTail };
-        const release = state?.release;
-        if (live !== undefined) this.#live.delete(id);
-        return { session: this.#register(log, release), tornTail: stored.tornTail };
-      }
-    }
-  }
-
-  /**
-   * The state of a log's settled part (up to its last `turn/end`): its message-producing events,
-   * then the last `turn/end`, with the page after it when the backend read it along; undefined
-   * when there is no such session. A log replaced meanwhile is read again.
-   */
-  async #settled(
-    id: string,
-    location: string,
-  ): Promise<{ log: SessionLog; next?: StoredSuffix } | undefined> {
-    const loadSettled = this.backend.loadSettled?.bind(this.backend);
-    if (loadSettled === undefined) throw new Error("expected a backend with loadSettled");
-    for (;;) {
-      const part = await loadSettled(id, STREAM_PAGE);
-      if (part === undefined) return undefined;
-      checkStoredHeader(part.header, location);
-      const log = new SessionLog(part.header);
-      asCorruption(location, () => log.admitSurface(part.events));
-      if (part.tail !== undefined) {
-        const end = part.end;
-        if (part.settled > 0) asCorruption(location, () => log.settleAt(end));
-        return { log, next: part.tail };
-      }
-      if (part.settled === 0) return { log };
-      const end = await this.backend.loadFrom(id, part.settled - 1, 1);
-      if (end === undefined) return undefined;
-      const turnEnd = end.events[0];
-      // Deleted and created again between the two reads: read the new log.
-      if (end.from !== part.settled - 1 || turnEnd === undefined) continue;
-      if (!isDeepStrictEqual(end.header, log.header)) continue;
-      asCorruption(location, () => log.settleAt(turnEnd));
-      return { log };
-    }
+    if (!read.fresh && live !== undefined) return { session: live, tornTail: read.tornTail };
+    const release = state?.release;
+    if (live !== undefined) this.#live.delete(id);
+    return { session: this.#register(read.log, release), tornTail: read.tornTail };
   }
 
   /**
