@@ -1,16 +1,14 @@
 // SessionStore: sessions over a backend — create, load (with crash repair), append, fork, list, delete.
 
 import { randomUUID } from "node:crypto";
-import { SessionForkError, StorageError, show } from "../errors.js";
-import {
-  type CreateSessionOptions,
-  type DerivedMessage,
-  type SessionEvent,
-  type SessionHeader,
-  type SessionSearchResult,
-  validateAbsolutePath,
+import { StorageError, show } from "../errors.js";
+import type {
+  CreateSessionOptions,
+  DerivedMessage,
+  SessionEvent,
+  SessionHeader,
+  SessionSearchResult,
 } from "../generated.js";
-import { resolveForkBoundary } from "../log/fork-rules.js";
 import { TakenBatch } from "../log/invariants.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
 import { closersFor } from "../log/repair.js";
@@ -22,13 +20,8 @@ import { DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
 import type { SearchOptions } from "./search.js";
 import { StoreCatalog } from "./session-store/catalog.js";
-import {
-  checkSessionId,
-  checkText,
-  forkChildTaken,
-  makeHeader,
-  notLive,
-} from "./session-store/checks.js";
+import { checkSessionId, notLive } from "./session-store/checks.js";
+import { forkSession } from "./session-store/fork.js";
 import { createdSessionOf, importedLogOf } from "./session-store/inputs.js";
 import {
   type AppendOptions,
@@ -383,80 +376,18 @@ export class SessionStore {
    * @throws SessionForkError with those codes; StorageError INVALID_PARAMS for a bad id or cwd.
    */
   async fork(source: Session | string, options: ForkOptions = {}): Promise<SessionHeader> {
-    const { boundary, childSessionId } = options;
-    const childId = childSessionId ?? this.#newId();
-    checkSessionId(childId, "/childSessionId");
-    // Read once, now: the cwd checked here is the one stored, whatever the caller changes meanwhile.
-    const cwd = options.cwd;
-    if (cwd !== undefined && !validateAbsolutePath(cwd)) {
-      throw invalidParams("/cwd", `expected an absolute cwd, got ${show(cwd)}`);
-    }
-    checkText(cwd, "/cwd");
-    const sourceId = typeof source === "string" ? source : source.id;
-    checkSessionId(sourceId, "/sessionId");
-    if (this.#reserved.has(childId)) throw forkChildTaken(childId);
-    this.#reserved.add(childId);
-    try {
-      return await this.#serial(sourceId, async () => {
-        if (this.#live.has(childId) || (await this.backend.has(childId)))
-          throw forkChildTaken(childId);
-        const live = this.#live.get(sourceId);
-        const stored = live === undefined ? await this.backend.has(sourceId) : true;
-        if (live === undefined && !stored) {
-          throw new SessionForkError(
-            "SESSION_NOT_FOUND",
-            `expected a session ${show(sourceId)} to fork, found none`,
-            {
-              sessionId: sourceId,
-            },
-          );
-        }
-        if (typeof source !== "string" && live !== source) {
-          throw new SessionForkError(
-            "SESSION_NOT_LIVE",
-            `expected the store's current Session for ${show(sourceId)}, got a stale or detached one`,
-            { sessionId: sourceId },
-          );
-        }
-        // Asked of the store, the writer's own sessions too: it holds their state, not their events.
-        const asked =
-          typeof boundary === "number" && Number.isSafeInteger(boundary) && boundary >= 0
-            ? boundary
-            : undefined;
-        const point = await this.backend.forkPoint(sourceId, asked);
-        if (point === undefined) {
-          throw new SessionForkError(
-            "SESSION_NOT_FOUND",
-            `expected a session ${show(sourceId)} to fork, found none`,
-            {
-              sessionId: sourceId,
-            },
-          );
-        }
-        const at = resolveForkBoundary(point.length, boundary, () => point.marker, point.closedAt);
-        const sourceHeader = point.header;
-        const header = makeHeader({
-          id: childId,
-          createdAt: this.#now(),
-          cwd: cwd ?? sourceHeader.cwd,
-          parentSession: sourceId,
-          seedLength: at + 1,
-        });
-        // No writer lock of the child: the backend makes it atomically, and a child another
-        // process stored meanwhile is refused, as the check above refuses one stored before.
-        try {
-          await this.backend.fork(sourceId, at, header);
-        } catch (error) {
-          if (error instanceof StorageError && error.code === "SESSION_ALREADY_EXISTS") {
-            throw forkChildTaken(childId);
-          }
-          throw error;
-        }
-        return header;
-      });
-    } finally {
-      this.#reserved.delete(childId);
-    }
+    return forkSession(
+      {
+        backend: this.backend,
+        now: this.#now,
+        newId: this.#newId,
+        reserved: this.#reserved,
+        liveOf: (id) => this.#live.get(id),
+        serial: (id, task) => this.#serial(id, task),
+      },
+      source,
+      options,
+    );
   }
 
   /**
