@@ -237,6 +237,7 @@ export {
   type ForkOptions,
   type OpenedSession,
   Session,
+  type SessionHost,
   SessionStore,
   type SessionStoreOptions,
   type StoreListedSession,

@@ -31,6 +31,7 @@ import {
   type StoreListPage,
 } from "./session-store/options.js";
 import { type EventRange, PagedReads, STREAM_PAGE } from "./session-store/paged-reads.js";
+import { Session, type SessionHost } from "./session-store/session.js";
 import { storedLog } from "./session-store/stored-log.js";
 import { TextBudget, UNPACKED_TEXT_BUDGET } from "./session-store/text-budget.js";
 import { LetGoTurns, LockedSessions } from "./session-store/writer-locks.js";
@@ -67,99 +68,13 @@ interface LiveState {
 
 export type { EventRange };
 
-/**
- * A session as the store holds it: its header and running state (length, open turn, the derived
- * messages), not its events — those stay in the store and are read when asked for
- * ({@link read}, {@link pages}, {@link readEvents}). A `Session` stays the store's current instance
- * for its id until the session is deleted or unloaded; after that, store operations given this
- * object fail with `SESSION_NOT_LIVE`.
- */
-export class Session {
-  readonly store: SessionStore;
-  readonly #log: SessionLog;
-
-  /** @internal Sessions are made by a `SessionStore`. */
-  constructor(store: SessionStore, log: SessionLog) {
-    this.store = store;
-    this.#log = log;
-  }
-
-  get id(): string {
-    return this.#log.header.id;
-  }
-
-  get header(): SessionHeader {
-    return this.#log.header;
-  }
-
-  /** The number of events: the seq the next append must start at. */
-  get nextSeq(): number {
-    return this.#log.length;
-  }
-
-  /** How many leading events were inherited (the header's `seedLength`, 0 when absent). */
-  get seedLength(): number {
-    return this.#log.header.seedLength ?? 0;
-  }
-
-  /**
-   * The turn left open at the end of the log, if any: a turn in progress, or one whose writer died
-   * (a reader sees it as stored; only the next writer closes it).
-   */
-  get openTurn(): number | undefined {
-    return this.#log.openTurn;
-  }
-
-  /** One page of stored events; see {@link SessionStore.read}. */
-  read(options: ReadOptions = {}): Promise<EventPage> {
-    return this.store.read(this.id, options);
-  }
-
-  /** The stored events page by page; see {@link SessionStore.pages}. */
-  pages(options: ReadOptions = {}): AsyncGenerator<EventPage, void, undefined> {
-    return this.store.pages(this.id, options);
-  }
-
-  /** The stored events of a range, in one array; see {@link SessionStore.readEvents}. */
-  readEvents(range: EventRange = {}): Promise<readonly SessionEvent[]> {
-    return this.store.readEvents(this.id, range);
-  }
-
-  /** The session's own events (after the inherited prefix), read from the store. */
-  ownEvents(): Promise<readonly SessionEvent[]> {
-    return this.store.readEvents(this.id, { fromSeq: this.seedLength });
-  }
-
-  /**
-   * The model-facing messages derived from the surface: of the whole log at once (kept up to date
-   * with every append), or — given `throughSeq` — of the log as it stood then, read from the store.
-   */
-  deriveMessages(): readonly DerivedMessage[];
-  deriveMessages(throughSeq: number): Promise<readonly DerivedMessage[]>;
-  deriveMessages(
-    throughSeq?: number,
-  ): readonly DerivedMessage[] | Promise<readonly DerivedMessage[]> {
-    if (throughSeq === undefined) return this.#log.deriveMessages();
-    if (throughSeq >= this.#log.length - 1) return Promise.resolve(this.#log.deriveMessages());
-    return this.store.messagesThrough(this.id, throughSeq);
-  }
-
-  /** Appends a batch through the store; see {@link SessionStore.append}. */
-  append(events: readonly unknown[]): Promise<number> {
-    return this.store.append(this, events);
-  }
-
-  /** @internal */
-  get log(): SessionLog {
-    return this.#log;
-  }
-}
+export { Session, type SessionHost };
 
 /**
  * Sessions over a backend. Writes resolve once durable. Operations on one session run in call
  * order; different sessions proceed concurrently.
  */
-export class SessionStore {
+export class SessionStore implements SessionHost {
   readonly backend: SessionBackend;
   readonly #now: () => number;
   readonly #newId: () => string;
