@@ -1,7 +1,7 @@
 // The JSONL backend: one append-only log file per session in <root>/sessions, durable writes, per-session lock files.
-import { closeSync, openSync, statSync } from "node:fs";
-import { type FileHandle, link, mkdir, open, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { closeSync, statSync } from "node:fs";
+import { type FileHandle, unlink } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { StorageError, show } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
 import {
@@ -12,7 +12,6 @@ import {
 } from "../../log/jsonl-codec.js";
 import type { SerializedEvent } from "../../log/serialized-event.js";
 import { isErrno } from "../../util/errno.js";
-import { KeyedQueue } from "../../util/keyed-queue.js";
 import type {
   IdMatches,
   ListPage,
@@ -31,8 +30,7 @@ import { encodeSessionId } from "../id-encoding.js";
 import { matchIds } from "../id-prefix.js";
 import { LockFiles } from "../lock-files.js";
 import { checkPageBytes, checkPageLimit, PageBytes } from "../page-limit.js";
-import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
-import { refusedOr } from "../storage-refusal.js";
+import { seqConflict, sessionNotFound } from "../storage-errors.js";
 import { ActivityCache } from "./activity-cache.js";
 import { ChangeWatch, type WatchFolder, type WatchMode } from "./change-watch.js";
 import { DerivedTitles } from "./derived-titles.js";
@@ -53,16 +51,15 @@ import {
   type LineCheck,
   lineCheck,
   markerAt,
-  type OpenFile,
   stillHolds,
   turnEndAfter,
 } from "./file-state.js";
-import { LOG_SUFFIX, logFileName } from "./layout.js";
-import { legacyLogToMove, legacyOwnerOf, locateLog } from "./legacy-names.js";
+import { locateLog } from "./legacy-names.js";
 import { CHUNK_BYTES, readFirstLineSync, readHeaderSync, scanLogFile } from "./line-reader.js";
 import { ListIndex } from "./list-index.js";
 import { IndexFile } from "./list-index-file.js";
 import { listLogs } from "./listing.js";
+import { LogFolder, refused } from "./log-folder.js";
 import type { LogScan, ResumePoint } from "./log-reader.js";
 import { budgetShares, DEFAULT_CACHE_BYTES } from "./memory-budget.js";
 import { seekEventLine } from "./seek-line.js";
@@ -173,14 +170,13 @@ export class JsonlBackend implements SessionBackend {
   /** Where `forkPoint` found a boundary by bisecting a log, for the `fork` that follows it. */
   readonly #sought = new Map<string, SoughtForkPoint>();
   readonly #held = new Map<string, HeldLog>();
-  readonly #queue = new KeyedQueue();
+  readonly #folder: LogFolder;
   readonly #changes: ChangeHub;
   readonly #watch: ChangeWatch;
   /** What listing knows of every log; see {@link ListIndex}. */
   readonly #index: ListIndex;
   readonly #activity: ActivityCache;
   readonly #derived: DerivedTitles;
-  #dirReady: Promise<void> | undefined;
   #closed = false;
 
   constructor(root: string, options: JsonlBackendOptions = {}) {
@@ -198,6 +194,9 @@ export class JsonlBackend implements SessionBackend {
     this.#activity = new ActivityCache(shares.activity);
     this.#derived = new DerivedTitles(shares.titles);
     this.#index = new ListIndex(this.sessionsDir, new IndexFile(root, this.#files.mode));
+    this.#folder = new LogFolder(this.sessionsDir, this.#files, this.#locks, this.#index, () =>
+      this.#assertOpen(),
+    );
     this.#watch = new ChangeWatch(
       this.sessionsDir,
       {
@@ -238,12 +237,12 @@ export class JsonlBackend implements SessionBackend {
    *   process holds the id's lock.
    */
   async create(header: SessionHeader, events: readonly SerializedEvent[]): Promise<void> {
-    await this.#exclusive(header.id, async () => {
+    await this.#folder.exclusive(header.id, async () => {
       const headerLine = formatHeaderLine(header);
       const headerEnd = Buffer.byteLength(headerLine, "utf8");
       const markers: IndexedMarker[] = [];
       let last = { start: 0, line: headerLine };
-      const file = await this.#publish(header.id, async (write) => {
+      const file = await this.#folder.publish(header.id, async (write) => {
         let pending = headerLine;
         let end = headerEnd;
         for (const serialized of events) {
@@ -286,9 +285,9 @@ export class JsonlBackend implements SessionBackend {
    * @throws StorageError SEQ_CONFLICT (with expectedSeq), SESSION_NOT_FOUND, SESSION_BUSY.
    */
   async append(id: string, fromSeq: number, events: readonly SerializedEvent[]): Promise<void> {
-    await this.#exclusive(id, async () => {
+    await this.#folder.exclusive(id, async () => {
       const held = this.#held.get(id);
-      const handle = held?.handle ?? (await this.#openFile(id, "r+"));
+      const handle = held?.handle ?? (await this.#folder.openFile(id, "r+"));
       if (handle === undefined) throw sessionNotFound(id);
       if (held !== undefined) held.handle = handle;
       try {
@@ -329,7 +328,7 @@ export class JsonlBackend implements SessionBackend {
   async load(id: string): Promise<StoredLog | undefined> {
     this.#assertOpen();
     try {
-      const handle = await this.#openFile(id, "r");
+      const handle = await this.#folder.openFile(id, "r");
       if (handle === undefined) return undefined;
       try {
         const key = fileKey(handle);
@@ -346,7 +345,7 @@ export class JsonlBackend implements SessionBackend {
         await handle.close();
       }
     } catch (error) {
-      throw refused(error, this.#ownPath(id));
+      throw refused(error, this.#folder.ownPath(id));
     }
   }
 
@@ -378,7 +377,7 @@ export class JsonlBackend implements SessionBackend {
       const known = this.#states.get(id);
       const unchanged = known !== undefined && known.length === fromSeq ? known : undefined;
       if (unchanged !== undefined) {
-        const path = this.#where(id);
+        const path = this.#folder.where(id);
         const info =
           path === undefined ? undefined : statSync(path, { bigint: true, throwIfNoEntry: false });
         if (info === undefined) return undefined;
@@ -388,7 +387,7 @@ export class JsonlBackend implements SessionBackend {
           return { header: unchanged.header, events: [], tornTail, from: fromSeq };
         }
       }
-      const handle = await this.#openFile(id, "r");
+      const handle = await this.#folder.openFile(id, "r");
       if (handle === undefined) return undefined;
       try {
         // The identity of the file being read, which may have changed since the stat above.
@@ -407,7 +406,7 @@ export class JsonlBackend implements SessionBackend {
         await handle.close();
       }
     } catch (error) {
-      throw refused(error, this.#ownPath(id));
+      throw refused(error, this.#folder.ownPath(id));
     }
   }
 
@@ -420,11 +419,11 @@ export class JsonlBackend implements SessionBackend {
   async loadSettled(id: string): Promise<StoredSettledPage | undefined> {
     this.#assertOpen();
     try {
-      const handle = await this.#openFile(id, "r");
+      const handle = await this.#folder.openFile(id, "r");
       if (handle === undefined) return undefined;
       try {
         const file = fileKey(handle);
-        const location = this.#path(id);
+        const location = this.#folder.path(id);
         const scan = await scanSettled(handle, location, this.#chunkBytes);
         checkNamed(scan.header, id, location);
         if (scan.last !== undefined && this.#held.get(id)?.state === undefined) {
@@ -444,7 +443,7 @@ export class JsonlBackend implements SessionBackend {
         await handle.close();
       }
     } catch (error) {
-      throw refused(error, this.#ownPath(id));
+      throw refused(error, this.#folder.ownPath(id));
     }
   }
 
@@ -460,13 +459,13 @@ export class JsonlBackend implements SessionBackend {
   async has(id: string): Promise<boolean> {
     this.#assertOpen();
     try {
-      const path = this.#where(id);
+      const path = this.#folder.where(id);
       if (path === undefined) return false;
       // Metadata calls like this one are done synchronously: they take microseconds, less than a
       // round trip through the thread pool.
       return statSync(path, { throwIfNoEntry: false }) !== undefined;
     } catch (error) {
-      throw refused(error, this.#ownPath(id));
+      throw refused(error, this.#folder.ownPath(id));
     }
   }
 
@@ -485,7 +484,7 @@ export class JsonlBackend implements SessionBackend {
       }
       state ??= await this.#readState(id);
     } catch (error) {
-      throw refused(error, this.#ownPath(id));
+      throw refused(error, this.#folder.ownPath(id));
     }
     if (state === undefined) return undefined;
     const at = boundary ?? state.length - 1;
@@ -510,13 +509,13 @@ export class JsonlBackend implements SessionBackend {
    * caller then reads the whole log, which also tells the errors.
    */
   #seekForkPoint(id: string, boundary: number): StoredForkPoint | undefined {
-    const handle = this.#openFileSync(id);
+    const handle = this.#folder.openFileSync(id);
     if (handle === undefined) return undefined;
     try {
       const file = fileKey(handle);
       const first = readFirstLineSync(handle.fd, Buffer.allocUnsafe(MIN_READ_BYTES));
       if (first === undefined) return undefined;
-      const header = parseHeaderLine(first.text, this.#path(id));
+      const header = parseHeaderLine(first.text, this.#folder.path(id));
       if (header.id !== id) return undefined;
       const line = seekEventLine(handle, first.end, file.size, boundary);
       if (line === undefined) return undefined;
@@ -546,7 +545,7 @@ export class JsonlBackend implements SessionBackend {
   #knownState(id: string): FileState | undefined {
     const known = this.#held.get(id)?.state ?? this.#states.get(id);
     if (known === undefined) return undefined;
-    const path = this.#where(id);
+    const path = this.#folder.where(id);
     if (path === undefined) return undefined;
     try {
       const now = keyOf(statSync(path, { bigint: true }));
@@ -559,7 +558,7 @@ export class JsonlBackend implements SessionBackend {
 
   /** The state of the log read from its file, or undefined when there is none. */
   async #readState(id: string): Promise<FileState | undefined> {
-    const handle = await this.#openFile(id, "r");
+    const handle = await this.#folder.openFile(id, "r");
     if (handle === undefined) return undefined;
     try {
       return await this.#stateOf(id, handle);
@@ -578,15 +577,15 @@ export class JsonlBackend implements SessionBackend {
     // No writer lock of the child, and no lock file for it: the child is written whole under a
     // temp name and published by a link that fails when its name is taken, so no other writer
     // sees it half made and no two make it. Whoever writes it next takes its lock.
-    await this.#queued(header.id, async () => {
+    await this.#folder.queued(header.id, async () => {
       if (await this.#forkSought(sourceId, boundary, header)) return;
-      const source = await this.#openFile(sourceId, "r");
+      const source = await this.#folder.openFile(sourceId, "r");
       if (source === undefined) throw sessionNotFound(sourceId);
       try {
         const state = await this.#stateOf(sourceId, source);
         const prefix = await this.#prefixOf(sourceId, source, state, boundary + 1);
         const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
-        const file = await this.#publish(header.id, async (write) => {
+        const file = await this.#folder.publish(header.id, async (write) => {
           await write(headerLine);
           await copyRange(source, state.headerEnd, prefix.end, write, this.#copyBytes);
         });
@@ -620,13 +619,13 @@ export class JsonlBackend implements SessionBackend {
     const sought = this.#sought.get(sourceId);
     this.#sought.delete(sourceId);
     if (sought === undefined || sought.seq !== boundary || this.#held.has(sourceId)) return false;
-    const source = this.#openFileSync(sourceId);
+    const source = this.#folder.openFileSync(sourceId);
     if (source === undefined) throw sessionNotFound(sourceId);
     try {
       const now = fileKey(source);
       if (now.key !== sought.key || now.size !== sought.size) return false;
       const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
-      await this.#publish(header.id, async (write) => {
+      await this.#folder.publish(header.id, async (write) => {
         await write(headerLine);
         await copyRange(source, sought.headerEnd, sought.end, write, this.#copyBytes);
       });
@@ -643,9 +642,9 @@ export class JsonlBackend implements SessionBackend {
    * @throws StorageError SESSION_NOT_FOUND; CORRUPT_LOG when fewer than `keep` events are intact.
    */
   async repair(id: string, keep: number, closers: readonly SerializedEvent[]): Promise<void> {
-    await this.#exclusive(id, async () => {
+    await this.#folder.exclusive(id, async () => {
       this.#dropHandle(id);
-      const handle = await this.#openFile(id, "r+");
+      const handle = await this.#folder.openFile(id, "r+");
       if (handle === undefined) throw sessionNotFound(id);
       try {
         const state = await this.#stateOf(id, handle);
@@ -703,10 +702,10 @@ export class JsonlBackend implements SessionBackend {
    * @throws StorageError SESSION_BUSY when another process holds the lock.
    */
   async delete(id: string): Promise<boolean> {
-    const deleted = await this.#exclusive(id, async () => {
+    const deleted = await this.#folder.exclusive(id, async () => {
       this.#dropHandle(id);
       this.#forgetState(id);
-      const path = this.#where(id);
+      const path = this.#folder.where(id);
       if (path === undefined) return false;
       try {
         await unlink(path);
@@ -738,7 +737,7 @@ export class JsonlBackend implements SessionBackend {
       if (this.#locks.holds(name)) return;
       // Closed only after the writes queued for this id, which may still be using the handle.
       // The session is unloaded: what this instance knows of its file goes with the handle.
-      await this.#queue.run(id, async () => {
+      await this.#folder.run(id, async () => {
         if (this.#locks.holds(name)) return;
         const held = this.#held.get(id);
         this.#held.delete(id);
@@ -761,12 +760,6 @@ export class JsonlBackend implements SessionBackend {
     await Promise.all(held.map((log) => log.handle?.close()));
   }
 
-  /** Where the log of `id` is (see {@link locateLog}), or where it would be when it has none. */
-  #path(id: string): string {
-    return this.#where(id) ?? join(this.sessionsDir, logFileName(id));
-  }
-
-  /** Where the log of `id` is, or undefined when it certainly has none; see {@link locateLog}. */
   /**
    * Sets or clears the explicit title in the title file beside the log (the log is not rewritten),
    * after the earlier writes of the session.
@@ -774,7 +767,7 @@ export class JsonlBackend implements SessionBackend {
    */
   async setTitle(id: string, title: string | null): Promise<void> {
     this.#assertOpen();
-    await this.#queue.run(id, async () => {
+    await this.#folder.run(id, async () => {
       const header = this.#headerOf(id);
       if (header === undefined) throw sessionNotFound(id);
       await writeExplicitTitle(this.#files, this.sessionsDir, header, title);
@@ -820,155 +813,18 @@ export class JsonlBackend implements SessionBackend {
 
   /** The derived title (see {@link DerivedTitles}). */
   #derivedOf(header: SessionHeader): Promise<string | undefined> {
-    return this.#derived.of(header, this.#where(header.id));
+    return this.#derived.of(header, this.#folder.where(header.id));
   }
 
   /** The header of a stored session from its first line; undefined when there is none. */
   #headerOf(id: string): SessionHeader | undefined {
-    const path = this.#where(id);
+    const path = this.#folder.where(id);
     if (path === undefined) return undefined;
     return readHeaderSync(path, Buffer.allocUnsafe(4096))?.header;
   }
 
-  #where(id: string): string | undefined {
-    return locateLog(this.sessionsDir, id);
-  }
-
   #assertOpen(): void {
     if (this.#closed) throw new Error(`the JSONL backend at ${this.root} is closed`);
-  }
-
-  /** Runs a write after the earlier ones of the same id, holding the id's writer lock throughout. */
-  #exclusive<T>(id: string, task: () => Promise<T>): Promise<T> {
-    return this.#queued(id, async () => {
-      const name = encodeSessionId(id);
-      if (this.#locks.holds(name)) {
-        await this.#adoptLegacy(id, name);
-        return await task();
-      }
-      const release = await this.#locks.acquire(name, id);
-      try {
-        await this.#adoptLegacy(id, name);
-        return await task();
-      } finally {
-        await release();
-      }
-    });
-  }
-
-  /**
-   * Runs a write after the earlier ones of the same id in this instance, counted as a write going
-   * on (see {@link DurableFiles.writing}), without a writer lock: a fork's child, published
-   * atomically; {@link #exclusive} for the others.
-   */
-  #queued<T>(id: string, task: () => Promise<T>): Promise<T> {
-    this.#assertOpen();
-    return this.#queue.run(id, () =>
-      this.#files.writing(async () => {
-        try {
-          return await task();
-        } catch (error) {
-          throw refused(error, this.#ownPath(id));
-        }
-      }),
-    );
-  }
-
-  /** Where the log of `id` is under its own name, without looking at the folder. */
-  #ownPath(id: string): string {
-    return join(this.sessionsDir, logFileName(id));
-  }
-
-  /**
-   * Under a long id's writer lock: moves its log from the name the previous build gave it to its
-   * own (a link, then the old name removed, then the folder flushed), so that every later write,
-   * lock and watch of it uses one name. Nothing happens for any other id.
-   */
-  async #adoptLegacy(id: string, name: string): Promise<void> {
-    const legacyPath = legacyLogToMove(this.sessionsDir, id, `${name}${LOG_SUFFIX}`);
-    if (legacyPath === undefined) return;
-    try {
-      await link(legacyPath, join(this.sessionsDir, logFileName(id)));
-    } catch (error) {
-      // Linked by an earlier move that stopped before removing the old name.
-      if (!isErrno(error, "EEXIST")) throw error;
-    }
-    await unlink(legacyPath);
-    // The log's new name is read into the index when the folder is next checked.
-    this.#index.noteRemoved(basename(legacyPath));
-    await this.#files.syncDir(this.sessionsDir);
-  }
-
-  async #ensureDir(): Promise<void> {
-    this.#dirReady ??= (async () => {
-      const created = await mkdir(this.sessionsDir, { recursive: true });
-      if (created === undefined) return;
-      // A new folder is durable once its parent's entry is: flush the parent of each new level.
-      for (let dir = this.sessionsDir; dir !== dirname(dir); dir = dirname(dir)) {
-        await this.#files.syncDir(dirname(dir));
-        if (dir === created) break;
-      }
-    })().catch((error: unknown) => {
-      this.#dirReady = undefined;
-      throw error;
-    });
-    return this.#dirReady;
-  }
-
-  async #publish(
-    id: string,
-    fill: (write: (bytes: Uint8Array) => Promise<void>) => Promise<void>,
-  ): Promise<{ key: string; size: number }> {
-    await this.#ensureDir();
-    // The previous build's log of a long id may sit under this id's name: it moves to its own.
-    const occupant = legacyOwnerOf(this.sessionsDir, id);
-    if (occupant !== undefined) await this.#exclusive(occupant, async () => undefined);
-    try {
-      return await this.#files.publish(this.sessionsDir, logFileName(id), fill);
-    } catch (error) {
-      if (isErrno(error, "EEXIST")) {
-        throw sessionTaken(id);
-      }
-      throw error;
-    }
-  }
-
-  async #openFile(id: string, flags: "r" | "r+"): Promise<FileHandle | undefined> {
-    for (const path of this.#pathsToOpen(id)) {
-      try {
-        return await open(path, flags);
-      } catch (error) {
-        if (!isErrno(error, "ENOENT")) throw error;
-      }
-    }
-    return undefined;
-  }
-
-  /**
-   * {@link #openFile} for reading, by a synchronous call: where a fork reads a few blocks of a log
-   * or copies it from the page cache, the round trip through the thread pool costs more than the
-   * open. The caller closes the descriptor.
-   */
-  #openFileSync(id: string): OpenFile | undefined {
-    for (const path of this.#pathsToOpen(id)) {
-      try {
-        return { fd: openSync(path, "r") };
-      } catch (error) {
-        if (!isErrno(error, "ENOENT")) throw error;
-      }
-    }
-    return undefined;
-  }
-
-  /**
-   * Where to open the log of `id`, in turn while the one before is missing: where it is found,
-   * then its own name (a log under the previous build's name may have just been moved to it).
-   */
-  #pathsToOpen(id: string): string[] {
-    const path = this.#where(id);
-    if (path === undefined) return [];
-    const own = join(this.sessionsDir, logFileName(id));
-    return path === own ? [path] : [path, own];
   }
 
   /**
@@ -980,7 +836,7 @@ export class JsonlBackend implements SessionBackend {
     handle: FileHandle,
     visit?: Parameters<typeof scanLogFile>[2],
   ): Promise<LogScan & { readonly last: LineCheck }> {
-    const location = this.#path(id);
+    const location = this.#folder.path(id);
     let lastLine: LogLine | undefined;
     const scan = await scanLogFile(
       handle,
@@ -1040,7 +896,7 @@ export class JsonlBackend implements SessionBackend {
       lastLine = line;
       return undefined;
     };
-    const scan = await scanLogFile(handle, this.#path(id), visit, readBytes, known);
+    const scan = await scanLogFile(handle, this.#folder.path(id), visit, readBytes, known);
     const state: FileState = {
       ...known,
       size: scan.end,
@@ -1099,7 +955,7 @@ export class JsonlBackend implements SessionBackend {
     maxBytes?: number,
   ): Promise<StoredSuffix | undefined> {
     try {
-      const handle = await this.#openFile(id, "r");
+      const handle = await this.#folder.openFile(id, "r");
       if (handle === undefined) return undefined;
       try {
         const state = await this.#grownState(id, handle);
@@ -1118,7 +974,7 @@ export class JsonlBackend implements SessionBackend {
           );
           await scanLogFile(
             handle,
-            this.#path(id),
+            this.#folder.path(id),
             (event, line) => {
               const seq = event.seq as number;
               if (seq >= from) {
@@ -1145,7 +1001,7 @@ export class JsonlBackend implements SessionBackend {
         await handle.close();
       }
     } catch (error) {
-      throw refused(error, this.#ownPath(id));
+      throw refused(error, this.#folder.ownPath(id));
     }
   }
 
@@ -1255,8 +1111,8 @@ export class JsonlBackend implements SessionBackend {
     if (count > state.length) {
       throw new StorageError(
         "CORRUPT_LOG",
-        `expected at least ${count} intact events in ${this.#path(id)}, got ${state.length}`,
-        { location: this.#path(id) },
+        `expected at least ${count} intact events in ${this.#folder.path(id)}, got ${state.length}`,
+        { location: this.#folder.path(id) },
       );
     }
     if (count === state.length) return { end: state.intactEnd };
@@ -1322,17 +1178,6 @@ async function endOfLines(
     }
     position += bytesRead;
   }
-}
-
-/**
- * `error` as STORAGE_REFUSED when it reports a storage condition (see {@link refusedOr}), located
- * at the path the system named (a log, a lock, the folder) — or at `fallback` for a write through
- * an open file, or a temp file that was to become the log.
- */
-function refused(error: unknown, fallback: string): unknown {
-  const path = (error as { path?: unknown } | undefined)?.path;
-  const named = typeof path === "string" && !path.endsWith(".tmp") ? path : fallback;
-  return refusedOr(error, named);
 }
 
 /** The seq of the line after a page and where that line starts. */
