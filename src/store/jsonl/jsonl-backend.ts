@@ -2,14 +2,9 @@
 import { closeSync, statSync } from "node:fs";
 import { type FileHandle, unlink } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { StorageError, show } from "../../errors.js";
+import { StorageError } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
-import {
-  formatHeaderLine,
-  type LogLine,
-  parseEventLine,
-  parseHeaderLine,
-} from "../../log/jsonl-codec.js";
+import { formatHeaderLine, parseEventLine, parseHeaderLine } from "../../log/jsonl-codec.js";
 import type { SerializedEvent } from "../../log/serialized-event.js";
 import { isErrno } from "../../util/errno.js";
 import type {
@@ -29,7 +24,7 @@ import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
 import { matchIds } from "../id-prefix.js";
 import { LockFiles } from "../lock-files.js";
-import { checkPageBytes, checkPageLimit, PageBytes } from "../page-limit.js";
+import { checkPageBytes, checkPageLimit } from "../page-limit.js";
 import { seqConflict, sessionNotFound } from "../storage-errors.js";
 import { ActivityCache } from "./activity-cache.js";
 import { ChangeWatch, type WatchFolder, type WatchMode } from "./change-watch.js";
@@ -55,12 +50,12 @@ import {
   turnEndAfter,
 } from "./file-state.js";
 import { locateLog } from "./legacy-names.js";
-import { CHUNK_BYTES, readFirstLineSync, readHeaderSync, scanLogFile } from "./line-reader.js";
+import { CHUNK_BYTES, readFirstLineSync, readHeaderSync } from "./line-reader.js";
 import { ListIndex } from "./list-index.js";
 import { IndexFile } from "./list-index-file.js";
 import { listLogs } from "./listing.js";
 import { LogFolder, refused } from "./log-folder.js";
-import type { LogScan, ResumePoint } from "./log-reader.js";
+import { checkNamed, LogStates, MIN_READ_BYTES } from "./log-states.js";
 import { budgetShares, DEFAULT_CACHE_BYTES } from "./memory-budget.js";
 import { seekEventLine } from "./seek-line.js";
 import { scanSettled } from "./settled-scan.js";
@@ -102,19 +97,6 @@ export interface JsonlBackendOptions {
 
 /** The default of {@link JsonlBackendOptions.pollIntervalMs}. */
 const POLL_INTERVAL_MS = 100;
-
-/** The smallest read of `loadFrom`'s incremental reads (which size their buffer to the new bytes). */
-const MIN_READ_BYTES = 4096;
-
-/**
- * A log whose writer lock this instance holds through {@link JsonlBackend.lock}: its file stays
- * open between appends, and while the lock is held no other writer can change the file, so the
- * state recorded by this instance's last write is trusted without a `stat`.
- */
-interface HeldLog {
-  handle: FileHandle | undefined;
-  state: FileState | undefined;
-}
 
 /** A fork boundary's line found by {@link seekEventLine} in a file of this identity and size. */
 interface SoughtForkPoint {
@@ -159,17 +141,11 @@ export class JsonlBackend implements SessionBackend {
   readonly #lines = new LineEncoder();
   readonly #locks: LockFiles;
   readonly #chunkBytes: number;
-  /**
-   * Where the last page read of each log ended (keyed by its remembered header, which a log read
-   * anew replaces), so that reading page after page costs each page only.
-   */
-  readonly #pageEnds = new WeakMap<SessionHeader, PageEnd>();
   readonly #copyBytes: number;
-  /** What reads and writes left known of logs, a bounded number of them (readers never say they are done). */
-  readonly #states: StateCache;
   /** Where `forkPoint` found a boundary by bisecting a log, for the `fork` that follows it. */
   readonly #sought = new Map<string, SoughtForkPoint>();
-  readonly #held = new Map<string, HeldLog>();
+  /** What this instance knows of the log files, and the logs whose writer lock it holds. */
+  readonly #logs: LogStates;
   readonly #folder: LogFolder;
   readonly #changes: ChangeHub;
   readonly #watch: ChangeWatch;
@@ -190,12 +166,17 @@ export class JsonlBackend implements SessionBackend {
     this.#chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
     this.#copyBytes = options.chunkBytes ?? COPY_BYTES;
     const shares = budgetShares(options.cacheBytes ?? DEFAULT_CACHE_BYTES);
-    this.#states = new StateCache(options.retainedStates ?? RETAINED_STATES, shares.states);
     this.#activity = new ActivityCache(shares.activity);
     this.#derived = new DerivedTitles(shares.titles);
     this.#index = new ListIndex(this.sessionsDir, new IndexFile(root, this.#files.mode));
     this.#folder = new LogFolder(this.sessionsDir, this.#files, this.#locks, this.#index, () =>
       this.#assertOpen(),
+    );
+    this.#logs = new LogStates(
+      new StateCache(options.retainedStates ?? RETAINED_STATES, shares.states),
+      this.#folder,
+      this.#locks,
+      this.#chunkBytes,
     );
     this.#watch = new ChangeWatch(
       this.sessionsDir,
@@ -223,12 +204,12 @@ export class JsonlBackend implements SessionBackend {
    * `retainedStates`) and the logs whose writer lock it holds.
    */
   get retainedSessions(): number {
-    return new Set([...this.#states.ids(), ...this.#held.keys()]).size;
+    return new Set([...this.#logs.states.ids(), ...this.#logs.held.keys()]).size;
   }
 
   /** @internal The estimated heap of what the caches keep (see {@link JsonlBackendOptions.cacheBytes}). */
   get cachedBytes(): number {
-    return this.#states.bytes + this.#activity.bytes + this.#derived.bytes;
+    return this.#logs.states.bytes + this.#activity.bytes + this.#derived.bytes;
   }
 
   /**
@@ -263,7 +244,7 @@ export class JsonlBackend implements SessionBackend {
         }
         if (pending !== "") await write(Buffer.from(pending, "utf8"));
       });
-      this.#record(header.id, {
+      this.#logs.record(header.id, {
         key: file.key,
         size: file.size,
         length: events.length,
@@ -286,24 +267,24 @@ export class JsonlBackend implements SessionBackend {
    */
   async append(id: string, fromSeq: number, events: readonly SerializedEvent[]): Promise<void> {
     await this.#folder.exclusive(id, async () => {
-      const held = this.#held.get(id);
+      const held = this.#logs.held.get(id);
       const handle = held?.handle ?? (await this.#folder.openFile(id, "r+"));
       if (handle === undefined) throw sessionNotFound(id);
       if (held !== undefined) held.handle = handle;
       try {
-        const state = held?.state ?? (await this.#stateOf(id, handle));
+        const state = held?.state ?? (await this.#logs.stateOf(id, handle));
         if (state.length !== fromSeq) {
           throw seqConflict(id, state.length, fromSeq);
         }
         if (events.length === 0) return;
-        this.#forgetState(id);
+        this.#logs.forgetState(id);
         if (state.size > state.intactEnd) await this.#files.cut(handle, state.intactEnd);
         const written = await this.#lines.write(events, state.length, state.intactEnd, (data) =>
           this.#files.writeAt(handle, data, state.intactEnd),
         );
         const size = state.intactEnd + written.bytes;
         state.markers.push(...written.markers);
-        this.#record(id, {
+        this.#logs.record(id, {
           ...state,
           size,
           length: state.length + events.length,
@@ -334,12 +315,12 @@ export class JsonlBackend implements SessionBackend {
         const key = fileKey(handle);
         const events: unknown[] = [];
         const markers: IndexedMarker[] = [];
-        const scan = await this.#scan(id, handle, (event, line) => {
+        const scan = await this.#logs.scan(id, handle, (event, line) => {
           events.push(event);
           collectMarker(markers, event, line.end);
           return undefined;
         });
-        this.#remember(id, key, scan, markers);
+        this.#logs.remember(id, key, scan, markers);
         return { header: scan.header, events, tornTail: scan.tornTail };
       } finally {
         await handle.close();
@@ -370,11 +351,11 @@ export class JsonlBackend implements SessionBackend {
     checkPageLimit(limit);
     checkPageBytes(maxBytes);
     if (limit !== undefined || maxBytes !== undefined) {
-      return this.#page(id, fromSeq, limit ?? Number.POSITIVE_INFINITY, maxBytes);
+      return this.#logs.page(id, fromSeq, limit ?? Number.POSITIVE_INFINITY, maxBytes);
     }
     try {
       // Never the state trusted under the writer lock without a stat: a reader always checks.
-      const known = this.#states.get(id);
+      const known = this.#logs.states.get(id);
       const unchanged = known !== undefined && known.length === fromSeq ? known : undefined;
       if (unchanged !== undefined) {
         const path = this.#folder.where(id);
@@ -399,9 +380,9 @@ export class JsonlBackend implements SessionBackend {
           now.size > known.size &&
           (await stillHolds(handle, known))
         ) {
-          return await this.#readAfter(id, handle, known, now.size);
+          return await this.#logs.readAfter(id, handle, known, now.size);
         }
-        return await this.#readFrom(id, handle, now, fromSeq);
+        return await this.#logs.readFrom(id, handle, now, fromSeq);
       } finally {
         await handle.close();
       }
@@ -426,8 +407,8 @@ export class JsonlBackend implements SessionBackend {
         const location = this.#folder.path(id);
         const scan = await scanSettled(handle, location, this.#chunkBytes);
         checkNamed(scan.header, id, location);
-        if (scan.last !== undefined && this.#held.get(id)?.state === undefined) {
-          this.#states.set(id, {
+        if (scan.last !== undefined && this.#logs.held.get(id)?.state === undefined) {
+          this.#logs.states.set(id, {
             key: file.key,
             size: scan.settledEnd,
             length: scan.settled,
@@ -477,12 +458,12 @@ export class JsonlBackend implements SessionBackend {
     this.#assertOpen();
     let state: FileState | undefined;
     try {
-      state = this.#knownState(id);
+      state = this.#logs.knownState(id);
       if (state === undefined && boundary !== undefined) {
         const sought = this.#seekForkPoint(id, boundary);
         if (sought !== undefined) return sought;
       }
-      state ??= await this.#readState(id);
+      state ??= await this.#logs.readState(id);
     } catch (error) {
       throw refused(error, this.#folder.ownPath(id));
     }
@@ -541,32 +522,6 @@ export class JsonlBackend implements SessionBackend {
     }
   }
 
-  /** The remembered state of the file now at the log's path, when it is still the same file. */
-  #knownState(id: string): FileState | undefined {
-    const known = this.#held.get(id)?.state ?? this.#states.get(id);
-    if (known === undefined) return undefined;
-    const path = this.#folder.where(id);
-    if (path === undefined) return undefined;
-    try {
-      const now = keyOf(statSync(path, { bigint: true }));
-      return now.key === known.key && now.size === known.size ? known : undefined;
-    } catch (error) {
-      if (isErrno(error, "ENOENT")) return undefined;
-      throw error;
-    }
-  }
-
-  /** The state of the log read from its file, or undefined when there is none. */
-  async #readState(id: string): Promise<FileState | undefined> {
-    const handle = await this.#folder.openFile(id, "r");
-    if (handle === undefined) return undefined;
-    try {
-      return await this.#stateOf(id, handle);
-    } finally {
-      await handle.close();
-    }
-  }
-
   /**
    * Publishes the child: its own header line, then the source's event lines 0…`boundary`
    * copied byte for byte (never re-serialized).
@@ -582,7 +537,7 @@ export class JsonlBackend implements SessionBackend {
       const source = await this.#folder.openFile(sourceId, "r");
       if (source === undefined) throw sessionNotFound(sourceId);
       try {
-        const state = await this.#stateOf(sourceId, source);
+        const state = await this.#logs.stateOf(sourceId, source);
         const prefix = await this.#prefixOf(sourceId, source, state, boundary + 1);
         const headerLine = Buffer.from(formatHeaderLine(header), "utf8");
         const file = await this.#folder.publish(header.id, async (write) => {
@@ -590,7 +545,7 @@ export class JsonlBackend implements SessionBackend {
           await copyRange(source, state.headerEnd, prefix.end, write, this.#copyBytes);
         });
         const shift = headerLine.length - state.headerEnd;
-        this.#record(header.id, {
+        this.#logs.record(header.id, {
           key: file.key,
           size: file.size,
           length: boundary + 1,
@@ -618,7 +573,8 @@ export class JsonlBackend implements SessionBackend {
   async #forkSought(sourceId: string, boundary: number, header: SessionHeader): Promise<boolean> {
     const sought = this.#sought.get(sourceId);
     this.#sought.delete(sourceId);
-    if (sought === undefined || sought.seq !== boundary || this.#held.has(sourceId)) return false;
+    if (sought === undefined || sought.seq !== boundary || this.#logs.held.has(sourceId))
+      return false;
     const source = this.#folder.openFileSync(sourceId);
     if (source === undefined) throw sessionNotFound(sourceId);
     try {
@@ -643,13 +599,13 @@ export class JsonlBackend implements SessionBackend {
    */
   async repair(id: string, keep: number, closers: readonly SerializedEvent[]): Promise<void> {
     await this.#folder.exclusive(id, async () => {
-      this.#dropHandle(id);
+      this.#logs.dropHandle(id);
       const handle = await this.#folder.openFile(id, "r+");
       if (handle === undefined) throw sessionNotFound(id);
       try {
-        const state = await this.#stateOf(id, handle);
+        const state = await this.#logs.stateOf(id, handle);
         const prefix = await this.#prefixOf(id, handle, state, keep);
-        this.#forgetState(id);
+        this.#logs.forgetState(id);
         if (state.size > prefix.end) await this.#files.cut(handle, prefix.end);
         const written =
           closers.length === 0
@@ -660,7 +616,7 @@ export class JsonlBackend implements SessionBackend {
         const size = prefix.end + (written?.bytes ?? 0);
         const kept = state.markers.filter((m) => m.seq < keep);
         if (written !== undefined) kept.push(...written.markers);
-        this.#record(id, {
+        this.#logs.record(id, {
           ...state,
           size,
           length: keep + closers.length,
@@ -703,8 +659,8 @@ export class JsonlBackend implements SessionBackend {
    */
   async delete(id: string): Promise<boolean> {
     const deleted = await this.#folder.exclusive(id, async () => {
-      this.#dropHandle(id);
-      this.#forgetState(id);
+      this.#logs.dropHandle(id);
+      this.#logs.forgetState(id);
       const path = this.#folder.where(id);
       if (path === undefined) return false;
       try {
@@ -731,7 +687,7 @@ export class JsonlBackend implements SessionBackend {
     this.#assertOpen();
     const name = encodeSessionId(id);
     const release = await this.#locks.acquire(name, id);
-    if (!this.#held.has(id)) this.#held.set(id, { handle: undefined, state: undefined });
+    if (!this.#logs.held.has(id)) this.#logs.held.set(id, { handle: undefined, state: undefined });
     return async () => {
       await release();
       if (this.#locks.holds(name)) return;
@@ -739,9 +695,9 @@ export class JsonlBackend implements SessionBackend {
       // The session is unloaded: what this instance knows of its file goes with the handle.
       await this.#folder.run(id, async () => {
         if (this.#locks.holds(name)) return;
-        const held = this.#held.get(id);
-        this.#held.delete(id);
-        this.#states.delete(id);
+        const held = this.#logs.held.get(id);
+        this.#logs.held.delete(id);
+        this.#logs.states.delete(id);
         await held?.handle?.close();
       });
     };
@@ -754,9 +710,9 @@ export class JsonlBackend implements SessionBackend {
     this.#watch.close();
     this.#locks.releaseAllSync();
     await this.#index.settle();
-    this.#states.clear();
-    const held = [...this.#held.values()];
-    this.#held.clear();
+    this.#logs.states.clear();
+    const held = [...this.#logs.held.values()];
+    this.#logs.held.clear();
     await Promise.all(held.map((log) => log.handle?.close()));
   }
 
@@ -828,276 +784,6 @@ export class JsonlBackend implements SessionBackend {
   }
 
   /**
-   * Streams a log through the read rules and checks that its header names `id`; also tells the
-   * check of its last intact line (of the header's canonical form when it has no events).
-   */
-  async #scan(
-    id: string,
-    handle: FileHandle,
-    visit?: Parameters<typeof scanLogFile>[2],
-  ): Promise<LogScan & { readonly last: LineCheck }> {
-    const location = this.#folder.path(id);
-    let lastLine: LogLine | undefined;
-    const scan = await scanLogFile(
-      handle,
-      location,
-      (event, line) => {
-        lastLine = line;
-        return visit?.(event, line);
-      },
-      this.#chunkBytes,
-    );
-    // Only the previous build's names of long ids may hold another id's log; those are told
-    // apart before the file is opened.
-    checkNamed(scan.header, id, location);
-    // A header line not in canonical form fails its check: `loadFrom` then reads the whole file.
-    const last =
-      lastLine === undefined
-        ? lineCheck(0, formatHeaderLine(scan.header))
-        : lineCheck(lastLine.start, lastLine.text);
-    return { ...scan, last };
-  }
-
-  /**
-   * The events after the intact ones of `known`, a state of the open file that is still a prefix
-   * of it: only the bytes past `known.intactEnd` are read. The new state is remembered unless a
-   * write of this instance recorded a newer one meanwhile.
-   */
-  async #readAfter(
-    id: string,
-    handle: FileHandle,
-    known: FileState,
-    size: number,
-  ): Promise<StoredSuffix> {
-    const events: unknown[] = [];
-    const { tornTail } = await this.#extend(id, handle, known, size, events);
-    return { header: known.header, events, tornTail, from: known.length };
-  }
-
-  /**
-   * Reads the lines after the intact ones `known` remembers (the file grew to `size`), keeping
-   * their events in `keep` when given, and remembers the grown state when `known` is still the
-   * remembered one.
-   */
-  async #extend(
-    id: string,
-    handle: FileHandle,
-    known: FileState,
-    size: number,
-    keep?: unknown[],
-  ): Promise<{ state: FileState; tornTail: boolean }> {
-    const markers: IndexedMarker[] = [];
-    let lastLine: LogLine | undefined;
-    // A buffer sized to the new bytes: a few appended lines should not cost a megabyte's allocation.
-    const readBytes = Math.min(this.#chunkBytes, Math.max(MIN_READ_BYTES, size - known.intactEnd));
-    const visit = (event: Record<string, unknown>, line: LogLine) => {
-      keep?.push(event);
-      collectMarker(markers, event, line.end);
-      lastLine = line;
-      return undefined;
-    };
-    const scan = await scanLogFile(handle, this.#folder.path(id), visit, readBytes, known);
-    const state: FileState = {
-      ...known,
-      size: scan.end,
-      length: scan.length,
-      intactEnd: scan.intactEnd,
-      // A copy, not a push: the old array may be shared with a held state.
-      markers: markers.length === 0 ? known.markers : known.markers.concat(markers),
-      last: lastLine === undefined ? known.last : lineCheck(lastLine.start, lastLine.text),
-    };
-    if (this.#states.get(id) === known) this.#states.set(id, state);
-    return { state, tornTail: scan.tornTail };
-  }
-
-  /**
-   * Reads the whole open file, keeping the events from `fromSeq` on (all of them, from 0, when
-   * it holds fewer than `fromSeq`), and remembers its state for the next `loadFrom`.
-   */
-  async #readFrom(
-    id: string,
-    handle: FileHandle,
-    key: { key: string; size: number },
-    fromSeq: number,
-  ): Promise<StoredSuffix> {
-    const events: unknown[] = [];
-    const markers: IndexedMarker[] = [];
-    // Events before `fromSeq` are dropped as they are read: memory holds only what is returned.
-    const scan = await this.#scan(id, handle, (event, line) => {
-      if ((event.seq as number) >= fromSeq) events.push(event);
-      collectMarker(markers, event, line.end);
-      return undefined;
-    });
-    this.#remember(id, key, scan, markers);
-    if (scan.length >= fromSeq) {
-      return { header: scan.header, events, tornTail: scan.tornTail, from: fromSeq };
-    }
-    // Fewer events than the caller knows (deleted and created again): it needs the whole log,
-    // which the read above did not keep. Rare enough to read twice.
-    const all: unknown[] = [];
-    const whole = await this.#scan(id, handle, (event) => {
-      all.push(event);
-      return undefined;
-    });
-    return { header: whole.header, events: all, tornTail: whole.tornTail, from: 0 };
-  }
-
-  /**
-   * One page of `limit` events from `fromSeq` (from 0 when the log is shorter): the file's state
-   * is brought up to date (reading only what grew), then reading starts at the turn marker or the
-   * end of the previous page closest before `fromSeq` and stops after the page's last event —
-   * with `maxBytes`, before the first event whose line would take the page past it.
-   */
-  async #page(
-    id: string,
-    fromSeq: number,
-    limit: number,
-    maxBytes?: number,
-  ): Promise<StoredSuffix | undefined> {
-    try {
-      const handle = await this.#folder.openFile(id, "r");
-      if (handle === undefined) return undefined;
-      try {
-        const state = await this.#grownState(id, handle);
-        const from = fromSeq <= state.length ? fromSeq : 0;
-        // Only what the state judged intact: lines appended since are read by the next page.
-        const end = Math.min(state.length, from + limit);
-        const events: unknown[] = [];
-        const budget = new PageBytes(maxBytes);
-        if (from < end) {
-          const start = seekPoint(state, from, this.#pageEnds.get(state.header));
-          // A buffer sized to what is left to read: a page of a few new lines (a watcher's read)
-          // should not cost a megabyte's allocation.
-          const readBytes = Math.min(
-            this.#chunkBytes,
-            Math.max(MIN_READ_BYTES, state.intactEnd - start.intactEnd),
-          );
-          await scanLogFile(
-            handle,
-            this.#folder.path(id),
-            (event, line) => {
-              const seq = event.seq as number;
-              if (seq >= from) {
-                if (!budget.takes(line.end - line.start)) {
-                  // The next page starts at this line.
-                  this.#pageEnds.set(state.header, { seq, end: line.start });
-                  return "stop";
-                }
-                events.push(event);
-              }
-              if (seq + 1 < end) return undefined;
-              this.#pageEnds.set(state.header, { seq: end, end: line.end });
-              return "stop";
-            },
-            readBytes,
-            start,
-          );
-        }
-        // A full page says nothing of a torn tail: the next page tells.
-        if (budget.cut) return { header: state.header, events, tornTail: false, from, cut: true };
-        const tornTail = events.length < limit && state.size > state.intactEnd;
-        return { header: state.header, events, tornTail, from };
-      } finally {
-        await handle.close();
-      }
-    } catch (error) {
-      throw refused(error, this.#folder.ownPath(id));
-    }
-  }
-
-  /**
-   * The state of an open log, current: remembered when unchanged, extended by reading only the
-   * bytes after the remembered intact lines when the file grew (and still holds them), else
-   * recovered by reading it whole.
-   */
-  async #grownState(id: string, handle: FileHandle): Promise<FileState> {
-    const trusted = this.#held.get(id)?.state;
-    if (trusted !== undefined) return trusted;
-    const now = fileKey(handle);
-    const known = this.#states.get(id);
-    // The same file, as large or larger, still holding its first and last intact lines.
-    if (
-      known !== undefined &&
-      known.key === now.key &&
-      now.size >= known.size &&
-      (await stillHolds(handle, known))
-    ) {
-      if (now.size === known.size) return known;
-      return (await this.#extend(id, handle, known, now.size)).state;
-    }
-    return this.#scanState(id, handle, now);
-  }
-
-  /** The state of an open log: remembered when the file is unchanged, else recovered by reading it. */
-  async #stateOf(id: string, handle: FileHandle): Promise<FileState> {
-    const trusted = this.#held.get(id)?.state;
-    if (trusted !== undefined) return trusted;
-    const key = fileKey(handle);
-    const known = this.#states.get(id);
-    if (known !== undefined && known.key === key.key && known.size === key.size) return known;
-    return this.#scanState(id, handle, key);
-  }
-
-  /** The state of an open log read from the whole file (its turn markers, not its events), remembered. */
-  async #scanState(
-    id: string,
-    handle: FileHandle,
-    key: { key: string; size: number },
-  ): Promise<FileState> {
-    const markers: IndexedMarker[] = [];
-    const scan = await this.#scan(id, handle, (event, line) => {
-      collectMarker(markers, event, line.end);
-      return undefined;
-    });
-    return this.#remember(id, key, scan, markers);
-  }
-
-  #remember(
-    id: string,
-    key: { key: string; size: number },
-    scan: LogScan & { readonly last: LineCheck },
-    markers: IndexedMarker[],
-  ): FileState {
-    const state: FileState = {
-      key: key.key,
-      size: scan.end,
-      length: scan.length,
-      intactEnd: scan.intactEnd,
-      header: scan.header,
-      headerEnd: scan.headerEnd,
-      markers,
-      last: scan.last,
-    };
-    // A size that moved while reading means another writer; the next write re-reads.
-    if (key.size === scan.end) this.#states.set(id, state);
-    return state;
-  }
-
-  /** Records the state this instance's own write left; trusted while the writer lock is held. */
-  #record(id: string, state: FileState): void {
-    this.#states.set(id, state);
-    const held = this.#held.get(id);
-    if (held !== undefined && this.#locks.holds(encodeSessionId(id))) held.state = state;
-  }
-
-  /** Forgets the state of a file about to change, so that a failure leaves it to be re-read. */
-  #forgetState(id: string): void {
-    this.#states.delete(id);
-    const held = this.#held.get(id);
-    if (held !== undefined) held.state = undefined;
-  }
-
-  /** Closes the kept-open file of a held log (before a repair, a delete). */
-  #dropHandle(id: string): void {
-    const held = this.#held.get(id);
-    if (held?.handle === undefined) return;
-    const { handle } = held;
-    held.handle = undefined;
-    held.state = undefined;
-    void handle.close().catch(() => undefined);
-  }
-
-  /**
    * Where the first `count` intact events end: found from the turn marker at or before the last
    * of them and the newlines after that marker, without parsing any line.
    * @throws StorageError CORRUPT_LOG when fewer than `count` events are intact.
@@ -1123,21 +809,6 @@ export class JsonlBackend implements SessionBackend {
     const end = lines === 0 ? from : await endOfLines(handle, from, lines, this.#copyBytes);
     return { end };
   }
-}
-
-/**
- * Refuses a log under the id's own name whose header names another id: damage or a misplaced
- * copy, not an absent session (answering "absent" would hide it, and a create would then fail on
- * the taken name).
- * @throws StorageError CORRUPT_LOG (location, line 1).
- */
-function checkNamed(header: SessionHeader, id: string, location: string): void {
-  if (header.id === id) return;
-  throw new StorageError(
-    "CORRUPT_LOG",
-    `expected the header of ${location} to name session ${show(id)}, got ${show(header.id)}`,
-    { location, line: 1 },
-  );
 }
 
 /**
@@ -1178,25 +849,4 @@ async function endOfLines(
     }
     position += bytesRead;
   }
-}
-
-/** The seq of the line after a page and where that line starts. */
-interface PageEnd {
-  readonly seq: number;
-  readonly end: number;
-}
-
-/**
- * Where to start reading a log to reach `seq`: just past the last turn marker or page end before
- * it (the line after holds a known seq at a known offset), else just past the header.
- */
-function seekPoint(state: FileState, seq: number, pageEnd: PageEnd | undefined): ResumePoint {
-  const marker = seq === 0 ? undefined : markerAt(state.markers, seq - 1);
-  let length = marker === undefined ? 0 : marker.seq + 1;
-  let intactEnd = marker === undefined ? state.headerEnd : marker.end;
-  if (pageEnd !== undefined && pageEnd.seq <= seq && pageEnd.seq > length) {
-    length = pageEnd.seq;
-    intactEnd = pageEnd.end;
-  }
-  return { header: state.header, headerEnd: state.headerEnd, length, intactEnd };
 }
