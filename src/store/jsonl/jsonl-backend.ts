@@ -40,17 +40,17 @@ import {
   stillHolds,
 } from "./file-state.js";
 import { locateLog } from "./legacy-names.js";
-import { CHUNK_BYTES, readHeaderSync } from "./line-reader.js";
+import { CHUNK_BYTES } from "./line-reader.js";
 import { ListIndex } from "./list-index.js";
 import { IndexFile } from "./list-index-file.js";
 import { listLogs } from "./listing.js";
 import { LogFolder, refused } from "./log-folder.js";
 import { LogForks, prefixOf } from "./log-fork.js";
 import { checkNamed, LogStates } from "./log-states.js";
+import { LogTitles } from "./log-titles.js";
 import { budgetShares, DEFAULT_CACHE_BYTES } from "./memory-budget.js";
 import { scanSettled } from "./settled-scan.js";
 import { RETAINED_STATES, StateCache } from "./state-cache.js";
-import { readExplicitTitle, removeTitleFile, writeExplicitTitle } from "./title-files.js";
 
 /** How a JSONL backend writes. */
 export interface JsonlBackendOptions {
@@ -131,6 +131,8 @@ export class JsonlBackend implements SessionBackend {
   readonly #index: ListIndex;
   readonly #activity: ActivityCache;
   readonly #derived: DerivedTitles;
+  /** The sessions' explicit titles in files beside their logs, and their derived titles. */
+  readonly #titles: LogTitles;
   #closed = false;
 
   constructor(root: string, options: JsonlBackendOptions = {}) {
@@ -157,6 +159,7 @@ export class JsonlBackend implements SessionBackend {
       this.#chunkBytes,
     );
     this.#forks = new LogForks(this.#folder, this.#logs, this.#index, this.#copyBytes);
+    this.#titles = new LogTitles(this.sessionsDir, this.#files, this.#folder, this.#derived);
     this.#watch = new ChangeWatch(
       this.sessionsDir,
       {
@@ -505,7 +508,7 @@ export class JsonlBackend implements SessionBackend {
         this.sessionsDir,
         this.#index,
         query,
-        (header) => this.#titleOf(header),
+        (header) => this.#titles.titleOf(header),
         this.#activity,
       );
     } catch (error) {
@@ -530,8 +533,7 @@ export class JsonlBackend implements SessionBackend {
         throw error;
       }
       this.#index.noteRemoved(basename(path));
-      this.#derived.delete(id);
-      await removeTitleFile(this.#files, this.sessionsDir, id);
+      await this.#titles.deleted(id);
       await this.#files.syncDir(this.sessionsDir);
       return true;
     });
@@ -583,24 +585,13 @@ export class JsonlBackend implements SessionBackend {
    */
   async setTitle(id: string, title: string | null): Promise<void> {
     this.#assertOpen();
-    await this.#folder.run(id, async () => {
-      const header = this.#headerOf(id);
-      if (header === undefined) throw sessionNotFound(id);
-      await writeExplicitTitle(this.#files, this.sessionsDir, header, title);
-    });
+    await this.#folder.run(id, () => this.#titles.set(id, title));
     this.#changes.notify(id);
   }
 
   async titles(id: string): Promise<StoredTitles | undefined> {
     this.#assertOpen();
-    const header = this.#headerOf(id);
-    if (header === undefined) return undefined;
-    const explicit = readExplicitTitle(this.sessionsDir, id, header.createdAt);
-    const derived = await this.#derivedOf(header);
-    return {
-      ...(explicit === undefined ? {} : { explicit }),
-      ...(derived === undefined ? {} : { derived }),
-    };
+    return this.#titles.titles(id);
   }
 
   /** Every listed id, from the listing index, matched by a scan. */
@@ -618,25 +609,6 @@ export class JsonlBackend implements SessionBackend {
       prefix,
       limit,
     );
-  }
-
-  async #titleOf(header: SessionHeader): Promise<string | undefined> {
-    return (
-      readExplicitTitle(this.sessionsDir, header.id, header.createdAt) ??
-      (await this.#derivedOf(header))
-    );
-  }
-
-  /** The derived title (see {@link DerivedTitles}). */
-  #derivedOf(header: SessionHeader): Promise<string | undefined> {
-    return this.#derived.of(header, this.#folder.where(header.id));
-  }
-
-  /** The header of a stored session from its first line; undefined when there is none. */
-  #headerOf(id: string): SessionHeader | undefined {
-    const path = this.#folder.where(id);
-    if (path === undefined) return undefined;
-    return readHeaderSync(path, Buffer.allocUnsafe(4096))?.header;
   }
 
   #assertOpen(): void {
