@@ -192,8 +192,12 @@ describe.skipIf(!hasProc)("idle live streams and watches (no /proc: skipped)", (
         `R3 idle server: ${watches} watches from seq 0, then unread while 1,000 turns were appended; each ended after its stall; server RSS ${(base / MiB).toFixed(0)} MiB before them, ${(paused / MiB).toFixed(0)} MiB when the client stopped reading (the catch-up read so far), peak ${(peak / MiB).toFixed(0)} MiB`,
       );
       // Each watch already held its 1,000 unread events when the client stopped: nothing of what
-      // landed afterwards is read for it, so the server does not grow with the appends.
-      expect(peak - paused).toBeLessThan(48 * MiB);
+      // landed afterwards is read for it, so the server does not grow with the appends. Held for
+      // each watch, they would add 136 MB; the RSS of a server this size moves by up to about
+      // 57 MiB with the collector's timing alone (18–57 MiB over repeated runs of this build and
+      // of the one before it, where a bound of 48 MiB failed two runs in three), so the bound is
+      // half of what buffering would cost.
+      expect(peak - paused).toBeLessThan(68 * MiB);
       // The client reads again: every watch ended with WATCH_OVERFLOW, and the server answers.
       child.stdout.resume();
       await waitUntil(() => ends.size === watches, "the end of every watch");
