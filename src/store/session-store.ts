@@ -1,5 +1,4 @@
 // SessionStore: sessions over a backend — create, load (with crash repair), append, fork, list, delete.
-
 import { randomUUID } from "node:crypto";
 import { StorageError, show } from "../errors.js";
 import type {
@@ -10,8 +9,6 @@ import type {
   SessionSearchResult,
 } from "../generated.js";
 import { TakenBatch } from "../log/invariants.js";
-import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
-import { closersFor } from "../log/repair.js";
 import { SessionLog } from "../log/session-log.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
 import type { ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
@@ -20,55 +17,42 @@ import { DEFAULT_LIST_LIMIT } from "./list-limit.js";
 import { MemoryBackend } from "./memory-backend.js";
 import type { SearchOptions } from "./search.js";
 import { StoreCatalog } from "./session-store/catalog.js";
-import { checkSessionId, notLive } from "./session-store/checks.js";
+import { checkSessionId, notLive, storeLimits } from "./session-store/checks.js";
 import { forkSession } from "./session-store/fork.js";
-import { createdSessionOf, importedLogOf } from "./session-store/inputs.js";
 import {
-  type AppendOptions,
-  DEFAULT_MAX_WRITER_LOCKS,
-  type ForkOptions,
-  type SessionStoreOptions,
-  type StoreListPage,
+  createdSessionOf,
+  importedLogOf,
+  repairOpened,
+  storeWhole,
+} from "./session-store/inputs.js";
+import type {
+  AppendOptions,
+  ForkOptions,
+  SessionStoreOptions,
+  StoreListPage,
 } from "./session-store/options.js";
-import { type EventRange, PagedReads, STREAM_PAGE } from "./session-store/paged-reads.js";
-import { Session, type SessionHost } from "./session-store/session.js";
+import { type EventRange, PagedReads } from "./session-store/paged-reads.js";
+import {
+  type LiveState,
+  type OpenedSession,
+  Session,
+  type SessionHost,
+} from "./session-store/session.js";
 import { storedLog } from "./session-store/stored-log.js";
-import { TextBudget, UNPACKED_TEXT_BUDGET } from "./session-store/text-budget.js";
+import { TextBudget } from "./session-store/text-budget.js";
 import { LetGoTurns, LockedSessions } from "./session-store/writer-locks.js";
 import { SessionWatch, type WatchOptions } from "./session-watch.js";
 import { invalidParams, sessionNotFound, sessionTaken } from "./storage-errors.js";
 
-export {
-  type AppendOptions,
-  DEFAULT_MAX_WRITER_LOCKS,
-  type ForkOptions,
-  type SessionStoreOptions,
-  type StoreListedSession,
-  type StoreListPage,
+export type {
+  AppendOptions,
+  ForkOptions,
+  SessionStoreOptions,
+  StoreListedSession,
+  StoreListPage,
 } from "./session-store/options.js";
 
-/** A session {@link SessionStore.open} opened for writing, and whether the open repaired it. */
-export interface OpenedSession {
-  readonly session: Session;
-  /**
-   * Whether this open stored a repair: the closers of a turn left open by a writer that died (or
-   * let go, when another process wrote the log since), or the cut of a torn tail.
-   */
-  readonly repaired: boolean;
-}
-
-interface LiveState {
-  readonly log: SessionLog;
-  /**
-   * The writer lock, while this process writes the session; absent for a session this process
-   * only reads (a cached view, brought up to date from the store before every read).
-   */
-  release: ReleaseLock | undefined;
-}
-
-export type { EventRange };
-
-export { Session, type SessionHost };
+export { type EventRange, type OpenedSession, Session, type SessionHost };
 
 /**
  * Sessions over a backend. Writes resolve once durable. Operations on one session run in call
@@ -98,22 +82,9 @@ export class SessionStore implements SessionHost {
     this.backend = options.backend ?? new MemoryBackend();
     this.#now = options.now ?? Date.now;
     this.#newId = options.newId ?? randomUUID;
-    const max = options.maxWriterLocks ?? DEFAULT_MAX_WRITER_LOCKS;
-    if (!Number.isSafeInteger(max) || max < 1) {
-      throw invalidParams(
-        "/maxWriterLocks",
-        `expected maxWriterLocks to be an integer >= 1, got ${show(max)}`,
-      );
-    }
-    this.#locked = new LockedSessions(max);
-    const budget = options.unpackedTextBudget ?? UNPACKED_TEXT_BUDGET;
-    if (!Number.isSafeInteger(budget) || budget < 0) {
-      throw invalidParams(
-        "/unpackedTextBudget",
-        `expected unpackedTextBudget to be an integer >= 0, got ${show(budget)}`,
-      );
-    }
-    this.#text = new TextBudget(budget);
+    const { maxWriterLocks, unpackedTextBudget } = storeLimits(options);
+    this.#locked = new LockedSessions(maxWriterLocks);
+    this.#text = new TextBudget(unpackedTextBudget);
     this.#reads = new PagedReads(this.backend);
     this.#catalog = new StoreCatalog(this.backend);
   }
@@ -311,12 +282,7 @@ export class SessionStore implements SessionHost {
    * @throws StorageError SESSION_NOT_FOUND, FORMAT_UNSUPPORTED, CORRUPT_LOG.
    */
   async exportLog(id: string): Promise<string> {
-    const parts: string[] = [];
-    for await (const page of this.#reads.pages(id, { limit: STREAM_PAGE }, true)) {
-      if (parts.length === 0) parts.push(formatHeaderLine(page.header));
-      for (const event of page.events) parts.push(formatEventLine(event));
-    }
-    return parts.join("");
+    return this.#reads.exportLog(id);
   }
 
   /**
@@ -369,15 +335,7 @@ export class SessionStore implements SessionHost {
     const { header, parsed } = importedLogOf(text, options);
     return this.#serial(header.id, async () => {
       await this.#assertFree(header.id);
-      const log = new SessionLog(header);
-      const events = log.admitSerialized(parsed, "parsed");
-      const release = await this.backend.lock(header.id);
-      try {
-        await this.backend.create(log.header, events);
-      } finally {
-        await release();
-      }
-      return log.header;
+      return storeWhole(this.backend, header, parsed);
     });
   }
 
@@ -545,13 +503,7 @@ export class SessionStore implements SessionHost {
       // A turn this store left open when it let go of the lock (unloaded too) is its own, going
       // on: closed only when another process wrote the log meanwhile (as a log whose writer died is).
       const own = this.#letGoTurns.takeOwn(id, log);
-      const closers = own ? [] : closersFor(log.stateCopy(), log.lastTime ?? 0);
-      const repaired = closers.length > 0 || current.tornTail;
-      if (repaired) {
-        const prepared = log.prepare(closers, "parsed");
-        await this.backend.repair(id, log.length, prepared.serialized);
-        log.commit(prepared);
-      }
+      const repaired = await repairOpened(this.backend, log, current.tornTail, own);
       state.release = release;
       this.#written(id);
       return { session: current.session, repaired };

@@ -3,6 +3,8 @@ import { SeedlineError, SessionForkError, show } from "../../errors.js";
 import { SESSION_FORMAT_VERSION, type SessionHeader, validateSessionId } from "../../generated.js";
 import { isWellFormed } from "../../util/well-formed.js";
 import { invalidParams } from "../storage-errors.js";
+import { DEFAULT_MAX_WRITER_LOCKS, type SessionStoreOptions } from "./options.js";
+import { UNPACKED_TEXT_BUDGET } from "./text-budget.js";
 
 /** The header of a new session, in the schema's member order; `seedLength` only when above 0. */
 export function makeHeader(fields: {
@@ -68,4 +70,30 @@ export function notLive(id: string): SeedlineError<"SESSION_NOT_LIVE"> {
     `expected the store's current Session for ${show(id)}, got a stale or detached one`,
     { sessionId: id },
   );
+}
+
+/**
+ * The limits a store is set up with, its options' or the defaults.
+ * @throws StorageError INVALID_PARAMS for a `maxWriterLocks` below 1 or an `unpackedTextBudget`
+ *   below 0, or either not an integer.
+ */
+export function storeLimits(options: SessionStoreOptions): {
+  maxWriterLocks: number;
+  unpackedTextBudget: number;
+} {
+  const max = options.maxWriterLocks ?? DEFAULT_MAX_WRITER_LOCKS;
+  if (!Number.isSafeInteger(max) || max < 1) {
+    throw invalidParams(
+      "/maxWriterLocks",
+      `expected maxWriterLocks to be an integer >= 1, got ${show(max)}`,
+    );
+  }
+  const budget = options.unpackedTextBudget ?? UNPACKED_TEXT_BUDGET;
+  if (!Number.isSafeInteger(budget) || budget < 0) {
+    throw invalidParams(
+      "/unpackedTextBudget",
+      `expected unpackedTextBudget to be an integer >= 0, got ${show(budget)}`,
+    );
+  }
+  return { maxWriterLocks: max, unpackedTextBudget: budget };
 }

@@ -1,4 +1,4 @@
-// What a caller asks a store to store whole — a new session's options and seed, or an imported log's text — checked and turned into the header to store, before anything is.
+// What a caller asks a store to store whole — a new session's options and seed, or an imported log's text — checked and turned into the header to store; an imported log stored whole, and a log opened for writing repaired.
 import { StorageError, show } from "../../errors.js";
 import {
   type CreateSessionOptions,
@@ -6,7 +6,10 @@ import {
   validateAbsolutePath,
   validateCreateSessionOptions,
 } from "../../generated.js";
+import { closersFor } from "../../log/repair.js";
+import { SessionLog } from "../../log/session-log.js";
 import { problemText, schemaProblem } from "../../util/schema-problem.js";
+import type { SessionBackend } from "../backend.js";
 import { parseLogText } from "../jsonl/log-reader.js";
 import { invalidParams } from "../storage-errors.js";
 import { checkSessionId, checkText, makeHeader } from "./checks.js";
@@ -99,4 +102,45 @@ export function importedLogOf(
     );
   }
   return { header, parsed: parsed.events };
+}
+
+/**
+ * Stores an imported log whole under its writer lock (let go of afterwards); returns its header.
+ * @throws StorageError SESSION_ALREADY_EXISTS; InvalidEventError for an event that breaks a rule.
+ */
+export async function storeWhole(
+  backend: SessionBackend,
+  header: SessionHeader,
+  parsed: readonly unknown[],
+): Promise<SessionHeader> {
+  const log = new SessionLog(header);
+  const events = log.admitSerialized(parsed, "parsed");
+  const release = await backend.lock(header.id);
+  try {
+    await backend.create(log.header, events);
+  } finally {
+    await release();
+  }
+  return log.header;
+}
+
+/**
+ * Repairs a log just opened for writing, as stored: an open turn that is not the opener's `own`
+ * (one it left open itself) is closed as interrupted, and a torn tail cut; the closers are
+ * stored and committed to `log`. Returns whether anything was stored.
+ */
+export async function repairOpened(
+  backend: SessionBackend,
+  log: SessionLog,
+  tornTail: boolean,
+  own: boolean,
+): Promise<boolean> {
+  const closers = own ? [] : closersFor(log.stateCopy(), log.lastTime ?? 0);
+  const repaired = closers.length > 0 || tornTail;
+  if (repaired) {
+    const prepared = log.prepare(closers, "parsed");
+    await backend.repair(log.header.id, log.length, prepared.serialized);
+    log.commit(prepared);
+  }
+  return repaired;
 }

@@ -4,6 +4,7 @@ import { show } from "../../errors.js";
 import type { DerivedMessage, SessionEvent } from "../../generated.js";
 import { markAdmitted } from "../../log/admitted-events.js";
 import { LogState } from "../../log/invariants.js";
+import { formatEventLine, formatHeaderLine } from "../../log/jsonl-codec.js";
 import { SessionLog } from "../../log/session-log.js";
 import type { SessionBackend, StoredSuffix } from "../backend.js";
 import {
@@ -89,6 +90,16 @@ export class PagedReads {
       // A read stopped early (or failed) leaves no page being read behind it.
       await loading.catch(() => undefined);
     }
+  }
+
+  /** The session as JSONL text, the header line then one line per event; see `SessionStore.exportLog`. */
+  async exportLog(id: string): Promise<string> {
+    const parts: string[] = [];
+    for await (const page of this.pages(id, { limit: STREAM_PAGE }, true)) {
+      if (parts.length === 0) parts.push(formatHeaderLine(page.header));
+      for (const event of page.events) parts.push(formatEventLine(event));
+    }
+    return parts.join("");
   }
 
   /** The events of a range in one array; see `SessionStore.readEvents`. */

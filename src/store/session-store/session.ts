@@ -1,6 +1,7 @@
 // A session as its store holds it (header and running state, never its events), and what it asks of that store: the store depends on the session, the session only on this interface.
 import type { DerivedMessage, SessionEvent, SessionHeader } from "../../generated.js";
 import type { SessionLog } from "../../log/session-log.js";
+import type { ReleaseLock } from "../backend.js";
 import type { EventPage, ReadOptions } from "../event-pages.js";
 import type { EventRange } from "./paged-reads.js";
 
@@ -100,4 +101,24 @@ export class Session {
   get log(): SessionLog {
     return this.#log;
   }
+}
+
+/** A session `SessionStore.open` opened for writing, and whether the open repaired it. */
+export interface OpenedSession {
+  readonly session: Session;
+  /**
+   * Whether this open stored a repair: the closers of a turn left open by a writer that died (or
+   * let go, when another process wrote the log since), or the cut of a torn tail.
+   */
+  readonly repaired: boolean;
+}
+
+/** What the store keeps of a live session besides the `Session`: its log and writer lock. */
+export interface LiveState {
+  readonly log: SessionLog;
+  /**
+   * The writer lock, while this process writes the session; absent for a session this process
+   * only reads (a cached view, brought up to date from the store before every read).
+   */
+  release: ReleaseLock | undefined;
 }
