@@ -51,7 +51,9 @@ async function loadToEnd(page: Page): Promise<void> {
   const status = page.getByTestId("live-status");
   const more = page.getByTestId("load-more");
   while ((await status.count()) === 0) {
-    const before = (await more.count()) === 0 ? "" : await more.textContent();
+    // Read without waiting: the sentinel may go between a count and a read (the last page
+    // landing), and a waiting read then waited 30 s for it (seen once, two test files at a time).
+    const before = await more.evaluateAll((found) => found[0]?.textContent ?? "");
     await page.evaluate(() => {
       const g = globalThis as unknown as { dispatchEvent(event: Event): boolean };
       g.dispatchEvent(new Event("seedline:more"));
