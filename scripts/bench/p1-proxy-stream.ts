@@ -92,47 +92,32 @@ export function p1ProxyStream(sizes: Sizes): Benchmark {
         });
         const floorText = `${FACTOR} × the same stream straight from the fake upstream + ${SLACK_MS} ms`;
         const straightTtfb = ttfb[2] as number[];
+        const rowOf = (what: string, subject: readonly number[], straight: readonly number[]) =>
+          row({
+            id: "P1",
+            what,
+            floor: floorText,
+            unit: "ms",
+            subject,
+            baseline: allowance(straight),
+            target: { op: "<=", value: 1 },
+            facts: facts(subject, straight),
+          });
+        const events = sizes.proxyStreamEvents;
+        const context = "proxy record, calls back to back (context):";
         return [
-          row({
-            id: "P1",
-            what: `proxy record: first byte of a ${sizes.proxyStreamEvents}-event stream`,
-            floor: floorText,
-            unit: "ms",
-            subject: ttfb[0] as number[],
-            baseline: allowance(straightTtfb),
-            target: { op: "<=", value: 1 },
-            facts: facts(ttfb[0] as number[], straightTtfb),
-          }),
-          row({
-            id: "P1",
-            what: `proxy record: whole ${sizes.proxyStreamEvents}-event stream`,
-            floor: floorText,
-            unit: "ms",
-            subject: isolated,
-            baseline: allowance(floor),
-            target: { op: "<=", value: 1 },
-            facts: facts(isolated, floor),
-          }),
-          row({
-            id: "P1",
-            what: `proxy record, calls back to back (context): first byte of a ${sizes.proxyStreamEvents}-event stream`,
-            floor: floorText,
-            unit: "ms",
-            subject: ttfb[1] as number[],
-            baseline: allowance(straightTtfb),
-            target: { op: "<=", value: 1 },
-            facts: facts(ttfb[1] as number[], straightTtfb),
-          }),
-          row({
-            id: "P1",
-            what: `proxy record, calls back to back (context): whole ${sizes.proxyStreamEvents}-event stream`,
-            floor: floorText,
-            unit: "ms",
-            subject: backToBack,
-            baseline: allowance(floor),
-            target: { op: "<=", value: 1 },
-            facts: facts(backToBack, floor),
-          }),
+          rowOf(
+            `proxy record: first byte of a ${events}-event stream`,
+            ttfb[0] as number[],
+            straightTtfb,
+          ),
+          rowOf(`proxy record: whole ${events}-event stream`, isolated, floor),
+          rowOf(
+            `${context} first byte of a ${events}-event stream`,
+            ttfb[1] as number[],
+            straightTtfb,
+          ),
+          rowOf(`${context} whole ${events}-event stream`, backToBack, floor),
         ];
       } finally {
         await proxy.stop();
