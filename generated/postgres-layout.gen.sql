@@ -24,22 +24,13 @@ CREATE TABLE events (
   CONSTRAINT events_pkey PRIMARY KEY (session_id, seq)
 );
 
-CREATE TABLE session_summaries (
-  session_id text COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-  updated_at bigint NOT NULL,
-  title text COLLATE "C",
-  derived_title text COLLATE "C",
-  CONSTRAINT session_summaries_pkey PRIMARY KEY (session_id)
-);
-
 CREATE INDEX sessions_by_created ON sessions (created_at DESC, id DESC);
 CREATE INDEX sessions_by_cwd ON sessions (cwd ASC, created_at DESC, id DESC);
 CREATE INDEX sessions_by_parent_session ON sessions (parent_session ASC, created_at DESC, id DESC);
-CREATE INDEX summaries_by_activity ON session_summaries (updated_at DESC, session_id DESC);
 
 CREATE TABLE seedline_layout (
   version integer NOT NULL,
   CONSTRAINT seedline_layout_pkey PRIMARY KEY (version)
 );
 
-INSERT INTO seedline_layout (version) VALUES (5);
+INSERT INTO seedline_layout (version) VALUES (4);

@@ -5,7 +5,7 @@
  * The PostgreSQL layout version: the layout document's version, recorded as the one row of table
  * `seedline_layout`.
  */
-export const POSTGRES_LAYOUT_VERSION = 5 as const;
+export const POSTGRES_LAYOUT_VERSION = 4 as const;
 
 /** The table that records the layout version of a schema (one row). */
 export const POSTGRES_VERSION_TABLE = "seedline_layout" as const;
@@ -15,38 +15,19 @@ export const POSTGRES_VERSION_TABLE = "seedline_layout" as const;
  * search_path is that schema. Run it inside one transaction: a schema has the whole layout and
  * its record, or nothing. JSON columns are `text`, which keeps the bytes (`jsonb` reorders keys).
  */
-export const POSTGRES_DDL = "CREATE TABLE sessions (\n  id text COLLATE \"C\" NOT NULL,\n  version bigint NOT NULL,\n  created_at bigint NOT NULL,\n  cwd text COLLATE \"C\",\n  parent_session text COLLATE \"C\",\n  seed_length bigint,\n  CONSTRAINT sessions_pkey PRIMARY KEY (id)\n);\n\nCREATE TABLE events (\n  session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq bigint NOT NULL,\n  type text COLLATE \"C\" NOT NULL,\n  time bigint NOT NULL,\n  data text COLLATE \"C\" NOT NULL,\n  source_event_seqs text COLLATE \"C\",\n  surface_op text COLLATE \"C\",\n  CONSTRAINT events_pkey PRIMARY KEY (session_id, seq)\n);\n\nCREATE TABLE session_summaries (\n  session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  updated_at bigint NOT NULL,\n  title text COLLATE \"C\",\n  derived_title text COLLATE \"C\",\n  CONSTRAINT session_summaries_pkey PRIMARY KEY (session_id)\n);\n\nCREATE INDEX sessions_by_created ON sessions (created_at DESC, id DESC);\nCREATE INDEX sessions_by_cwd ON sessions (cwd ASC, created_at DESC, id DESC);\nCREATE INDEX sessions_by_parent_session ON sessions (parent_session ASC, created_at DESC, id DESC);\nCREATE INDEX summaries_by_activity ON session_summaries (updated_at DESC, session_id DESC);\n\nCREATE TABLE seedline_layout (\n  version integer NOT NULL,\n  CONSTRAINT seedline_layout_pkey PRIMARY KEY (version)\n);\n\nINSERT INTO seedline_layout (version) VALUES (5);\n";
+export const POSTGRES_DDL = "CREATE TABLE sessions (\n  id text COLLATE \"C\" NOT NULL,\n  version bigint NOT NULL,\n  created_at bigint NOT NULL,\n  cwd text COLLATE \"C\",\n  parent_session text COLLATE \"C\",\n  seed_length bigint,\n  CONSTRAINT sessions_pkey PRIMARY KEY (id)\n);\n\nCREATE TABLE events (\n  session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq bigint NOT NULL,\n  type text COLLATE \"C\" NOT NULL,\n  time bigint NOT NULL,\n  data text COLLATE \"C\" NOT NULL,\n  source_event_seqs text COLLATE \"C\",\n  surface_op text COLLATE \"C\",\n  CONSTRAINT events_pkey PRIMARY KEY (session_id, seq)\n);\n\nCREATE INDEX sessions_by_created ON sessions (created_at DESC, id DESC);\nCREATE INDEX sessions_by_cwd ON sessions (cwd ASC, created_at DESC, id DESC);\nCREATE INDEX sessions_by_parent_session ON sessions (parent_session ASC, created_at DESC, id DESC);\n\nCREATE TABLE seedline_layout (\n  version integer NOT NULL,\n  CONSTRAINT seedline_layout_pkey PRIMARY KEY (version)\n);\n\nINSERT INTO seedline_layout (version) VALUES (4);\n";
 
-/** The layout version a schema may be upgraded from (null: none): the version before this one. */
-export const POSTGRES_UPGRADE_FROM = 4;
+/** The catalog's version (the one row of `catalog_version`): derived data, rebuilt from the logs when the row holds another. */
+export const POSTGRES_CATALOG_VERSION = 1 as const;
 
-/**
- * Upgrades a schema of layout {@link POSTGRES_UPGRADE_FROM}: the tables and indexes added since and
- * the version record. Run it inside the transaction that also fills the added tables.
- */
-export const POSTGRES_UPGRADE_DDL = "CREATE TABLE session_summaries (\n  session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  updated_at bigint NOT NULL,\n  title text COLLATE \"C\",\n  derived_title text COLLATE \"C\",\n  CONSTRAINT session_summaries_pkey PRIMARY KEY (session_id)\n);\n\nCREATE INDEX summaries_by_activity ON session_summaries (updated_at DESC, session_id DESC);\n\nUPDATE seedline_layout SET version = 5;\n";
+/** The titles table's version (the one row of `titles_version`): explicit titles, another version refused untouched. */
+export const POSTGRES_TITLES_VERSION = 1 as const;
 
 /**
  * The relations of a schema made by {@link POSTGRES_DDL}, sorted by name: kind (`r` table, `i`
  * index), name, and a table's columns as `format_type` reports them.
  */
 export const POSTGRES_LAYOUT_OBJECTS = [
-  { kind: "r", name: "events", columns: "session_id text NOT NULL, seq bigint NOT NULL, type text NOT NULL, time bigint NOT NULL, data text NOT NULL, source_event_seqs text, surface_op text" },
-  { kind: "i", name: "events_pkey", columns: "" },
-  { kind: "r", name: "seedline_layout", columns: "version integer NOT NULL" },
-  { kind: "i", name: "seedline_layout_pkey", columns: "" },
-  { kind: "r", name: "session_summaries", columns: "session_id text NOT NULL, updated_at bigint NOT NULL, title text, derived_title text" },
-  { kind: "i", name: "session_summaries_pkey", columns: "" },
-  { kind: "r", name: "sessions", columns: "id text NOT NULL, version bigint NOT NULL, created_at bigint NOT NULL, cwd text, parent_session text, seed_length bigint" },
-  { kind: "i", name: "sessions_by_created", columns: "" },
-  { kind: "i", name: "sessions_by_cwd", columns: "" },
-  { kind: "i", name: "sessions_by_parent_session", columns: "" },
-  { kind: "i", name: "sessions_pkey", columns: "" },
-  { kind: "i", name: "summaries_by_activity", columns: "" },
-] as const;
-
-/** The relations a schema of layout {@link POSTGRES_UPGRADE_FROM} holds: what an upgrade starts from. */
-export const POSTGRES_PREVIOUS_LAYOUT_OBJECTS = [
   { kind: "r", name: "events", columns: "session_id text NOT NULL, seq bigint NOT NULL, type text NOT NULL, time bigint NOT NULL, data text NOT NULL, source_event_seqs text, surface_op text" },
   { kind: "i", name: "events_pkey", columns: "" },
   { kind: "r", name: "seedline_layout", columns: "version integer NOT NULL" },
@@ -86,16 +67,5 @@ export const POSTGRES_TABLES = {
     },
     primaryKey: ["session_id", "seq"],
     jsonColumns: ["data", "source_event_seqs", "surface_op"],
-  },
-  sessionSummaries: {
-    name: "session_summaries",
-    columns: {
-      sessionId: "session_id",
-      updatedAt: "updated_at",
-      title: "title",
-      derivedTitle: "derived_title",
-    },
-    primaryKey: ["session_id"],
-    jsonColumns: [],
   },
 } as const;

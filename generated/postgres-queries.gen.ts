@@ -64,7 +64,7 @@ export const POSTGRES_QUERIES = {
    * lock check and the lock on the events row come after the session row lock (they read the locked
    * row), so a new holder of the writer lock waits for this write (see takeWriterLock).
    */
-  appendEvents: "WITH locked AS MATERIALIZED (\n  SELECT s.id FROM sessions AS s WHERE s.id = $1 FOR NO KEY UPDATE\n),\nprevious AS MATERIALIZED (\n  SELECT e.seq\n  FROM locked\n  JOIN events AS e ON e.session_id = locked.id AND e.seq = $2::bigint - 1\n  FOR KEY SHARE OF e\n),\npoint AS MATERIALIZED (\n  SELECT\n    (SELECT max(e.seq) FROM events AS e WHERE e.session_id = locked.id) AS last_seq,\n    (\n      $3::integer IS NULL\n      OR EXISTS (\n        SELECT 1\n        FROM pg_catalog.pg_locks AS l\n        WHERE locked.id IS NOT NULL\n          AND l.locktype = 'advisory'\n          AND l.granted\n          AND l.pid = $3::integer\n          AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())\n          AND l.classid = (($4::bigint >> 32) & 4294967295)::oid\n          AND l.objid = ($4::bigint & 4294967295)::oid\n          AND l.objsubid = 1\n      )\n    ) AS held,\n    ($2::bigint = 0 OR EXISTS (SELECT 1 FROM previous)) AS has_previous\n  FROM locked\n),\nchecked AS MATERIALIZED (\n  SELECT\n    last_seq,\n    held,\n    held AND has_previous AND coalesce(last_seq, -1) = $2::bigint - 1 AS appendable\n  FROM point\n),\nins AS (\n  INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)\n  SELECT $1::text, e.seq, e.type, e.time, e.data, e.source_event_seqs, e.surface_op\n  FROM checked, unnest(\n    $5::bigint[], $6::text[], $7::bigint[], $8::text[],\n    $9::text[], $10::text[]\n  ) AS e (seq, type, time, data, source_event_seqs, surface_op)\n  WHERE checked.appendable\n  ORDER BY e.seq\n  RETURNING seq\n),\npending AS (\n  INSERT INTO search_pending (session_id, from_seq, through)\n  SELECT $1::text, min(ins.seq), max(ins.seq) FROM ins HAVING $11::boolean AND count(*) > 0\n  ON CONFLICT (session_id) DO UPDATE\n  SET from_seq = least(search_pending.from_seq, excluded.from_seq),\n      through = greatest(search_pending.through, excluded.through)\n),\nsummary AS (\n  UPDATE session_summaries\n  SET updated_at = $12, derived_title = coalesce(derived_title, $13::text)\n  WHERE session_id = $1 AND EXISTS (SELECT 1 FROM ins)\n)\nSELECT\n  EXISTS (SELECT 1 FROM checked)::boolean AS found,\n  (SELECT held FROM checked)::boolean AS held,\n  (SELECT appendable FROM checked)::boolean AS appendable,\n  (SELECT last_seq FROM checked)::bigint AS \"lastSeq\",\n  (\n    SELECT pg_notify($14::text, $1::text) FROM checked WHERE appendable\n  )::text AS notified;",
+  appendEvents: "WITH locked AS MATERIALIZED (\n  SELECT s.id FROM sessions AS s WHERE s.id = $1 FOR NO KEY UPDATE\n),\nprevious AS MATERIALIZED (\n  SELECT e.seq\n  FROM locked\n  JOIN events AS e ON e.session_id = locked.id AND e.seq = $2::bigint - 1\n  FOR KEY SHARE OF e\n),\npoint AS MATERIALIZED (\n  SELECT\n    (SELECT max(e.seq) FROM events AS e WHERE e.session_id = locked.id) AS last_seq,\n    (\n      $3::integer IS NULL\n      OR EXISTS (\n        SELECT 1\n        FROM pg_catalog.pg_locks AS l\n        WHERE locked.id IS NOT NULL\n          AND l.locktype = 'advisory'\n          AND l.granted\n          AND l.pid = $3::integer\n          AND l.database = (SELECT d.oid FROM pg_catalog.pg_database AS d WHERE d.datname = current_database())\n          AND l.classid = (($4::bigint >> 32) & 4294967295)::oid\n          AND l.objid = ($4::bigint & 4294967295)::oid\n          AND l.objsubid = 1\n      )\n    ) AS held,\n    ($2::bigint = 0 OR EXISTS (SELECT 1 FROM previous)) AS has_previous\n  FROM locked\n),\nchecked AS MATERIALIZED (\n  SELECT\n    last_seq,\n    held,\n    held AND has_previous AND coalesce(last_seq, -1) = $2::bigint - 1 AS appendable\n  FROM point\n),\nins AS (\n  INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op)\n  SELECT $1::text, e.seq, e.type, e.time, e.data, e.source_event_seqs, e.surface_op\n  FROM checked, unnest(\n    $5::bigint[], $6::text[], $7::bigint[], $8::text[],\n    $9::text[], $10::text[]\n  ) AS e (seq, type, time, data, source_event_seqs, surface_op)\n  WHERE checked.appendable\n  ORDER BY e.seq\n  RETURNING seq\n),\npending AS (\n  INSERT INTO search_pending (session_id, from_seq, through)\n  SELECT $1::text, min(ins.seq), max(ins.seq) FROM ins HAVING $11::boolean AND count(*) > 0\n  ON CONFLICT (session_id) DO UPDATE\n  SET from_seq = least(search_pending.from_seq, excluded.from_seq),\n      through = greatest(search_pending.through, excluded.through)\n),\nsummary AS (\n  UPDATE catalog_summaries\n  SET last_seq = (SELECT max(ins.seq) FROM ins), updated_at = $12,\n    derived_title = coalesce(derived_title, $13::text)\n  WHERE session_id = $1 AND EXISTS (SELECT 1 FROM ins)\n)\nSELECT\n  EXISTS (SELECT 1 FROM checked)::boolean AS found,\n  (SELECT held FROM checked)::boolean AS held,\n  (SELECT appendable FROM checked)::boolean AS appendable,\n  (SELECT last_seq FROM checked)::bigint AS \"lastSeq\",\n  (\n    SELECT pg_notify($14::text, $1::text) FROM checked WHERE appendable\n  )::text AS notified;",
   /**
    * The last turn/start or turn/end at or before `@boundary`, walking the primary key backwards
    * from it. The backend reads `turn` from the data (data is text: a damaged row must not fail the
@@ -164,45 +164,55 @@ export const POSTGRES_QUERIES = {
    * row carries the seq of the session's last event (NULL when it has none), read by a primary-key
    * probe inside the statement, and its summary (last activity, titles).
    */
-  listSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE (s.created_at, s.id) < ($1, $2)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $3;",
+  listSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN catalog_summaries AS m ON m.session_id = s.id\nWHERE (s.created_at, s.id) < ($1, $2)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $3;",
   /** listSessions filtered by cwd, through sessions_by_cwd. */
-  listSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.cwd = $1 AND (s.created_at, s.id) < ($2, $3)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $4;",
+  listSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN catalog_summaries AS m ON m.session_id = s.id\nWHERE s.cwd = $1 AND (s.created_at, s.id) < ($2, $3)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $4;",
   /** listSessions filtered by parent session, through sessions_by_parent_session. */
-  listChildSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.parent_session = $1 AND (s.created_at, s.id) < ($2, $3)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $4;",
+  listChildSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN catalog_summaries AS m ON m.session_id = s.id\nWHERE s.parent_session = $1 AND (s.created_at, s.id) < ($2, $3)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $4;",
   /** listSessions filtered by parent session and cwd (the planner picks the index). */
-  listChildSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.parent_session = $1 AND s.cwd = $2\n  AND (s.created_at, s.id) < ($3, $4)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $5;",
+  listChildSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,\n  m.derived_title AS \"derivedTitle\"\nFROM sessions AS s\nJOIN catalog_summaries AS m ON m.session_id = s.id\nWHERE s.parent_session = $1 AND s.cwd = $2\n  AND (s.created_at, s.id) < ($3, $4)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT $5;",
   /**
    * One page in activity order (most recent activity first), strictly after the cursor (`@afterAt`:
-   * last activity, `@afterId`); walks summaries_by_activity without sorting.
+   * last activity, `@afterId`); walks catalog_by_activity without sorting.
    */
-  listSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < ($1, $2)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $3;",
+  listSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,\n  m.derived_title AS \"derivedTitle\"\nFROM catalog_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < ($1, $2)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $3;",
   /**
    * listSessionsByActivity filtered by cwd: the sessions of one folder (through sessions_by_cwd),
    * sorted by activity.
    */
-  listSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.cwd = $1 AND (m.updated_at, m.session_id) < ($2, $3)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $4;",
+  listSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,\n  m.derived_title AS \"derivedTitle\"\nFROM catalog_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.cwd = $1 AND (m.updated_at, m.session_id) < ($2, $3)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $4;",
   /**
    * listSessionsByActivity filtered by parent session (through sessions_by_parent_session), sorted.
    */
-  listChildSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.parent_session = $1 AND (m.updated_at, m.session_id) < ($2, $3)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $4;",
+  listChildSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,\n  m.derived_title AS \"derivedTitle\"\nFROM catalog_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.parent_session = $1 AND (m.updated_at, m.session_id) < ($2, $3)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $4;",
   /** listSessionsByActivity filtered by parent session and cwd, sorted. */
-  listChildSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  m.title,\n  m.derived_title AS \"derivedTitle\"\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.parent_session = $1 AND s.cwd = $2\n  AND (m.updated_at, m.session_id) < ($3, $4)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $5;",
+  listChildSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\",\n  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,\n  m.derived_title AS \"derivedTitle\"\nFROM catalog_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.parent_session = $1 AND s.cwd = $2\n  AND (m.updated_at, m.session_id) < ($3, $4)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $5;",
   /**
-   * A new session's summary, written with its sessions row: activity `@updatedAt`, no explicit
-   * title.
+   * A new session's summary, written with its sessions row: no event yet, activity `@updatedAt`.
    */
-  insertSummary: "INSERT INTO session_summaries (session_id, updated_at, title, derived_title)\nVALUES ($1, $2, NULL, $3);",
+  insertSummary: "INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)\nVALUES ($1, NULL, $2, NULL);",
   /**
-   * After events were written: the last activity, and the derived title when none was stored yet
-   * (`@derivedTitle` NULL: the batch has no user message).
+   * After events were written: the seq of the last (`@lastSeq`), the last activity, and the derived
+   * title when none was stored yet (`@derivedTitle` NULL: the batch has no user message).
    */
-  touchSummary: "UPDATE session_summaries\nSET updated_at = $1, derived_title = coalesce(derived_title, $2::text)\nWHERE session_id = $3;",
-  /** Sets (or, with NULL, clears) the explicit title. */
-  setTitle: "UPDATE session_summaries SET title = $1::text WHERE session_id = $2;",
-  /** The derived title of a session whose events were copied or upgraded in SQL. */
-  setDerivedTitle: "UPDATE session_summaries SET derived_title = $1::text WHERE session_id = $2;",
+  touchSummary: "UPDATE catalog_summaries\nSET last_seq = $1, updated_at = $2,\n  derived_title = coalesce(derived_title, $3::text)\nWHERE session_id = $4;",
+  /**
+   * A session's summary made anew from its log (after a fork's copy or a repair, or when the
+   * catalog found it stale): the seq and time of its last event row (else its creation time), and
+   * `@derivedTitle`, which the backend takes from the log's first user message.
+   */
+  refreshSummary: "INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)\nSELECT\n  s.id,\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id),\n  coalesce(\n    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),\n    s.created_at\n  ),\n  $1::text\nFROM sessions AS s\nWHERE s.id = $2\nON CONFLICT (session_id) DO UPDATE\nSET last_seq = excluded.last_seq, updated_at = excluded.updated_at,\n  derived_title = excluded.derived_title;",
+  /**
+   * Sets the explicit title of a stored session (the reference refuses an id that is not stored).
+   */
+  setTitle: "INSERT INTO session_titles (session_id, title) VALUES ($1, $2::text)\nON CONFLICT (session_id) DO UPDATE SET title = excluded.title;",
+  /**
+   * Clears the explicit title (nothing to do when there is none); also run when a session is made,
+   * so that a title another build left behind for a deleted id is not inherited.
+   */
+  clearTitle: "DELETE FROM session_titles WHERE session_id = $1;",
   /** The explicit and derived titles of a session (no row: no such session). */
-  sessionTitles: "SELECT title, derived_title AS \"derivedTitle\" FROM session_summaries WHERE session_id = $1;",
+  sessionTitles: "SELECT\n  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,\n  (SELECT m.derived_title FROM catalog_summaries AS m WHERE m.session_id = s.id)::text\n    AS \"derivedTitle\"\nFROM sessions AS s\nWHERE s.id = $1;",
   /** The data of a session's first user/message, walking the primary key from seq 0. */
   firstUserMessage: "SELECT data FROM events WHERE session_id = $1 AND type = 'user/message' ORDER BY seq LIMIT 1;",
   /** The time of a session's last event (no row: it has none). */
@@ -216,15 +226,6 @@ export const POSTGRES_QUERIES = {
   idsWithPrefix: "SELECT id FROM sessions\nWHERE id >= $1 AND ($2::text IS NULL OR id < $2::text)\nORDER BY id\nLIMIT $3;",
   /** How many stored ids start with `@prefix`: the same range, counted. */
   countIdsWithPrefix: "SELECT count(*) AS count FROM sessions\nWHERE id >= $1 AND ($2::text IS NULL OR id < $2::text);",
-  /**
-   * Upgrade from layout 4: one summary per stored session, its activity from its last event row
-   * (else its creation time); the derived titles are set after, one setDerivedTitle each.
-   */
-  fillSummaries: "INSERT INTO session_summaries (session_id, updated_at, title, derived_title)\nSELECT\n  s.id,\n  coalesce(\n    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),\n    s.created_at\n  ),\n  NULL,\n  NULL\nFROM sessions AS s;",
-  /**
-   * Upgrade from layout 4: each stored session that has a user/message, with the data of its first.
-   */
-  firstUserMessages: "SELECT s.id AS \"sessionId\", u.data\nFROM sessions AS s\nJOIN events AS u ON u.session_id = s.id AND u.seq = (\n  SELECT min(e.seq) FROM events AS e WHERE e.session_id = s.id AND e.type = 'user/message'\n);",
   /**
    * Every relation of the target schema (tables, indexes, views, sequences…), each table with its
    * columns as `name type[ NOT NULL]`: none for a new schema, the generated layout's for one of
@@ -270,6 +271,49 @@ export const POSTGRES_QUERIES = {
   beginRead: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;",
   commit: "COMMIT;",
   rollback: "ROLLBACK;",
+  /**
+   * One row when the catalog's version table is there, read from pg_class in the statement's
+   * snapshot: after the creation lock it sees what the creator before committed (to_regclass reads
+   * a cache that an advisory lock does not refresh).
+   */
+  catalogExists: "SELECT 1 AS found\nFROM pg_catalog.pg_class AS c\nJOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace\nWHERE n.nspname = current_schema() AND c.relname = 'catalog_version';",
+  createCatalogVersion: "CREATE TABLE IF NOT EXISTS catalog_version (\n  version integer NOT NULL,\n  CONSTRAINT catalog_version_pkey PRIMARY KEY (version)\n);",
+  /** The catalog's version rows: one, POSTGRES_CATALOG_VERSION, in a catalog of this build. */
+  catalogVersions: "SELECT version FROM catalog_version ORDER BY version;",
+  stampCatalog: "INSERT INTO catalog_version (version) VALUES ($1);",
+  /**
+   * One row per stored session: the seq of its last event row (NULL: none; how a stale summary is
+   * told), its last activity (its last event's time, else its creation time) and the title derived
+   * from its first user message. Deleting the session deletes the row.
+   */
+  createCatalogSummaries: "CREATE TABLE IF NOT EXISTS catalog_summaries (\n  session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  last_seq bigint,\n  updated_at bigint NOT NULL,\n  derived_title text COLLATE \"C\",\n  CONSTRAINT catalog_summaries_pkey PRIMARY KEY (session_id)\n);",
+  /** list() in activity order, most recent first, paged by an (updated_at, session_id) cursor. */
+  createCatalogByActivity: "CREATE INDEX IF NOT EXISTS catalog_by_activity\nON catalog_summaries (updated_at DESC, session_id DESC);",
+  /**
+   * A new catalog: one summary per stored session, from its last event row (else its creation
+   * time); the derived titles are set after, one setDerivedTitle each.
+   */
+  fillSummaries: "INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)\nSELECT\n  s.id,\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id),\n  coalesce(\n    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),\n    s.created_at\n  ),\n  NULL\nFROM sessions AS s;",
+  /** A new catalog: each stored session that has a user/message, with the data of its first. */
+  firstUserMessages: "SELECT s.id AS \"sessionId\", u.data\nFROM sessions AS s\nJOIN events AS u ON u.session_id = s.id AND u.seq = (\n  SELECT min(e.seq) FROM events AS e WHERE e.session_id = s.id AND e.type = 'user/message'\n);",
+  setDerivedTitle: "UPDATE catalog_summaries SET derived_title = $1::text WHERE session_id = $2;",
+  /**
+   * The stored sessions whose summary is missing or behind their log (its last seq is not the
+   * log's: another build wrote them): one primary-key probe each.
+   */
+  staleSummaries: "SELECT s.id AS \"sessionId\"\nFROM sessions AS s\nLEFT JOIN catalog_summaries AS m ON m.session_id = s.id\nWHERE m.session_id IS NULL\n  OR m.last_seq IS DISTINCT FROM (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)\nORDER BY s.id;",
+  /**
+   * The catalog's tables and the search index, dropped before a catalog of another version is made
+   * anew (the indexes go with their tables).
+   */
+  dropCatalog: "DROP TABLE IF EXISTS catalog_summaries, catalog_version, search_pending, search_texts;",
+  /** One row when the titles table's version table is there (read as catalogExists). */
+  titlesExists: "SELECT 1 AS found\nFROM pg_catalog.pg_class AS c\nJOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace\nWHERE n.nspname = current_schema() AND c.relname = 'titles_version';",
+  createTitlesVersion: "CREATE TABLE IF NOT EXISTS titles_version (\n  version integer NOT NULL,\n  CONSTRAINT titles_version_pkey PRIMARY KEY (version)\n);",
+  titlesVersions: "SELECT version FROM titles_version ORDER BY version;",
+  stampTitles: "INSERT INTO titles_version (version) VALUES ($1);",
+  /** One row per session with an explicit title; deleting the session deletes it. */
+  createSessionTitles: "CREATE TABLE IF NOT EXISTS session_titles (\n  session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  title text COLLATE \"C\" NOT NULL,\n  CONSTRAINT session_titles_pkey PRIMARY KEY (session_id)\n);",
   createSearchTexts: "CREATE TABLE IF NOT EXISTS search_texts (\n  session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq bigint NOT NULL,\n  text text NOT NULL,\n  CONSTRAINT search_texts_pkey PRIMARY KEY (session_id, seq)\n);",
   /**
    * Per session, the rows seq from_seq..through that may have no text yet (appended, created,
@@ -330,9 +374,9 @@ export const POSTGRES_QUERIES = {
    * One page of the sessions (in list order: most recent activity first, after the cursor, in
    * `@cwd` when not NULL) with a row whose folded text holds every term of `@terms`, each row with
    * its session's last seq and last activity as listSessionsByActivity gives them. Walks
-   * summaries_by_activity.
+   * catalog_by_activity.
    */
-  searchSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\"\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < ($1::bigint, $2::text)\n  AND ($3::text IS NULL OR s.cwd = $3::text)\n  AND (\n    SELECT true FROM search_texts AS t\n    WHERE t.session_id = s.id\n      AND NOT EXISTS (SELECT 1 FROM unnest($4::text[]) AS term WHERE strpos(t.text, term) = 0)\n    LIMIT 1\n  )\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $5;",
+  searchSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS \"lastSeq\",\n  m.updated_at AS \"updatedAt\"\nFROM catalog_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < ($1::bigint, $2::text)\n  AND ($3::text IS NULL OR s.cwd = $3::text)\n  AND (\n    SELECT true FROM search_texts AS t\n    WHERE t.session_id = s.id\n      AND NOT EXISTS (SELECT 1 FROM unnest($4::text[]) AS term WHERE strpos(t.text, term) = 0)\n    LIMIT 1\n  )\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT $5;",
   /**
    * The first `@limit` events of each session of `@ids` whose folded text holds every term of
    * `@terms`.
@@ -374,17 +418,16 @@ export const POSTGRES_QUERY_PARAMS = {
   listSessionsInCwdByActivity: ["cwd", "afterAt", "afterId", "limit"],
   listChildSessionsByActivity: ["parentSession", "afterAt", "afterId", "limit"],
   listChildSessionsInCwdByActivity: ["parentSession", "cwd", "afterAt", "afterId", "limit"],
-  insertSummary: ["sessionId", "updatedAt", "derivedTitle"],
-  touchSummary: ["updatedAt", "derivedTitle", "sessionId"],
-  setTitle: ["title", "sessionId"],
-  setDerivedTitle: ["derivedTitle", "sessionId"],
+  insertSummary: ["sessionId", "updatedAt"],
+  touchSummary: ["lastSeq", "updatedAt", "derivedTitle", "sessionId"],
+  refreshSummary: ["derivedTitle", "sessionId"],
+  setTitle: ["sessionId", "title"],
+  clearTitle: ["sessionId"],
   sessionTitles: ["sessionId"],
   firstUserMessage: ["sessionId"],
   lastEventTime: ["sessionId"],
   idsWithPrefix: ["prefix", "end", "limit"],
   countIdsWithPrefix: ["prefix", "end"],
-  fillSummaries: [],
-  firstUserMessages: [],
   layoutObjects: ["schema"],
   layoutVersions: [],
   lockLayoutCreation: ["key"],
@@ -397,6 +440,22 @@ export const POSTGRES_QUERY_PARAMS = {
   beginRead: [],
   commit: [],
   rollback: [],
+  catalogExists: [],
+  createCatalogVersion: [],
+  catalogVersions: [],
+  stampCatalog: ["version"],
+  createCatalogSummaries: [],
+  createCatalogByActivity: [],
+  fillSummaries: [],
+  firstUserMessages: [],
+  setDerivedTitle: ["derivedTitle", "sessionId"],
+  staleSummaries: [],
+  dropCatalog: [],
+  titlesExists: [],
+  createTitlesVersion: [],
+  titlesVersions: [],
+  stampTitles: ["version"],
+  createSessionTitles: [],
   createSearchTexts: [],
   createSearchPending: [],
   searchIndexExists: [],
@@ -641,10 +700,6 @@ export const POSTGRES_QUERY_COLUMNS = {
   countIdsWithPrefix: [
     { name: "count", type: "PostgresScalar" },
   ],
-  firstUserMessages: [
-    { name: "sessionId", type: "string" },
-    { name: "data", type: "string" },
-  ],
   layoutObjects: [
     { name: "kind", type: "string | null" },
     { name: "name", type: "string | null" },
@@ -671,6 +726,25 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "currentSchema", type: "string | null" },
     { name: "serverEncoding", type: "string | null" },
   ],
+  catalogExists: [
+    { name: "found", type: "PostgresScalar" },
+  ],
+  catalogVersions: [
+    { name: "version", type: "number" },
+  ],
+  firstUserMessages: [
+    { name: "sessionId", type: "string" },
+    { name: "data", type: "string" },
+  ],
+  staleSummaries: [
+    { name: "sessionId", type: "string | null" },
+  ],
+  titlesExists: [
+    { name: "found", type: "PostgresScalar" },
+  ],
+  titlesVersions: [
+    { name: "version", type: "number" },
+  ],
   searchIndexExists: [
     { name: "found", type: "PostgresScalar" },
   ],
@@ -681,8 +755,8 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "sessionId", type: "string" },
   ],
   searchPendingOf: [
-    { name: "fromSeq", type: "PostgresScalar" },
-    { name: "through", type: "PostgresScalar" },
+    { name: "fromSeq", type: "number" },
+    { name: "through", type: "number" },
   ],
   shareSessionRowForIndex: [
     { name: "found", type: "PostgresScalar" },
@@ -893,7 +967,6 @@ export interface PostgresQueryRows {
   readonly lastEventTime: { readonly time: number };
   readonly idsWithPrefix: { readonly id: string };
   readonly countIdsWithPrefix: { readonly count: PostgresScalar };
-  readonly firstUserMessages: { readonly sessionId: string; readonly data: string };
   readonly layoutObjects: {
     readonly kind: string | null;
     readonly name: string | null;
@@ -909,10 +982,16 @@ export interface PostgresQueryRows {
     readonly currentSchema: string | null;
     readonly serverEncoding: string | null;
   };
+  readonly catalogExists: { readonly found: PostgresScalar };
+  readonly catalogVersions: { readonly version: number };
+  readonly firstUserMessages: { readonly sessionId: string; readonly data: string };
+  readonly staleSummaries: { readonly sessionId: string | null };
+  readonly titlesExists: { readonly found: PostgresScalar };
+  readonly titlesVersions: { readonly version: number };
   readonly searchIndexExists: { readonly found: PostgresScalar };
   readonly searchPendingExists: { readonly found: PostgresScalar };
   readonly searchPendingSessions: { readonly sessionId: string };
-  readonly searchPendingOf: { readonly fromSeq: PostgresScalar; readonly through: PostgresScalar };
+  readonly searchPendingOf: { readonly fromSeq: number; readonly through: number };
   readonly shareSessionRowForIndex: { readonly found: PostgresScalar };
   readonly searchableRows: {
     readonly sessionId: string;

@@ -22,17 +22,8 @@ CREATE TABLE events (
   PRIMARY KEY (session_id, seq)
 ) STRICT;
 
-CREATE TABLE session_summaries (
-  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-  updated_at INTEGER NOT NULL,
-  title TEXT,
-  derived_title TEXT,
-  PRIMARY KEY (session_id)
-) STRICT;
-
 CREATE INDEX sessions_by_created ON sessions (created_at DESC, id DESC);
 CREATE INDEX sessions_by_cwd ON sessions (cwd ASC, created_at DESC, id DESC);
 CREATE INDEX sessions_by_parent_session ON sessions (parent_session ASC, created_at DESC, id DESC);
-CREATE INDEX summaries_by_activity ON session_summaries (updated_at DESC, session_id DESC);
 
-PRAGMA user_version = 5;
+PRAGMA user_version = 4;

@@ -5,25 +5,25 @@
  * The SQLite layout version; the last statement of {@link SQLITE_DDL} stamps it in `PRAGMA
  * user_version`.
  */
-export const SQLITE_LAYOUT_VERSION = 5 as const;
+export const SQLITE_LAYOUT_VERSION = 4 as const;
 
 /**
  * Creates the tables and indexes of a fresh database and stamps `user_version`. Run it inside
  * one transaction so that a database either has the whole layout and its stamp or nothing.
  */
-export const SQLITE_DDL = "CREATE TABLE sessions (\n  id TEXT NOT NULL,\n  version INTEGER NOT NULL,\n  created_at INTEGER NOT NULL,\n  cwd TEXT,\n  parent_session TEXT,\n  seed_length INTEGER,\n  PRIMARY KEY (id)\n) STRICT;\n\nCREATE TABLE events (\n  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq INTEGER NOT NULL,\n  type TEXT NOT NULL,\n  time INTEGER NOT NULL,\n  data TEXT NOT NULL,\n  source_event_seqs TEXT,\n  surface_op TEXT,\n  PRIMARY KEY (session_id, seq)\n) STRICT;\n\nCREATE TABLE session_summaries (\n  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  updated_at INTEGER NOT NULL,\n  title TEXT,\n  derived_title TEXT,\n  PRIMARY KEY (session_id)\n) STRICT;\n\nCREATE INDEX sessions_by_created ON sessions (created_at DESC, id DESC);\nCREATE INDEX sessions_by_cwd ON sessions (cwd ASC, created_at DESC, id DESC);\nCREATE INDEX sessions_by_parent_session ON sessions (parent_session ASC, created_at DESC, id DESC);\nCREATE INDEX summaries_by_activity ON session_summaries (updated_at DESC, session_id DESC);\n\nPRAGMA user_version = 5;\n";
+export const SQLITE_DDL = "CREATE TABLE sessions (\n  id TEXT NOT NULL,\n  version INTEGER NOT NULL,\n  created_at INTEGER NOT NULL,\n  cwd TEXT,\n  parent_session TEXT,\n  seed_length INTEGER,\n  PRIMARY KEY (id)\n) STRICT;\n\nCREATE TABLE events (\n  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq INTEGER NOT NULL,\n  type TEXT NOT NULL,\n  time INTEGER NOT NULL,\n  data TEXT NOT NULL,\n  source_event_seqs TEXT,\n  surface_op TEXT,\n  PRIMARY KEY (session_id, seq)\n) STRICT;\n\nCREATE INDEX sessions_by_created ON sessions (created_at DESC, id DESC);\nCREATE INDEX sessions_by_cwd ON sessions (cwd ASC, created_at DESC, id DESC);\nCREATE INDEX sessions_by_parent_session ON sessions (parent_session ASC, created_at DESC, id DESC);\n\nPRAGMA user_version = 4;\n";
 
 /**
- * The layout version an existing database may be upgraded from (null: none): the version before
- * this one.
+ * The catalog's version (the one row of `catalog_version`): derived data, rebuilt from the logs
+ * when the row holds another.
  */
-export const SQLITE_UPGRADE_FROM = 4;
+export const SQLITE_CATALOG_VERSION = 1 as const;
 
 /**
- * Upgrades a database of layout {@link SQLITE_UPGRADE_FROM}: creates the tables and indexes added
- * since and stamps `user_version`. Run it inside the transaction that also fills the added tables.
+ * The titles table's version (the one row of `titles_version`): explicit titles, another version
+ * refused untouched.
  */
-export const SQLITE_UPGRADE_DDL = "CREATE TABLE session_summaries (\n  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  updated_at INTEGER NOT NULL,\n  title TEXT,\n  derived_title TEXT,\n  PRIMARY KEY (session_id)\n) STRICT;\n\nCREATE INDEX summaries_by_activity ON session_summaries (updated_at DESC, session_id DESC);\n\nPRAGMA user_version = 5;\n";
+export const SQLITE_TITLES_VERSION = 1 as const;
 
 /** Connection pragmas, applied after the version check (journal_mode rewrites the file header). */
 export const SQLITE_PRAGMAS = {
@@ -64,17 +64,6 @@ export const SQLITE_TABLES = {
     },
     primaryKey: ["session_id", "seq"],
     jsonColumns: ["data", "source_event_seqs", "surface_op"],
-  },
-  sessionSummaries: {
-    name: "session_summaries",
-    columns: {
-      sessionId: "session_id",
-      updatedAt: "updated_at",
-      title: "title",
-      derivedTitle: "derived_title",
-    },
-    primaryKey: ["session_id"],
-    jsonColumns: [],
   },
 } as const;
 
@@ -123,26 +112,4 @@ export interface EventsRow {
    * surface-eligible.
    */
   readonly surface_op: string | null;
-}
-
-/**
- * A row of table `session_summaries`. One row per stored session, written with its sessions row and
- * kept up to date in the transaction of every write to its events: what listing sorts and shows
- * without reading a log.
- */
-export interface SessionSummariesRow {
-  /** The session summarised; deleting the session deletes its summary. */
-  readonly session_id: string;
-  /**
-   * Last activity, Unix epoch milliseconds: the time of the session's last event, or its creation
-   * time when it has none.
-   */
-  readonly updated_at: number;
-  /** The explicit title (set_title); NULL when none was set or it was cleared. */
-  readonly title: string | null;
-  /**
-   * The title derived from the session's first user/message (its text on one line, cut to 80
-   * columns); NULL while the session has none.
-   */
-  readonly derived_title: string | null;
 }

@@ -6,7 +6,7 @@ export type SqliteScalar = string | number | null;
 
 /**
  * Every SQL statement of the SQLite backend, by name (schema/storage/sqlite-queries.sql). Each
- * one prepared successfully on layout 5 when this file was generated.
+ * one prepared successfully on layout 4 when this file was generated.
  */
 export const SQLITE_QUERIES = {
   /** One row when the session is stored. */
@@ -77,45 +77,55 @@ export const SQLITE_QUERIES = {
    * sessions_by_created without sorting. Each row carries its summary (last activity, titles) by a
    * primary-key probe.
    */
-  listSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
+  listSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  t.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s\nJOIN catalog_summaries AS m ON m.session_id = s.id\nLEFT JOIN session_titles AS t ON t.session_id = s.id\nWHERE (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
   /** listSessions filtered by cwd, through sessions_by_cwd. */
-  listSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.cwd = @cwd AND (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
+  listSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  t.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s\nJOIN catalog_summaries AS m ON m.session_id = s.id\nLEFT JOIN session_titles AS t ON t.session_id = s.id\nWHERE s.cwd = @cwd AND (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
   /** listSessions filtered by parent session, through sessions_by_parent_session. */
-  listChildSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.parent_session = @parentSession AND (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
+  listChildSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  t.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s\nJOIN catalog_summaries AS m ON m.session_id = s.id\nLEFT JOIN session_titles AS t ON t.session_id = s.id\nWHERE s.parent_session = @parentSession AND (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
   /** listSessions filtered by parent session and cwd: the children index, then the cwd filter. */
-  listChildSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s INDEXED BY sessions_by_parent_session\nJOIN session_summaries AS m ON m.session_id = s.id\nWHERE s.parent_session = @parentSession AND s.cwd = @cwd\n  AND (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
+  listChildSessionsInCwd: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  t.title,\n  m.derived_title AS derivedTitle\nFROM sessions AS s INDEXED BY sessions_by_parent_session\nJOIN catalog_summaries AS m ON m.session_id = s.id\nLEFT JOIN session_titles AS t ON t.session_id = s.id\nWHERE s.parent_session = @parentSession AND s.cwd = @cwd\n  AND (s.created_at, s.id) < (@afterAt, @afterId)\nORDER BY s.created_at DESC, s.id DESC\nLIMIT @limit;",
   /**
    * One page in activity order (most recent activity first), strictly after the cursor (`@afterAt`:
-   * last activity, `@afterId`); walks summaries_by_activity without sorting.
+   * last activity, `@afterId`); walks catalog_by_activity without sorting.
    */
-  listSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
+  listSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  t.title,\n  m.derived_title AS derivedTitle\nFROM catalog_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nLEFT JOIN session_titles AS t ON t.session_id = s.id\nWHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
   /**
    * listSessionsByActivity filtered by cwd: the sessions of one folder (through sessions_by_cwd),
    * sorted by activity.
    */
-  listSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.cwd = @cwd AND (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
+  listSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  t.title,\n  m.derived_title AS derivedTitle\nFROM catalog_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nLEFT JOIN session_titles AS t ON t.session_id = s.id\nWHERE s.cwd = @cwd AND (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
   /**
    * listSessionsByActivity filtered by parent session (through sessions_by_parent_session), sorted.
    */
-  listChildSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.parent_session = @parentSession AND (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
+  listChildSessionsByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  t.title,\n  m.derived_title AS derivedTitle\nFROM catalog_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nLEFT JOIN session_titles AS t ON t.session_id = s.id\nWHERE s.parent_session = @parentSession AND (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
   /** listSessionsByActivity filtered by parent session and cwd, sorted. */
-  listChildSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  m.title,\n  m.derived_title AS derivedTitle\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE s.parent_session = @parentSession AND s.cwd = @cwd\n  AND (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
+  listChildSessionsInCwdByActivity: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt,\n  t.title,\n  m.derived_title AS derivedTitle\nFROM catalog_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nLEFT JOIN session_titles AS t ON t.session_id = s.id\nWHERE s.parent_session = @parentSession AND s.cwd = @cwd\n  AND (m.updated_at, m.session_id) < (@afterAt, @afterId)\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
   /**
-   * A new session's summary, written with its sessions row: activity `@updatedAt`, no explicit
-   * title.
+   * A new session's summary, written with its sessions row: no event yet, activity `@updatedAt`.
    */
-  insertSummary: "INSERT INTO session_summaries (session_id, updated_at, title, derived_title)\nVALUES (@sessionId, @updatedAt, NULL, @derivedTitle);",
+  insertSummary: "INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)\nVALUES (@sessionId, NULL, @updatedAt, NULL);",
   /**
-   * After events were written: the last activity, and the derived title when none was stored yet
-   * (`@derivedTitle` NULL: the batch has no user message).
+   * After events were written: the seq of the last (`@lastSeq`), the last activity, and the derived
+   * title when none was stored yet (`@derivedTitle` NULL: the batch has no user message).
    */
-  touchSummary: "UPDATE session_summaries\nSET updated_at = @updatedAt, derived_title = coalesce(derived_title, @derivedTitle)\nWHERE session_id = @sessionId;",
-  /** Sets (or, with NULL, clears) the explicit title. */
-  setTitle: "UPDATE session_summaries SET title = @title WHERE session_id = @sessionId;",
-  /** The derived title of a session whose events were copied or upgraded in SQL. */
-  setDerivedTitle: "UPDATE session_summaries SET derived_title = @derivedTitle WHERE session_id = @sessionId;",
+  touchSummary: "UPDATE catalog_summaries\nSET last_seq = @lastSeq, updated_at = @updatedAt,\n  derived_title = coalesce(derived_title, @derivedTitle)\nWHERE session_id = @sessionId;",
+  /**
+   * A session's summary made anew from its log (after a fork's copy or a repair, or when the
+   * catalog found it stale): the seq and time of its last event row (else its creation time), and
+   * `@derivedTitle`, which the backend takes from the log's first user message.
+   */
+  refreshSummary: "INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)\nSELECT\n  s.id,\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id),\n  coalesce(\n    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),\n    s.created_at\n  ),\n  @derivedTitle\nFROM sessions AS s\nWHERE s.id = @sessionId\nON CONFLICT (session_id) DO UPDATE\nSET last_seq = excluded.last_seq, updated_at = excluded.updated_at,\n  derived_title = excluded.derived_title;",
+  /**
+   * Sets the explicit title of a stored session (the reference refuses an id that is not stored).
+   */
+  setTitle: "INSERT INTO session_titles (session_id, title) VALUES (@sessionId, @title)\nON CONFLICT (session_id) DO UPDATE SET title = excluded.title;",
+  /**
+   * Clears the explicit title (nothing to do when there is none); also run when a session is made,
+   * so that a title another build left behind for a deleted id is not inherited.
+   */
+  clearTitle: "DELETE FROM session_titles WHERE session_id = @sessionId;",
   /** The explicit and derived titles of a session (no row: no such session). */
-  sessionTitles: "SELECT title, derived_title AS derivedTitle FROM session_summaries WHERE session_id = @sessionId;",
+  sessionTitles: "SELECT t.title, m.derived_title AS derivedTitle\nFROM sessions AS s\nLEFT JOIN catalog_summaries AS m ON m.session_id = s.id\nLEFT JOIN session_titles AS t ON t.session_id = s.id\nWHERE s.id = @sessionId;",
   /** The data of a session's first user/message, walking the primary key from seq 0. */
   firstUserMessage: "SELECT data FROM events WHERE session_id = @sessionId AND type = 'user/message' ORDER BY seq LIMIT 1;",
   /** The time of a session's last event (no row: it has none). */
@@ -129,14 +139,14 @@ export const SQLITE_QUERIES = {
   /** How many stored ids start with `@prefix`: the same range, counted. */
   countIdsWithPrefix: "SELECT count(*) AS count FROM sessions WHERE id >= @prefix AND id < CAST(@prefix || x'ff' AS TEXT);",
   /**
-   * Upgrade from layout 4: one summary per stored session, its activity from its last event row
-   * (else its creation time); the derived titles are set after, one setDerivedTitle each.
+   * The stored sessions whose summary is missing or behind their log (its last seq is not the
+   * log's: another build wrote them, or a write's catalog update was lost): one primary-key probe
+   * each.
    */
-  fillSummaries: "INSERT INTO session_summaries (session_id, updated_at, title, derived_title)\nSELECT\n  s.id,\n  coalesce(\n    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),\n    s.created_at\n  ),\n  NULL,\n  NULL\nFROM sessions AS s;",
-  /**
-   * Upgrade from layout 4: each stored session that has a user/message, with the data of its first.
-   */
-  firstUserMessages: "SELECT s.id AS sessionId, u.data\nFROM sessions AS s\nJOIN events AS u ON u.session_id = s.id AND u.seq = (\n  SELECT min(e.seq) FROM events AS e WHERE e.session_id = s.id AND e.type = 'user/message'\n);",
+  staleSummaries: "SELECT s.id AS sessionId\nFROM sessions AS s\nLEFT JOIN catalog_summaries AS m ON m.session_id = s.id\nWHERE m.session_id IS NULL\n  OR m.last_seq IS NOT (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)\nORDER BY s.id;",
+  /** How many summaries name a session that is no longer stored (deleted without the cascade). */
+  orphanSummaries: "SELECT count(*) AS count\nFROM catalog_summaries AS m\nWHERE NOT EXISTS (SELECT 1 FROM sessions AS s WHERE s.id = m.session_id);",
+  deleteOrphanSummaries: "DELETE FROM catalog_summaries\nWHERE NOT EXISTS (SELECT 1 FROM sessions AS s WHERE s.id = catalog_summaries.session_id);",
   /**
    * The layout version stamped in the file header (PRAGMA user_version), read before anything else.
    */
@@ -181,6 +191,39 @@ export const SQLITE_QUERIES = {
   savepoint: "SAVEPOINT batch;",
   releaseSavepoint: "RELEASE batch;",
   rollbackToSavepoint: "ROLLBACK TO batch;",
+  /** One row when the catalog's version table is there. */
+  catalogExists: "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'catalog_version';",
+  createCatalogVersion: "CREATE TABLE IF NOT EXISTS catalog_version (version INTEGER PRIMARY KEY) STRICT;",
+  /** The catalog's version rows: one, SQLITE_CATALOG_VERSION, in a catalog of this build. */
+  catalogVersions: "SELECT version FROM catalog_version ORDER BY version;",
+  stampCatalog: "INSERT INTO catalog_version (version) VALUES (@version);",
+  /**
+   * One row per stored session: the seq of its last event row (NULL: none; how a stale summary is
+   * told), its last activity (its last event's time, else its creation time) and the title derived
+   * from its first user message. Deleting the session deletes the row.
+   */
+  createCatalogSummaries: "CREATE TABLE IF NOT EXISTS catalog_summaries (\n  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,\n  last_seq INTEGER,\n  updated_at INTEGER NOT NULL,\n  derived_title TEXT\n) STRICT;",
+  /** list() in activity order, most recent first, paged by an (updated_at, session_id) cursor. */
+  createCatalogByActivity: "CREATE INDEX IF NOT EXISTS catalog_by_activity\nON catalog_summaries (updated_at DESC, session_id DESC);",
+  /**
+   * A new catalog: one summary per stored session, from its last event row (else its creation
+   * time); the derived titles are set after, one setDerivedTitle each.
+   */
+  fillSummaries: "INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)\nSELECT\n  s.id,\n  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id),\n  coalesce(\n    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),\n    s.created_at\n  ),\n  NULL\nFROM sessions AS s;",
+  /** A new catalog: each stored session that has a user/message, with the data of its first. */
+  firstUserMessages: "SELECT s.id AS sessionId, u.data\nFROM sessions AS s\nJOIN events AS u ON u.session_id = s.id AND u.seq = (\n  SELECT min(e.seq) FROM events AS e WHERE e.session_id = s.id AND e.type = 'user/message'\n);",
+  setDerivedTitle: "UPDATE catalog_summaries SET derived_title = @derivedTitle WHERE session_id = @sessionId;",
+  dropCatalogSummaries: "DROP TABLE IF EXISTS catalog_summaries;",
+  dropCatalogVersion: "DROP TABLE IF EXISTS catalog_version;",
+  dropSearchFts: "DROP TABLE IF EXISTS search_fts;",
+  dropSearchTexts: "DROP TABLE IF EXISTS search_texts;",
+  dropSearchPending: "DROP TABLE IF EXISTS search_pending;",
+  titlesExists: "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'titles_version';",
+  createTitlesVersion: "CREATE TABLE IF NOT EXISTS titles_version (version INTEGER PRIMARY KEY) STRICT;",
+  titlesVersions: "SELECT version FROM titles_version ORDER BY version;",
+  stampTitles: "INSERT INTO titles_version (version) VALUES (@version);",
+  /** One row per session with an explicit title; deleting the session deletes it. */
+  createSessionTitles: "CREATE TABLE IF NOT EXISTS session_titles (\n  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,\n  title TEXT NOT NULL\n) STRICT;",
   createSearchTexts: "CREATE TABLE IF NOT EXISTS search_texts (\n  id INTEGER PRIMARY KEY,\n  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq INTEGER NOT NULL,\n  text TEXT NOT NULL,\n  UNIQUE (session_id, seq)\n) STRICT;",
   createSearchFts: "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(\n  text, content = 'search_texts', content_rowid = 'id', tokenize = 'trigram'\n);",
   /**
@@ -265,14 +308,14 @@ export const SQLITE_QUERIES = {
    * among the rows the trigram index gives for `@match` (an FTS5 query of the terms of three
    * characters or more).
    */
-  searchSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND m.session_id IN (\n    SELECT t.session_id FROM search_texts AS t\n    WHERE t.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH @match)\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
+  searchSessions: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt\nFROM catalog_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND m.session_id IN (\n    SELECT t.session_id FROM search_texts AS t\n    WHERE t.id IN (SELECT rowid FROM search_fts WHERE search_fts MATCH @match)\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
   /**
-   * searchSessions by walking the sessions in list order (summaries_by_activity) and probing each
+   * searchSessions by walking the sessions in list order (catalog_by_activity) and probing each
    * one's rows by (session_id, seq), stopping after `@limit`: for terms the trigram index cannot
    * find (all shorter than three characters), and for terms so common that the index would give
    * most rows.
    */
-  searchSessionsWalked: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt\nFROM session_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND EXISTS (\n    SELECT 1 FROM search_texts AS t\n    WHERE t.session_id = m.session_id\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
+  searchSessionsWalked: "SELECT\n  s.version,\n  s.id,\n  s.created_at AS createdAt,\n  s.cwd,\n  s.parent_session AS parentSession,\n  s.seed_length AS seedLength,\n  m.updated_at AS updatedAt\nFROM catalog_summaries AS m\nJOIN sessions AS s ON s.id = m.session_id\nWHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)\n  AND (@cwd IS NULL OR s.cwd = @cwd)\n  AND EXISTS (\n    SELECT 1 FROM search_texts AS t\n    WHERE t.session_id = m.session_id\n      AND NOT EXISTS (SELECT 1 FROM json_each(@terms) AS j WHERE instr(t.text, j.value) = 0)\n  )\nORDER BY m.updated_at DESC, m.session_id DESC\nLIMIT @limit;",
   /**
    * How many rows the trigram index gives for `@match`, counted up to `@cap`: tells a rare term
    * (use the index) from a common one (walk the sessions).
@@ -313,17 +356,19 @@ export const SQLITE_QUERY_PARAMS = {
   listSessionsInCwdByActivity: ["cwd", "afterAt", "afterId", "limit"],
   listChildSessionsByActivity: ["parentSession", "afterAt", "afterId", "limit"],
   listChildSessionsInCwdByActivity: ["parentSession", "cwd", "afterAt", "afterId", "limit"],
-  insertSummary: ["sessionId", "updatedAt", "derivedTitle"],
-  touchSummary: ["updatedAt", "derivedTitle", "sessionId"],
-  setTitle: ["title", "sessionId"],
-  setDerivedTitle: ["derivedTitle", "sessionId"],
+  insertSummary: ["sessionId", "updatedAt"],
+  touchSummary: ["lastSeq", "updatedAt", "derivedTitle", "sessionId"],
+  refreshSummary: ["derivedTitle", "sessionId"],
+  setTitle: ["sessionId", "title"],
+  clearTitle: ["sessionId"],
   sessionTitles: ["sessionId"],
   firstUserMessage: ["sessionId"],
   lastEventTime: ["sessionId"],
   idsWithPrefix: ["prefix", "limit"],
   countIdsWithPrefix: ["prefix"],
-  fillSummaries: [],
-  firstUserMessages: [],
+  staleSummaries: [],
+  orphanSummaries: [],
+  deleteOrphanSummaries: [],
   layoutVersion: [],
   schemaObjects: [],
   connectionSettings: [],
@@ -336,6 +381,25 @@ export const SQLITE_QUERY_PARAMS = {
   savepoint: [],
   releaseSavepoint: [],
   rollbackToSavepoint: [],
+  catalogExists: [],
+  createCatalogVersion: [],
+  catalogVersions: [],
+  stampCatalog: ["version"],
+  createCatalogSummaries: [],
+  createCatalogByActivity: [],
+  fillSummaries: [],
+  firstUserMessages: [],
+  setDerivedTitle: ["derivedTitle", "sessionId"],
+  dropCatalogSummaries: [],
+  dropCatalogVersion: [],
+  dropSearchFts: [],
+  dropSearchTexts: [],
+  dropSearchPending: [],
+  titlesExists: [],
+  createTitlesVersion: [],
+  titlesVersions: [],
+  stampTitles: ["version"],
+  createSessionTitles: [],
   createSearchTexts: [],
   createSearchFts: [],
   createSearchPending: [],
@@ -503,13 +567,14 @@ export interface SqliteQueryRows {
   readonly lastEventTime: { readonly time: number };
   readonly idsWithPrefix: { readonly id: string };
   readonly countIdsWithPrefix: { readonly count: SqliteScalar };
-  readonly firstUserMessages: { readonly sessionId: string; readonly data: string };
+  readonly staleSummaries: { readonly sessionId: string };
+  readonly orphanSummaries: { readonly count: SqliteScalar };
   readonly layoutVersion: { readonly userVersion: SqliteScalar };
   readonly schemaObjects: {
-    readonly type: SqliteScalar;
-    readonly name: SqliteScalar;
-    readonly tableName: SqliteScalar;
-    readonly sql: SqliteScalar;
+    readonly type: string | null;
+    readonly name: string | null;
+    readonly tableName: string | null;
+    readonly sql: string | null;
   };
   readonly connectionSettings: {
     readonly synchronous: SqliteScalar;
@@ -519,15 +584,20 @@ export interface SqliteQueryRows {
   };
   readonly dataVersion: { readonly dataVersion: SqliteScalar };
   readonly watchedHeads: { readonly id: string; readonly head: SqliteScalar };
+  readonly catalogExists: { readonly found: SqliteScalar };
+  readonly catalogVersions: { readonly version: number };
+  readonly firstUserMessages: { readonly sessionId: string; readonly data: string };
+  readonly titlesExists: { readonly found: SqliteScalar };
+  readonly titlesVersions: { readonly version: number };
   readonly searchIndexExists: { readonly found: SqliteScalar };
   readonly searchPendingExists: { readonly found: SqliteScalar };
   readonly searchUnindexedExists: { readonly found: SqliteScalar };
-  readonly unindexedPrefixes: { readonly sessionId: SqliteScalar; readonly through: SqliteScalar };
-  readonly pendingOf: { readonly fromSeq: SqliteScalar; readonly through: SqliteScalar };
+  readonly unindexedPrefixes: { readonly sessionId: string; readonly through: number };
+  readonly pendingOf: { readonly fromSeq: number; readonly through: number };
   readonly pendingSessions: {
-    readonly sessionId: SqliteScalar;
-    readonly fromSeq: SqliteScalar;
-    readonly through: SqliteScalar;
+    readonly sessionId: string;
+    readonly fromSeq: number;
+    readonly through: number;
   };
   readonly anyPending: { readonly found: SqliteScalar };
   readonly searchEventRows: {

@@ -80,6 +80,7 @@ export function checkPostgresQuery(
   layout: SqliteLayout,
   query: NamedQuery,
   created: ReadonlySet<string> = new Set(),
+  createdColumns: readonly TypedColumn[] = [],
 ): CheckedQuery {
   const fail = (expected: string, found: string): never => {
     throw new PostgresQueryError(query.name, query.line, expected, found);
@@ -122,7 +123,9 @@ export function checkPostgresQuery(
     text,
     usesSchema: tokens.some((t) => t.kind === "placeholder" && t.value === SCHEMA_PLACEHOLDER),
     usesChannel: tokens.some((t) => t.kind === "placeholder" && t.value === CHANNEL_PLACEHOLDER),
-    columns: reader ? resultColumns(layout, query, tokens.slice(ctes.main), fail) : undefined,
+    columns: reader
+      ? resultColumns(layout, query, tokens.slice(ctes.main), fail, createdColumns)
+      : undefined,
   };
 }
 
@@ -185,6 +188,46 @@ export function createdTables(queries: readonly NamedQuery[]): Set<string> {
   return names;
 }
 
+/** A result column's name, TypeScript type and whether it may be NULL. */
+export interface TypedColumn {
+  readonly name: string;
+  readonly type: string;
+  readonly notNull: boolean;
+}
+
+/** The PostgreSQL types of created tables' columns, as TypeScript types. */
+const CREATED_TYPES: Readonly<Record<string, string>> = {
+  text: "string",
+  bigint: "number",
+  integer: "number",
+};
+
+/**
+ * The columns of the tables the file's own statements create (`CREATE TABLE IF NOT EXISTS`), typed
+ * like layout columns: a plain result column of one of them is typed after it. A column is NOT NULL
+ * when declared so or when it is the table's primary key.
+ */
+export function tableColumns(queries: readonly NamedQuery[]): TypedColumn[] {
+  const columns: TypedColumn[] = [];
+  for (const { sql } of queries) {
+    if (!/^\s*create\s+table\s+if\s+not\s+exists\b/i.test(sql)) continue;
+    const body = sql.slice(sql.indexOf("(") + 1, sql.lastIndexOf(")"));
+    const keys = /\bprimary\s+key\s*\(([^)]*)\)/i
+      .exec(body)?.[1]
+      ?.split(",")
+      .map((k) => k.trim());
+    for (const line of body.split(/,\s*\n/)) {
+      const [name, type] = line.trim().split(/\s+/);
+      const ts = CREATED_TYPES[type?.toLowerCase() ?? ""];
+      if (name === undefined || ts === undefined || /^(constraint|primary|unique)$/i.test(name))
+        continue;
+      const notNull = /\bnot\s+null\b|\bprimary\s+key\b/i.test(line) || (keys ?? []).includes(name);
+      columns.push({ name: name.toLowerCase(), type: ts, notNull });
+    }
+  }
+  return columns;
+}
+
 /** Refuses a FROM / JOIN / INTO / UPDATE target that is neither a layout table nor a catalog's. */
 function checkTables(
   layout: SqliteLayout,
@@ -241,6 +284,7 @@ function resultColumns(
   query: NamedQuery,
   tokens: readonly Token[],
   fail: (expected: string, found: string) => never,
+  createdColumns: readonly TypedColumn[],
 ): ResultColumn[] {
   const start = tokens.findIndex((t) => t.kind === "word" && t.value === "select");
   let i = start + 1;
@@ -281,6 +325,7 @@ function resultColumns(
       })),
     ),
     { name: "version", type: "number", notNull: true },
+    ...createdColumns,
   ];
   const seen = new Set<string>();
   return items.map((item) => {
@@ -369,7 +414,9 @@ function columnTsType(
  */
 export function renderPostgresQueries(layout: SqliteLayout, text: string): string {
   const queries = parseNamedQueries(text, PostgresQueryError);
-  const checked = queries.map((query) => checkPostgresQuery(layout, query, createdTables(queries)));
+  const created = createdTables(queries);
+  const columns = tableColumns(queries);
+  const checked = queries.map((query) => checkPostgresQuery(layout, query, created, columns));
   const out: string[] = [
     "/** A value read from a result column (bigint arrives as a number: the backend parses int8). */",
     "export type PostgresScalar = string | number | boolean | null;",

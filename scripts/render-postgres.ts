@@ -6,8 +6,6 @@ import {
   POSTGRES_VERSION_TABLE,
   postgresDdlBody,
   postgresLayoutObjects,
-  postgresPreviousLayoutObjects,
-  postgresUpgradeDdlBody,
 } from "./lib/postgres-layout.js";
 import type { SchemaSet } from "./lib/schema-set.js";
 import {
@@ -15,7 +13,6 @@ import {
   SQLITE_LAYOUT_PATH,
   type SqliteLayout,
   tableNameMembers,
-  upgradeSource,
 } from "./lib/sqlite-layout.js";
 import { POSTGRES_QUERIES_PATH, renderPostgresQueries } from "./render-postgres-queries.js";
 
@@ -53,14 +50,11 @@ export function renderPostgresModule(layout: SqliteLayout): string {
     " */",
     `export const POSTGRES_DDL = ${JSON.stringify(postgresDdlBody(layout))};`,
     "",
-    "/** The layout version a schema may be upgraded from (null: none): the version before this one. */",
-    `export const POSTGRES_UPGRADE_FROM = ${upgradeSource(layout) ?? "null"};`,
+    `/** The catalog's version (the one row of \`catalog_version\`): derived data, rebuilt from the logs when the row holds another. */`,
+    `export const POSTGRES_CATALOG_VERSION = ${layout.catalog.version} as const;`,
     "",
-    "/**",
-    " * Upgrades a schema of layout {@link POSTGRES_UPGRADE_FROM}: the tables and indexes added since and",
-    " * the version record. Run it inside the transaction that also fills the added tables.",
-    " */",
-    `export const POSTGRES_UPGRADE_DDL = ${JSON.stringify(postgresUpgradeDdlBody(layout))};`,
+    `/** The titles table's version (the one row of \`titles_version\`): explicit titles, another version refused untouched. */`,
+    `export const POSTGRES_TITLES_VERSION = ${layout.titles.version} as const;`,
     "",
     "/**",
     " * The relations of a schema made by {@link POSTGRES_DDL}, sorted by name: kind (`r` table, `i`",
@@ -68,14 +62,6 @@ export function renderPostgresModule(layout: SqliteLayout): string {
     " */",
     "export const POSTGRES_LAYOUT_OBJECTS = [",
     ...postgresLayoutObjects(layout).map(
-      (o) =>
-        `  { kind: ${JSON.stringify(o.kind)}, name: ${JSON.stringify(o.name)}, columns: ${JSON.stringify(o.columns)} },`,
-    ),
-    "] as const;",
-    "",
-    "/** The relations a schema of layout {@link POSTGRES_UPGRADE_FROM} holds: what an upgrade starts from. */",
-    "export const POSTGRES_PREVIOUS_LAYOUT_OBJECTS = [",
-    ...postgresPreviousLayoutObjects(layout).map(
       (o) =>
         `  { kind: ${JSON.stringify(o.kind)}, name: ${JSON.stringify(o.name)}, columns: ${JSON.stringify(o.columns)} },`,
     ),

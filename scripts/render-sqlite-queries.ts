@@ -103,6 +103,21 @@ export function checkSqliteQueries(
   const db = new Database(":memory:");
   try {
     db.exec(sqliteDdlBody(layout));
+    // The tables the file's own statements create (the catalog, the titles table, the search
+    // index) exist before any statement is prepared, wherever in the file their CREATE stands.
+    for (const query of queries) {
+      if (!/^\s*CREATE\b/i.test(query.sql)) continue;
+      try {
+        db.prepare(query.sql).run();
+      } catch (error) {
+        throw new SqliteQueryError(
+          query.name,
+          query.line,
+          `a CREATE statement that runs on layout ${layout.version}`,
+          show((error as Error).message),
+        );
+      }
+    }
     return queries.map((query) => {
       const params = queryParameters(query);
       let statement: Database.Statement;
@@ -116,10 +131,15 @@ export function checkSqliteQueries(
           show((error as Error).message),
         );
       }
-      // A CREATE runs on the check database, so that later statements may use what it makes.
-      if (!statement.reader && /^\s*CREATE\b/i.test(query.sql)) statement.run();
       if (!statement.reader) return { query, params, columns: undefined };
-      const outerJoin = /\b(LEFT|RIGHT|FULL)\b(\s+OUTER)?\s+JOIN\b/i.test(query.sql);
+      // A column of a table on the right of a LEFT JOIN may be NULL; any RIGHT or FULL join makes
+      // every column so.
+      const outerJoin = /\b(RIGHT|FULL)\b(\s+OUTER)?\s+JOIN\b/i.test(query.sql);
+      const leftJoined = new Set(
+        [...query.sql.matchAll(/\bLEFT\s+(?:OUTER\s+)?JOIN\s+([A-Za-z_][A-Za-z0-9_]*)/gi)].map(
+          (m) => m[1],
+        ),
+      );
       const seen = new Set<string>();
       const columns = statement.columns().map((column) => {
         if (seen.has(column.name) || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(column.name)) {
@@ -131,14 +151,19 @@ export function checkSqliteQueries(
           );
         }
         seen.add(column.name);
-        const source = layout.tables
-          .find((t) => t.name === column.table)
-          ?.columns.find((c) => c.name === column.column);
+        const source =
+          layout.tables
+            .find((t) => t.name === column.table)
+            ?.columns.find((c) => c.name === column.column) ??
+          createdColumn(db, column.table, column.column);
         if (source === undefined) return { name: column.name, type: "SqliteScalar" };
         const base = source.type === "TEXT" ? "string" : "number";
         return {
           name: column.name,
-          type: source.notNull && !outerJoin ? base : `${base} | null`,
+          type:
+            source.notNull && !outerJoin && !leftJoined.has(column.table ?? "")
+              ? base
+              : `${base} | null`,
         };
       });
       return { query, params, columns };
@@ -198,4 +223,26 @@ export function renderSqliteQueries(layout: SqliteLayout, text: string): string 
     comment: "//",
   });
   return `${header}${out.join("\n")}\n`;
+}
+
+/**
+ * A column of a table the file's own statements created (the catalog, the titles table, the
+ * search index) as the check database reports it, typed like a layout column; undefined for an
+ * expression or a type other than TEXT and INTEGER.
+ */
+function createdColumn(
+  db: Database.Database,
+  table: string | null,
+  name: string | null,
+): { type: "TEXT" | "INTEGER"; notNull: boolean } | undefined {
+  if (table === null || name === null) return undefined;
+  const info = db.pragma(`table_info(${JSON.stringify(table)})`) as {
+    name: string;
+    type: string;
+    notnull: number;
+    pk: number;
+  }[];
+  const found = info.find((c) => c.name === name);
+  if (found === undefined || (found.type !== "TEXT" && found.type !== "INTEGER")) return undefined;
+  return { type: found.type, notNull: found.notnull === 1 || found.pk > 0 };
 }

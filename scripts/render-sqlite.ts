@@ -7,9 +7,7 @@ import {
   SQLITE_LAYOUT_PATH,
   type SqliteLayout,
   sqliteDdlBody,
-  sqliteUpgradeDdlBody,
   tableNameMembers,
-  upgradeSource,
 } from "./lib/sqlite-layout.js";
 import { readSqliteQueries, renderSqliteQueries } from "./render-sqlite-queries.js";
 
@@ -45,16 +43,16 @@ export function renderSqliteModule(layout: SqliteLayout): string {
     `export const SQLITE_DDL = ${JSON.stringify(sqliteDdlBody(layout))};`,
     "",
     ...jsDoc(
-      "The layout version an existing database may be upgraded from (null: none): the version before this one.",
+      "The catalog's version (the one row of `catalog_version`): derived data, rebuilt from the logs when the row holds another.",
       "",
     ),
-    `export const SQLITE_UPGRADE_FROM = ${upgradeSource(layout) ?? "null"};`,
+    `export const SQLITE_CATALOG_VERSION = ${layout.catalog.version} as const;`,
     "",
-    "/**",
-    " * Upgrades a database of layout {@link SQLITE_UPGRADE_FROM}: creates the tables and indexes added",
-    " * since and stamps `user_version`. Run it inside the transaction that also fills the added tables.",
-    " */",
-    `export const SQLITE_UPGRADE_DDL = ${JSON.stringify(upgradeSource(layout) === undefined ? "" : sqliteUpgradeDdlBody(layout))};`,
+    ...jsDoc(
+      "The titles table's version (the one row of `titles_version`): explicit titles, another version refused untouched.",
+      "",
+    ),
+    `export const SQLITE_TITLES_VERSION = ${layout.titles.version} as const;`,
     "",
     ...jsDoc(
       "Connection pragmas, applied after the version check (journal_mode rewrites the file header).",

@@ -247,7 +247,7 @@ describePostgres("PostgreSQL backend", () => {
     schemas.push(schema);
     const first = await PostgresBackend.open(POSTGRES_TEST_URL, { schema });
     await first.close();
-    expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 5 }]);
+    expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 4 }]);
     const again = await PostgresBackend.open(POSTGRES_TEST_URL, { schema });
     expect(await again.has("nothing")).toBe(false);
     await again.close();
@@ -260,20 +260,29 @@ describePostgres("PostgreSQL backend", () => {
       [0, 1, 2, 3, 4].map(() => PostgresBackend.open(POSTGRES_TEST_URL, { schema })),
     );
     for (const backend of opened) await backend.close();
-    expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 5 }]);
+    expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 4 }]);
   });
 
   for (const [version, direction] of [
-    [3, "upgrades only layout 4"],
+    [3, "no layout is migrated"],
+    [5, "seedline export --store OLD ID"],
     [6, "upgrade seedline"],
   ] as const) {
     it(`refuses a schema at layout ${version} (FORMAT_UNSUPPORTED) and writes nothing to it`, async () => {
       const schema = await schemaAtVersion(version);
+      if (version === 5) {
+        // What the builds that kept summaries in the layout made: layout 4 plus this table.
+        await sql(
+          "CREATE TABLE session_summaries (session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, updated_at bigint NOT NULL, title text, derived_title text, PRIMARY KEY (session_id))",
+          [],
+          schema,
+        );
+      }
       const before = await dumpSchema(schema);
       const error = await openBackend(withSchema(POSTGRES_TEST_URL, schema)).catch((e) => e);
       expect(error).toMatchObject({
         code: "FORMAT_UNSUPPORTED",
-        details: { found: version, supported: 5 },
+        details: { found: version, supported: 4 },
       });
       expect(error.details.location).toContain(`schema ${schema}`);
       expect(error.details.location).toContain("127.0.0.1");
@@ -293,36 +302,30 @@ describePostgres("PostgreSQL backend", () => {
     const error = await PostgresBackend.open(POSTGRES_TEST_URL, { schema }).catch((e) => e);
     expect(error).toMatchObject({
       code: "FORMAT_UNSUPPORTED",
-      details: { found: 0, supported: 5 },
+      details: { found: 0, supported: 4 },
     });
     expect(error.message).toContain("not a seedline store");
     expect(await dumpSchema(schema)).toBe(before);
   });
 
-  it("reports layout 5 with other relations, layout 4 with relations not its own, or two version records, as CORRUPT_LOG", async () => {
-    const four = await schemaAtVersion(4);
-    await expect(PostgresBackend.open(POSTGRES_TEST_URL, { schema: four })).rejects.toMatchObject({
-      code: "CORRUPT_LOG",
-    });
-    const extra = await schemaAtVersion(5);
+  it("reports layout 4 with relations not its own, or two version records, as CORRUPT_LOG", async () => {
+    const extra = await schemaAtVersion(4);
     await sql("CREATE TABLE stray (x integer)", [], extra);
     await expect(PostgresBackend.open(POSTGRES_TEST_URL, { schema: extra })).rejects.toMatchObject({
       code: "CORRUPT_LOG",
     });
-    const twice = await schemaAtVersion(5);
+    const twice = await schemaAtVersion(4);
     await sql("INSERT INTO seedline_layout VALUES (6)", [], twice);
     await expect(PostgresBackend.open(POSTGRES_TEST_URL, { schema: twice })).rejects.toMatchObject({
       code: "CORRUPT_LOG",
     });
   });
 
-  it("upgrades a layout-4 schema on open: summaries with activity and derived titles, version 5", async () => {
+  it("opens a layout-4 schema another build wrote (no catalog): the catalog made from its logs, its tables and version untouched", async () => {
     const schema = freshSchemaName();
     schemas.push(schema);
     await sql(`CREATE SCHEMA ${schema}`);
-    // Layout 4 is layout 5 without the summary table.
-    await sql(`BEGIN; ${POSTGRES_DDL} DROP TABLE session_summaries; COMMIT;`, [], schema);
-    await sql("UPDATE seedline_layout SET version = 4", [], schema);
+    await sql(`BEGIN; ${POSTGRES_DDL} COMMIT;`, [], schema);
     await sql("INSERT INTO sessions (id, version, created_at) VALUES ('old', 0, 1)", [], schema);
     await sql("INSERT INTO sessions (id, version, created_at) VALUES ('quiet', 0, 2)", [], schema);
     const data = JSON.stringify({
@@ -334,6 +337,11 @@ describePostgres("PostgreSQL backend", () => {
       [data],
       schema,
     );
+    const canonical = "SELECT * FROM sessions ORDER BY id";
+    const before = [
+      await sql(canonical, [], schema),
+      await sql("SELECT * FROM events", [], schema),
+    ];
     const backend = await PostgresBackend.open(POSTGRES_TEST_URL, { schema });
     try {
       const page = await backend.list({ limit: 10, order: "activity" });
@@ -344,7 +352,12 @@ describePostgres("PostgreSQL backend", () => {
     } finally {
       await backend.close();
     }
-    expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 5 }]);
+    expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 4 }]);
+    expect(await sql("SELECT version FROM catalog_version", [], schema)).toEqual([{ version: 1 }]);
+    expect([
+      await sql(canonical, [], schema),
+      await sql("SELECT * FROM events", [], schema),
+    ]).toEqual(before);
   });
 
   it("reports an unreachable server as STORAGE_UNAVAILABLE naming the store", async () => {

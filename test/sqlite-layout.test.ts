@@ -66,7 +66,7 @@ describe("generated SQLite layout", () => {
     for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("creates exactly the STRICT tables sessions, events and session_summaries", () => {
+  it("creates exactly the STRICT tables sessions and events (layout 4; the catalog is not in it)", () => {
     const tables = (
       layoutDb().pragma("table_list") as { schema: string; name: string; strict: number }[]
     )
@@ -75,7 +75,6 @@ describe("generated SQLite layout", () => {
       .sort((a, b) => a.name.localeCompare(b.name));
     expect(tables).toEqual([
       { name: "events", strict: 1 },
-      { name: "session_summaries", strict: 1 },
       { name: "sessions", strict: 1 },
     ]);
   });
@@ -169,16 +168,23 @@ describe("generated SQLite layout", () => {
     expect(queryPlan(db, lastEvent)).toMatch(/^SEARCH events USING INDEX \S+ \(session_id=\?\)$/);
   });
 
-  it("lists by activity through summaries_by_activity and matches id prefixes by a key range, without a sort", async () => {
+  it("lists by activity through catalog_by_activity and matches id prefixes by a key range, without a sort", async () => {
     const { SQLITE_QUERIES } = await import("../generated/sqlite-queries.gen.js");
     const db = layoutDb();
+    for (const create of [
+      "createCatalogSummaries",
+      "createCatalogByActivity",
+      "createSessionTitles",
+    ] as const) {
+      db.exec(SQLITE_QUERIES[create]);
+    }
     const plan = (sql: string, params: Record<string, unknown>): string =>
       (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[])
         .map((row) => row.detail)
         .join("\n");
     const page = { afterAt: 1, afterId: "", limit: 10 };
     const byActivity = plan(SQLITE_QUERIES.listSessionsByActivity, page);
-    expect(byActivity).toContain("USING INDEX summaries_by_activity ");
+    expect(byActivity).toContain("USING INDEX catalog_by_activity ");
     expect(byActivity).not.toContain("TEMP B-TREE");
     const created = plan(SQLITE_QUERIES.listSessions, page);
     expect(created).toContain("USING INDEX sessions_by_created ");
@@ -214,8 +220,8 @@ describe("generated SQLite layout", () => {
     expect(heads).not.toMatch(/SCAN (s|e)\b|TEMP B-TREE/);
   });
 
-  it("stamps user_version with layout version 5", () => {
-    expect(SQLITE_LAYOUT_VERSION).toBe(5);
+  it("stamps user_version with layout version 4", () => {
+    expect(SQLITE_LAYOUT_VERSION).toBe(4);
     const db = new Database(":memory:");
     expect(db.pragma("user_version", { simple: true })).toBe(0);
     db.exec(SQLITE_DDL);
@@ -474,8 +480,11 @@ describe("render-sqlite queries", () => {
       "../generated/sqlite-queries.gen.js"
     );
     const db = layoutDb();
-    // In file order, running the CREATEs, as generation does: the search statements use the
-    // search index's tables, which are made on open, not by the layout.
+    // The CREATEs first, as generation does: the catalog, titles and search statements use
+    // tables that the open makes, not the layout.
+    for (const sql of Object.values(SQLITE_QUERIES)) {
+      if (/^\s*CREATE\b/i.test(sql)) db.prepare(sql).run();
+    }
     for (const sql of Object.values(SQLITE_QUERIES)) {
       expect(() => db.prepare(sql)).not.toThrow();
       if (/^\s*CREATE\b/i.test(sql)) db.prepare(sql).run();

@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { StorageError } from "../src/errors.js";
 import { SQLITE_DDL, SQLITE_LAYOUT_VERSION } from "../src/generated.js";
-import { isSearchObject } from "../src/store/sqlite/search-index.js";
+import { isOutsideLayout } from "../src/store/sqlite/catalog.js";
 import { SqliteBackend } from "../src/store/sqlite/sqlite-backend.js";
 
 const temps: string[] = [];
@@ -45,6 +45,16 @@ async function refusal(path: string): Promise<StorageError> {
   throw new Error(`expected ${path} to be refused, and it was opened`);
 }
 
+/** The table layout 5 added to layout 4, as that layout's DDL made it. */
+const LAYOUT_5_SUMMARIES = `CREATE TABLE session_summaries (
+  session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+  updated_at INTEGER NOT NULL,
+  title TEXT,
+  derived_title TEXT,
+  PRIMARY KEY (session_id)
+) STRICT;
+CREATE INDEX summaries_by_activity ON session_summaries (updated_at DESC, session_id DESC);`;
+
 /** The layouts that once shipped, each with the user_version it was stamped with. */
 const OLD_SESSIONS = `CREATE TABLE sessions (id TEXT PRIMARY KEY, version INTEGER NOT NULL,
   created_at INTEGER NOT NULL, cwd TEXT, parent_session TEXT`;
@@ -58,27 +68,41 @@ const CASES: { name: string; sql: string; found: number; direction: RegExp; wal?
     sql: `CREATE TABLE events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, line TEXT NOT NULL);
       PRAGMA user_version = 1;`,
     found: 1,
-    direction: /upgrades only layout 4/,
+    direction: /no layout is migrated/,
   },
   {
     name: "layout 2",
     sql: `${OLD_SESSIONS});\n${OLD_EVENTS}${KEY};\nPRAGMA user_version = 2;`,
     found: 2,
-    direction: /upgrades only layout 4/,
+    direction: /no layout is migrated/,
   },
   {
     name: "layout 3 that added only seed_length",
     sql: `${OLD_SESSIONS}, seed_length INTEGER) STRICT;\n${OLD_EVENTS}${KEY} STRICT;
       PRAGMA user_version = 3;`,
     found: 3,
-    direction: /upgrades only layout 4/,
+    direction: /no layout is migrated/,
   },
   {
     name: "layout 3 that added only source_event_seqs and surface_op",
     sql: `${OLD_SESSIONS}) STRICT;\n${OLD_EVENTS}, source_event_seqs TEXT, surface_op TEXT${KEY} STRICT;
       PRAGMA user_version = 3;`,
     found: 3,
-    direction: /upgrades only layout 4/,
+    direction: /no layout is migrated/,
+  },
+  {
+    // What the builds that kept summaries in the layout wrote: layout 4 plus session_summaries.
+    name: "layout 5 (summaries in the layout)",
+    sql: `${SQLITE_DDL}\n${LAYOUT_5_SUMMARIES}\nPRAGMA user_version = 5;`,
+    found: 5,
+    direction: /layout 5 .*seedline export --store OLD ID.*seedline import --store NEW DIR/,
+  },
+  {
+    name: "layout 5 in WAL mode",
+    sql: `${SQLITE_DDL}\n${LAYOUT_5_SUMMARIES}\nPRAGMA user_version = 5;`,
+    found: 5,
+    direction: /seedline export .*seedline import/,
+    wal: true,
   },
   {
     name: "layout 6",
@@ -129,6 +153,26 @@ describe("SQLite version policy: reject what it cannot upgrade, untouched", () =
     });
   }
 
+  it("is layout 4: the version constant and the stamp of a new database", async () => {
+    expect(SQLITE_LAYOUT_VERSION).toBe(4);
+    expect(SQLITE_DDL).toContain("PRAGMA user_version = 4;");
+    expect(SQLITE_DDL).not.toContain("session_summaries");
+  });
+
+  it("refuses a titles table of another version with FORMAT_UNSUPPORTED, untouched", async () => {
+    const path = join(tempDir(), "store.db");
+    const backend = await SqliteBackend.open(path);
+    await backend.close();
+    build(path, "UPDATE titles_version SET version = 2;");
+    const before = sha256(path);
+    const error = await refusal(path);
+    expect(error.code).toBe("FORMAT_UNSUPPORTED");
+    expect(error.message).toMatch(
+      /titles table of version 1 .* found 2: it was written by a newer seedline/,
+    );
+    expect(sha256(path)).toBe(before);
+  });
+
   it("refuses a file that is not an SQLite database, untouched", async () => {
     const path = join(tempDir(), "store.db");
     writeFileSync(path, "this is a text file, not a database\n".repeat(10));
@@ -148,7 +192,7 @@ describe("SQLite version policy: reject what it cannot upgrade, untouched", () =
     expect(sha256(path)).toBe(before);
   });
 
-  it("stamps a fresh path with the current layout and exactly the generated tables, besides the search index", async () => {
+  it("stamps a fresh path with the current layout and exactly the generated tables, besides the catalog and titles table", async () => {
     const path = join(tempDir(), "store.db");
     const backend = await SqliteBackend.open(path);
     await backend.close();
@@ -158,7 +202,7 @@ describe("SQLite version policy: reject what it cannot upgrade, untouched", () =
     const objects = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name";
     expect(db.pragma("user_version", { simple: true })).toBe(SQLITE_LAYOUT_VERSION);
     const layout = (db.prepare(objects).all() as { tbl_name: string }[]).filter(
-      (o) => !isSearchObject(o.tbl_name),
+      (o) => !isOutsideLayout(o.tbl_name),
     );
     expect(layout).toEqual(expected.prepare(objects).all());
     expect(db.prepare(objects).all().length).toBeGreaterThan(layout.length);

@@ -30,7 +30,7 @@ function recreateAtOnce(path: string, id: string, createdAt: number): void {
         unknown
       >;
       const events = db.prepare("SELECT * FROM events WHERE session_id = ? ORDER BY seq").all(id);
-      const summary = db.prepare("SELECT * FROM session_summaries WHERE session_id = ?").get(id);
+      const summary = db.prepare("SELECT * FROM catalog_summaries WHERE session_id = ?").get(id);
       db.prepare("DELETE FROM sessions WHERE id = ?").run(id);
       db.prepare(
         "INSERT INTO sessions VALUES (@id, @version, @created_at, @cwd, @parent_session, @seed_length)",
@@ -40,7 +40,7 @@ function recreateAtOnce(path: string, id: string, createdAt: number): void {
       );
       for (const event of events) insertEvent.run(event);
       db.prepare(
-        "INSERT INTO session_summaries VALUES (@session_id, @updated_at, @title, @derived_title)",
+        "INSERT INTO catalog_summaries VALUES (@session_id, @last_seq, @updated_at, @derived_title)",
       ).run(summary);
     })();
   } finally {

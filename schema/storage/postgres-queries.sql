@@ -128,8 +128,9 @@ pending AS (
       through = greatest(search_pending.through, excluded.through)
 ),
 summary AS (
-  UPDATE session_summaries
-  SET updated_at = @updatedAt, derived_title = coalesce(derived_title, @derivedTitle::text)
+  UPDATE catalog_summaries
+  SET last_seq = (SELECT max(ins.seq) FROM ins), updated_at = @updatedAt,
+    derived_title = coalesce(derived_title, @derivedTitle::text)
   WHERE session_id = @sessionId AND EXISTS (SELECT 1 FROM ins)
 )
 SELECT
@@ -401,10 +402,10 @@ SELECT
   s.seed_length AS "seedLength",
   (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
   m.updated_at AS "updatedAt",
-  m.title,
+  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,
   m.derived_title AS "derivedTitle"
 FROM sessions AS s
-JOIN session_summaries AS m ON m.session_id = s.id
+JOIN catalog_summaries AS m ON m.session_id = s.id
 WHERE (s.created_at, s.id) < (@afterAt, @afterId)
 ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
@@ -420,10 +421,10 @@ SELECT
   s.seed_length AS "seedLength",
   (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
   m.updated_at AS "updatedAt",
-  m.title,
+  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,
   m.derived_title AS "derivedTitle"
 FROM sessions AS s
-JOIN session_summaries AS m ON m.session_id = s.id
+JOIN catalog_summaries AS m ON m.session_id = s.id
 WHERE s.cwd = @cwd AND (s.created_at, s.id) < (@afterAt, @afterId)
 ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
@@ -439,10 +440,10 @@ SELECT
   s.seed_length AS "seedLength",
   (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
   m.updated_at AS "updatedAt",
-  m.title,
+  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,
   m.derived_title AS "derivedTitle"
 FROM sessions AS s
-JOIN session_summaries AS m ON m.session_id = s.id
+JOIN catalog_summaries AS m ON m.session_id = s.id
 WHERE s.parent_session = @parentSession AND (s.created_at, s.id) < (@afterAt, @afterId)
 ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
@@ -458,10 +459,10 @@ SELECT
   s.seed_length AS "seedLength",
   (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
   m.updated_at AS "updatedAt",
-  m.title,
+  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,
   m.derived_title AS "derivedTitle"
 FROM sessions AS s
-JOIN session_summaries AS m ON m.session_id = s.id
+JOIN catalog_summaries AS m ON m.session_id = s.id
 WHERE s.parent_session = @parentSession AND s.cwd = @cwd
   AND (s.created_at, s.id) < (@afterAt, @afterId)
 ORDER BY s.created_at DESC, s.id DESC
@@ -469,7 +470,7 @@ LIMIT @limit;
 
 -- name: listSessionsByActivity
 -- One page in activity order (most recent activity first), strictly after the cursor (@afterAt:
--- last activity, @afterId); walks summaries_by_activity without sorting.
+-- last activity, @afterId); walks catalog_by_activity without sorting.
 SELECT
   s.version,
   s.id,
@@ -479,9 +480,9 @@ SELECT
   s.seed_length AS "seedLength",
   (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
   m.updated_at AS "updatedAt",
-  m.title,
+  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,
   m.derived_title AS "derivedTitle"
-FROM session_summaries AS m
+FROM catalog_summaries AS m
 JOIN sessions AS s ON s.id = m.session_id
 WHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)
 ORDER BY m.updated_at DESC, m.session_id DESC
@@ -499,9 +500,9 @@ SELECT
   s.seed_length AS "seedLength",
   (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
   m.updated_at AS "updatedAt",
-  m.title,
+  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,
   m.derived_title AS "derivedTitle"
-FROM session_summaries AS m
+FROM catalog_summaries AS m
 JOIN sessions AS s ON s.id = m.session_id
 WHERE s.cwd = @cwd AND (m.updated_at, m.session_id) < (@afterAt, @afterId)
 ORDER BY m.updated_at DESC, m.session_id DESC
@@ -518,9 +519,9 @@ SELECT
   s.seed_length AS "seedLength",
   (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
   m.updated_at AS "updatedAt",
-  m.title,
+  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,
   m.derived_title AS "derivedTitle"
-FROM session_summaries AS m
+FROM catalog_summaries AS m
 JOIN sessions AS s ON s.id = m.session_id
 WHERE s.parent_session = @parentSession AND (m.updated_at, m.session_id) < (@afterAt, @afterId)
 ORDER BY m.updated_at DESC, m.session_id DESC
@@ -537,9 +538,9 @@ SELECT
   s.seed_length AS "seedLength",
   (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
   m.updated_at AS "updatedAt",
-  m.title,
+  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,
   m.derived_title AS "derivedTitle"
-FROM session_summaries AS m
+FROM catalog_summaries AS m
 JOIN sessions AS s ON s.id = m.session_id
 WHERE s.parent_session = @parentSession AND s.cwd = @cwd
   AND (m.updated_at, m.session_id) < (@afterAt, @afterId)
@@ -547,28 +548,55 @@ ORDER BY m.updated_at DESC, m.session_id DESC
 LIMIT @limit;
 
 -- name: insertSummary
--- A new session's summary, written with its sessions row: activity @updatedAt, no explicit title.
-INSERT INTO session_summaries (session_id, updated_at, title, derived_title)
-VALUES (@sessionId, @updatedAt, NULL, @derivedTitle);
+-- A new session's summary, written with its sessions row: no event yet, activity @updatedAt.
+INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)
+VALUES (@sessionId, NULL, @updatedAt, NULL);
 
 -- name: touchSummary
--- After events were written: the last activity, and the derived title when none was stored yet
--- (@derivedTitle NULL: the batch has no user message).
-UPDATE session_summaries
-SET updated_at = @updatedAt, derived_title = coalesce(derived_title, @derivedTitle::text)
+-- After events were written: the seq of the last (@lastSeq), the last activity, and the derived
+-- title when none was stored yet (@derivedTitle NULL: the batch has no user message).
+UPDATE catalog_summaries
+SET last_seq = @lastSeq, updated_at = @updatedAt,
+  derived_title = coalesce(derived_title, @derivedTitle::text)
 WHERE session_id = @sessionId;
 
--- name: setTitle
--- Sets (or, with NULL, clears) the explicit title.
-UPDATE session_summaries SET title = @title::text WHERE session_id = @sessionId;
+-- name: refreshSummary
+-- A session's summary made anew from its log (after a fork's copy or a repair, or when the catalog
+-- found it stale): the seq and time of its last event row (else its creation time), and
+-- @derivedTitle, which the backend takes from the log's first user message.
+INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)
+SELECT
+  s.id,
+  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id),
+  coalesce(
+    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),
+    s.created_at
+  ),
+  @derivedTitle::text
+FROM sessions AS s
+WHERE s.id = @sessionId
+ON CONFLICT (session_id) DO UPDATE
+SET last_seq = excluded.last_seq, updated_at = excluded.updated_at,
+  derived_title = excluded.derived_title;
 
--- name: setDerivedTitle
--- The derived title of a session whose events were copied or upgraded in SQL.
-UPDATE session_summaries SET derived_title = @derivedTitle::text WHERE session_id = @sessionId;
+-- name: setTitle
+-- Sets the explicit title of a stored session (the reference refuses an id that is not stored).
+INSERT INTO session_titles (session_id, title) VALUES (@sessionId, @title::text)
+ON CONFLICT (session_id) DO UPDATE SET title = excluded.title;
+
+-- name: clearTitle
+-- Clears the explicit title (nothing to do when there is none); also run when a session is made,
+-- so that a title another build left behind for a deleted id is not inherited.
+DELETE FROM session_titles WHERE session_id = @sessionId;
 
 -- name: sessionTitles
 -- The explicit and derived titles of a session (no row: no such session).
-SELECT title, derived_title AS "derivedTitle" FROM session_summaries WHERE session_id = @sessionId;
+SELECT
+  (SELECT t.title FROM session_titles AS t WHERE t.session_id = s.id)::text AS title,
+  (SELECT m.derived_title FROM catalog_summaries AS m WHERE m.session_id = s.id)::text
+    AS "derivedTitle"
+FROM sessions AS s
+WHERE s.id = @sessionId;
 
 -- name: firstUserMessage
 -- The data of a session's first user/message, walking the primary key from seq 0.
@@ -592,28 +620,6 @@ LIMIT @limit;
 -- How many stored ids start with @prefix: the same range, counted.
 SELECT count(*) AS count FROM sessions
 WHERE id >= @prefix AND (@end::text IS NULL OR id < @end::text);
-
--- name: fillSummaries
--- Upgrade from layout 4: one summary per stored session, its activity from its last event row
--- (else its creation time); the derived titles are set after, one setDerivedTitle each.
-INSERT INTO session_summaries (session_id, updated_at, title, derived_title)
-SELECT
-  s.id,
-  coalesce(
-    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),
-    s.created_at
-  ),
-  NULL,
-  NULL
-FROM sessions AS s;
-
--- name: firstUserMessages
--- Upgrade from layout 4: each stored session that has a user/message, with the data of its first.
-SELECT s.id AS "sessionId", u.data
-FROM sessions AS s
-JOIN events AS u ON u.session_id = s.id AND u.seq = (
-  SELECT min(e.seq) FROM events AS e WHERE e.session_id = s.id AND e.type = 'user/message'
-);
 
 -- name: layoutObjects
 -- Every relation of the target schema (tables, indexes, views, sequences…), each table with its
@@ -707,6 +713,121 @@ COMMIT;
 
 -- name: rollback
 ROLLBACK;
+
+-- The catalog (src/store/postgres/catalog.ts): derived data outside the canonical layout — each
+-- session's summary here, the search index below — made by the statements below when missing, and
+-- rebuilt from the events when its version row is missing or another (the layout policy ignores
+-- its relations). Its version is POSTGRES_CATALOG_VERSION (sqlite-layout.json).
+
+-- name: catalogExists
+-- One row when the catalog's version table is there, read from pg_class in the statement's
+-- snapshot: after the creation lock it sees what the creator before committed (to_regclass reads
+-- a cache that an advisory lock does not refresh).
+SELECT 1 AS found
+FROM pg_catalog.pg_class AS c
+JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = 'catalog_version';
+
+-- name: createCatalogVersion
+CREATE TABLE IF NOT EXISTS catalog_version (
+  version integer NOT NULL,
+  CONSTRAINT catalog_version_pkey PRIMARY KEY (version)
+);
+
+-- name: catalogVersions
+-- The catalog's version rows: one, POSTGRES_CATALOG_VERSION, in a catalog of this build.
+SELECT version FROM catalog_version ORDER BY version;
+
+-- name: stampCatalog
+INSERT INTO catalog_version (version) VALUES (@version);
+
+-- name: createCatalogSummaries
+-- One row per stored session: the seq of its last event row (NULL: none; how a stale summary is
+-- told), its last activity (its last event's time, else its creation time) and the title derived
+-- from its first user message. Deleting the session deletes the row.
+CREATE TABLE IF NOT EXISTS catalog_summaries (
+  session_id text COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+  last_seq bigint,
+  updated_at bigint NOT NULL,
+  derived_title text COLLATE "C",
+  CONSTRAINT catalog_summaries_pkey PRIMARY KEY (session_id)
+);
+
+-- name: createCatalogByActivity
+-- list() in activity order, most recent first, paged by an (updated_at, session_id) cursor.
+CREATE INDEX IF NOT EXISTS catalog_by_activity
+ON catalog_summaries (updated_at DESC, session_id DESC);
+
+-- name: fillSummaries
+-- A new catalog: one summary per stored session, from its last event row (else its creation
+-- time); the derived titles are set after, one setDerivedTitle each.
+INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)
+SELECT
+  s.id,
+  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id),
+  coalesce(
+    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),
+    s.created_at
+  ),
+  NULL
+FROM sessions AS s;
+
+-- name: firstUserMessages
+-- A new catalog: each stored session that has a user/message, with the data of its first.
+SELECT s.id AS "sessionId", u.data
+FROM sessions AS s
+JOIN events AS u ON u.session_id = s.id AND u.seq = (
+  SELECT min(e.seq) FROM events AS e WHERE e.session_id = s.id AND e.type = 'user/message'
+);
+
+-- name: setDerivedTitle
+UPDATE catalog_summaries SET derived_title = @derivedTitle::text WHERE session_id = @sessionId;
+
+-- name: staleSummaries
+-- The stored sessions whose summary is missing or behind their log (its last seq is not the log's:
+-- another build wrote them): one primary-key probe each.
+SELECT s.id AS "sessionId"
+FROM sessions AS s
+LEFT JOIN catalog_summaries AS m ON m.session_id = s.id
+WHERE m.session_id IS NULL
+  OR m.last_seq IS DISTINCT FROM (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)
+ORDER BY s.id;
+
+-- name: dropCatalog
+-- The catalog's tables and the search index, dropped before a catalog of another version is made
+-- anew (the indexes go with their tables).
+DROP TABLE IF EXISTS catalog_summaries, catalog_version, search_pending, search_texts;
+
+-- The titles table: the explicit titles users set, which cannot be derived from the logs, so kept
+-- apart from the catalog (never rebuilt, never dropped) with a version of its own,
+-- POSTGRES_TITLES_VERSION: another version is refused untouched, as the layout is.
+
+-- name: titlesExists
+-- One row when the titles table's version table is there (read as catalogExists).
+SELECT 1 AS found
+FROM pg_catalog.pg_class AS c
+JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = 'titles_version';
+
+-- name: createTitlesVersion
+CREATE TABLE IF NOT EXISTS titles_version (
+  version integer NOT NULL,
+  CONSTRAINT titles_version_pkey PRIMARY KEY (version)
+);
+
+-- name: titlesVersions
+SELECT version FROM titles_version ORDER BY version;
+
+-- name: stampTitles
+INSERT INTO titles_version (version) VALUES (@version);
+
+-- name: createSessionTitles
+-- One row per session with an explicit title; deleting the session deletes it.
+CREATE TABLE IF NOT EXISTS session_titles (
+  session_id text COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+  title text COLLATE "C" NOT NULL,
+  CONSTRAINT session_titles_pkey PRIMARY KEY (session_id)
+);
 
 -- The search index (src/store/postgres/search-index.ts): derived data outside the versioned layout,
 -- made by createSearchTexts and createSearchPending when missing (the layout policy ignores it) and
@@ -819,7 +940,7 @@ LIMIT @limit;
 -- One page of the sessions (in list order: most recent activity first, after the cursor, in @cwd
 -- when not NULL) with a row whose folded text holds every term of @terms, each row with its
 -- session's last seq and last activity as listSessionsByActivity gives them. Walks
--- summaries_by_activity.
+-- catalog_by_activity.
 SELECT
   s.version,
   s.id,
@@ -829,7 +950,7 @@ SELECT
   s.seed_length AS "seedLength",
   (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)::bigint AS "lastSeq",
   m.updated_at AS "updatedAt"
-FROM session_summaries AS m
+FROM catalog_summaries AS m
 JOIN sessions AS s ON s.id = m.session_id
 WHERE (m.updated_at, m.session_id) < (@afterAt::bigint, @afterId::text)
   AND (@cwd::text IS NULL OR s.cwd = @cwd::text)

@@ -138,10 +138,11 @@ SELECT
   s.parent_session AS parentSession,
   s.seed_length AS seedLength,
   m.updated_at AS updatedAt,
-  m.title,
+  t.title,
   m.derived_title AS derivedTitle
 FROM sessions AS s
-JOIN session_summaries AS m ON m.session_id = s.id
+JOIN catalog_summaries AS m ON m.session_id = s.id
+LEFT JOIN session_titles AS t ON t.session_id = s.id
 WHERE (s.created_at, s.id) < (@afterAt, @afterId)
 ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
@@ -156,10 +157,11 @@ SELECT
   s.parent_session AS parentSession,
   s.seed_length AS seedLength,
   m.updated_at AS updatedAt,
-  m.title,
+  t.title,
   m.derived_title AS derivedTitle
 FROM sessions AS s
-JOIN session_summaries AS m ON m.session_id = s.id
+JOIN catalog_summaries AS m ON m.session_id = s.id
+LEFT JOIN session_titles AS t ON t.session_id = s.id
 WHERE s.cwd = @cwd AND (s.created_at, s.id) < (@afterAt, @afterId)
 ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
@@ -174,10 +176,11 @@ SELECT
   s.parent_session AS parentSession,
   s.seed_length AS seedLength,
   m.updated_at AS updatedAt,
-  m.title,
+  t.title,
   m.derived_title AS derivedTitle
 FROM sessions AS s
-JOIN session_summaries AS m ON m.session_id = s.id
+JOIN catalog_summaries AS m ON m.session_id = s.id
+LEFT JOIN session_titles AS t ON t.session_id = s.id
 WHERE s.parent_session = @parentSession AND (s.created_at, s.id) < (@afterAt, @afterId)
 ORDER BY s.created_at DESC, s.id DESC
 LIMIT @limit;
@@ -192,10 +195,11 @@ SELECT
   s.parent_session AS parentSession,
   s.seed_length AS seedLength,
   m.updated_at AS updatedAt,
-  m.title,
+  t.title,
   m.derived_title AS derivedTitle
 FROM sessions AS s INDEXED BY sessions_by_parent_session
-JOIN session_summaries AS m ON m.session_id = s.id
+JOIN catalog_summaries AS m ON m.session_id = s.id
+LEFT JOIN session_titles AS t ON t.session_id = s.id
 WHERE s.parent_session = @parentSession AND s.cwd = @cwd
   AND (s.created_at, s.id) < (@afterAt, @afterId)
 ORDER BY s.created_at DESC, s.id DESC
@@ -203,7 +207,7 @@ LIMIT @limit;
 
 -- name: listSessionsByActivity
 -- One page in activity order (most recent activity first), strictly after the cursor (@afterAt:
--- last activity, @afterId); walks summaries_by_activity without sorting.
+-- last activity, @afterId); walks catalog_by_activity without sorting.
 SELECT
   s.version,
   s.id,
@@ -212,10 +216,11 @@ SELECT
   s.parent_session AS parentSession,
   s.seed_length AS seedLength,
   m.updated_at AS updatedAt,
-  m.title,
+  t.title,
   m.derived_title AS derivedTitle
-FROM session_summaries AS m
+FROM catalog_summaries AS m
 JOIN sessions AS s ON s.id = m.session_id
+LEFT JOIN session_titles AS t ON t.session_id = s.id
 WHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)
 ORDER BY m.updated_at DESC, m.session_id DESC
 LIMIT @limit;
@@ -231,10 +236,11 @@ SELECT
   s.parent_session AS parentSession,
   s.seed_length AS seedLength,
   m.updated_at AS updatedAt,
-  m.title,
+  t.title,
   m.derived_title AS derivedTitle
-FROM session_summaries AS m
+FROM catalog_summaries AS m
 JOIN sessions AS s ON s.id = m.session_id
+LEFT JOIN session_titles AS t ON t.session_id = s.id
 WHERE s.cwd = @cwd AND (m.updated_at, m.session_id) < (@afterAt, @afterId)
 ORDER BY m.updated_at DESC, m.session_id DESC
 LIMIT @limit;
@@ -249,10 +255,11 @@ SELECT
   s.parent_session AS parentSession,
   s.seed_length AS seedLength,
   m.updated_at AS updatedAt,
-  m.title,
+  t.title,
   m.derived_title AS derivedTitle
-FROM session_summaries AS m
+FROM catalog_summaries AS m
 JOIN sessions AS s ON s.id = m.session_id
+LEFT JOIN session_titles AS t ON t.session_id = s.id
 WHERE s.parent_session = @parentSession AND (m.updated_at, m.session_id) < (@afterAt, @afterId)
 ORDER BY m.updated_at DESC, m.session_id DESC
 LIMIT @limit;
@@ -267,38 +274,65 @@ SELECT
   s.parent_session AS parentSession,
   s.seed_length AS seedLength,
   m.updated_at AS updatedAt,
-  m.title,
+  t.title,
   m.derived_title AS derivedTitle
-FROM session_summaries AS m
+FROM catalog_summaries AS m
 JOIN sessions AS s ON s.id = m.session_id
+LEFT JOIN session_titles AS t ON t.session_id = s.id
 WHERE s.parent_session = @parentSession AND s.cwd = @cwd
   AND (m.updated_at, m.session_id) < (@afterAt, @afterId)
 ORDER BY m.updated_at DESC, m.session_id DESC
 LIMIT @limit;
 
 -- name: insertSummary
--- A new session's summary, written with its sessions row: activity @updatedAt, no explicit title.
-INSERT INTO session_summaries (session_id, updated_at, title, derived_title)
-VALUES (@sessionId, @updatedAt, NULL, @derivedTitle);
+-- A new session's summary, written with its sessions row: no event yet, activity @updatedAt.
+INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)
+VALUES (@sessionId, NULL, @updatedAt, NULL);
 
 -- name: touchSummary
--- After events were written: the last activity, and the derived title when none was stored yet
--- (@derivedTitle NULL: the batch has no user message).
-UPDATE session_summaries
-SET updated_at = @updatedAt, derived_title = coalesce(derived_title, @derivedTitle)
+-- After events were written: the seq of the last (@lastSeq), the last activity, and the derived
+-- title when none was stored yet (@derivedTitle NULL: the batch has no user message).
+UPDATE catalog_summaries
+SET last_seq = @lastSeq, updated_at = @updatedAt,
+  derived_title = coalesce(derived_title, @derivedTitle)
 WHERE session_id = @sessionId;
 
--- name: setTitle
--- Sets (or, with NULL, clears) the explicit title.
-UPDATE session_summaries SET title = @title WHERE session_id = @sessionId;
+-- name: refreshSummary
+-- A session's summary made anew from its log (after a fork's copy or a repair, or when the catalog
+-- found it stale): the seq and time of its last event row (else its creation time), and
+-- @derivedTitle, which the backend takes from the log's first user message.
+INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)
+SELECT
+  s.id,
+  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id),
+  coalesce(
+    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),
+    s.created_at
+  ),
+  @derivedTitle
+FROM sessions AS s
+WHERE s.id = @sessionId
+ON CONFLICT (session_id) DO UPDATE
+SET last_seq = excluded.last_seq, updated_at = excluded.updated_at,
+  derived_title = excluded.derived_title;
 
--- name: setDerivedTitle
--- The derived title of a session whose events were copied or upgraded in SQL.
-UPDATE session_summaries SET derived_title = @derivedTitle WHERE session_id = @sessionId;
+-- name: setTitle
+-- Sets the explicit title of a stored session (the reference refuses an id that is not stored).
+INSERT INTO session_titles (session_id, title) VALUES (@sessionId, @title)
+ON CONFLICT (session_id) DO UPDATE SET title = excluded.title;
+
+-- name: clearTitle
+-- Clears the explicit title (nothing to do when there is none); also run when a session is made,
+-- so that a title another build left behind for a deleted id is not inherited.
+DELETE FROM session_titles WHERE session_id = @sessionId;
 
 -- name: sessionTitles
 -- The explicit and derived titles of a session (no row: no such session).
-SELECT title, derived_title AS derivedTitle FROM session_summaries WHERE session_id = @sessionId;
+SELECT t.title, m.derived_title AS derivedTitle
+FROM sessions AS s
+LEFT JOIN catalog_summaries AS m ON m.session_id = s.id
+LEFT JOIN session_titles AS t ON t.session_id = s.id
+WHERE s.id = @sessionId;
 
 -- name: firstUserMessage
 -- The data of a session's first user/message, walking the primary key from seq 0.
@@ -320,27 +354,25 @@ LIMIT @limit;
 -- How many stored ids start with @prefix: the same range, counted.
 SELECT count(*) AS count FROM sessions WHERE id >= @prefix AND id < CAST(@prefix || x'ff' AS TEXT);
 
--- name: fillSummaries
--- Upgrade from layout 4: one summary per stored session, its activity from its last event row
--- (else its creation time); the derived titles are set after, one setDerivedTitle each.
-INSERT INTO session_summaries (session_id, updated_at, title, derived_title)
-SELECT
-  s.id,
-  coalesce(
-    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),
-    s.created_at
-  ),
-  NULL,
-  NULL
-FROM sessions AS s;
-
--- name: firstUserMessages
--- Upgrade from layout 4: each stored session that has a user/message, with the data of its first.
-SELECT s.id AS sessionId, u.data
+-- name: staleSummaries
+-- The stored sessions whose summary is missing or behind their log (its last seq is not the log's:
+-- another build wrote them, or a write's catalog update was lost): one primary-key probe each.
+SELECT s.id AS sessionId
 FROM sessions AS s
-JOIN events AS u ON u.session_id = s.id AND u.seq = (
-  SELECT min(e.seq) FROM events AS e WHERE e.session_id = s.id AND e.type = 'user/message'
-);
+LEFT JOIN catalog_summaries AS m ON m.session_id = s.id
+WHERE m.session_id IS NULL
+  OR m.last_seq IS NOT (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id)
+ORDER BY s.id;
+
+-- name: orphanSummaries
+-- How many summaries name a session that is no longer stored (deleted without the cascade).
+SELECT count(*) AS count
+FROM catalog_summaries AS m
+WHERE NOT EXISTS (SELECT 1 FROM sessions AS s WHERE s.id = m.session_id);
+
+-- name: deleteOrphanSummaries
+DELETE FROM catalog_summaries
+WHERE NOT EXISTS (SELECT 1 FROM sessions AS s WHERE s.id = catalog_summaries.session_id);
 
 -- name: layoutVersion
 -- The layout version stamped in the file header (PRAGMA user_version), read before anything else.
@@ -409,6 +441,104 @@ RELEASE batch;
 
 -- name: rollbackToSavepoint
 ROLLBACK TO batch;
+
+-- The catalog (src/store/sqlite/catalog.ts): derived data outside the canonical layout — each
+-- session's summary here, the search index below — made by the statements below when missing,
+-- and rebuilt from the events when its version row is missing or another (the version policy
+-- ignores its objects). Its version is SQLITE_CATALOG_VERSION (sqlite-layout.json).
+
+-- name: catalogExists
+-- One row when the catalog's version table is there.
+SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'catalog_version';
+
+-- name: createCatalogVersion
+CREATE TABLE IF NOT EXISTS catalog_version (version INTEGER PRIMARY KEY) STRICT;
+
+-- name: catalogVersions
+-- The catalog's version rows: one, SQLITE_CATALOG_VERSION, in a catalog of this build.
+SELECT version FROM catalog_version ORDER BY version;
+
+-- name: stampCatalog
+INSERT INTO catalog_version (version) VALUES (@version);
+
+-- name: createCatalogSummaries
+-- One row per stored session: the seq of its last event row (NULL: none; how a stale summary is
+-- told), its last activity (its last event's time, else its creation time) and the title derived
+-- from its first user message. Deleting the session deletes the row.
+CREATE TABLE IF NOT EXISTS catalog_summaries (
+  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+  last_seq INTEGER,
+  updated_at INTEGER NOT NULL,
+  derived_title TEXT
+) STRICT;
+
+-- name: createCatalogByActivity
+-- list() in activity order, most recent first, paged by an (updated_at, session_id) cursor.
+CREATE INDEX IF NOT EXISTS catalog_by_activity
+ON catalog_summaries (updated_at DESC, session_id DESC);
+
+-- name: fillSummaries
+-- A new catalog: one summary per stored session, from its last event row (else its creation
+-- time); the derived titles are set after, one setDerivedTitle each.
+INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)
+SELECT
+  s.id,
+  (SELECT max(e.seq) FROM events AS e WHERE e.session_id = s.id),
+  coalesce(
+    (SELECT e.time FROM events AS e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1),
+    s.created_at
+  ),
+  NULL
+FROM sessions AS s;
+
+-- name: firstUserMessages
+-- A new catalog: each stored session that has a user/message, with the data of its first.
+SELECT s.id AS sessionId, u.data
+FROM sessions AS s
+JOIN events AS u ON u.session_id = s.id AND u.seq = (
+  SELECT min(e.seq) FROM events AS e WHERE e.session_id = s.id AND e.type = 'user/message'
+);
+
+-- name: setDerivedTitle
+UPDATE catalog_summaries SET derived_title = @derivedTitle WHERE session_id = @sessionId;
+
+-- name: dropCatalogSummaries
+DROP TABLE IF EXISTS catalog_summaries;
+
+-- name: dropCatalogVersion
+DROP TABLE IF EXISTS catalog_version;
+
+-- name: dropSearchFts
+DROP TABLE IF EXISTS search_fts;
+
+-- name: dropSearchTexts
+DROP TABLE IF EXISTS search_texts;
+
+-- name: dropSearchPending
+DROP TABLE IF EXISTS search_pending;
+
+-- The titles table: the explicit titles users set, which cannot be derived from the logs, so kept
+-- apart from the catalog (never rebuilt, never dropped) with a version of its own,
+-- SQLITE_TITLES_VERSION: another version is refused untouched, as the layout is.
+
+-- name: titlesExists
+SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'titles_version';
+
+-- name: createTitlesVersion
+CREATE TABLE IF NOT EXISTS titles_version (version INTEGER PRIMARY KEY) STRICT;
+
+-- name: titlesVersions
+SELECT version FROM titles_version ORDER BY version;
+
+-- name: stampTitles
+INSERT INTO titles_version (version) VALUES (@version);
+
+-- name: createSessionTitles
+-- One row per session with an explicit title; deleting the session deletes it.
+CREATE TABLE IF NOT EXISTS session_titles (
+  session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+  title TEXT NOT NULL
+) STRICT;
 
 -- The search index (src/store/sqlite/search-index.ts): derived data outside the versioned layout,
 -- made by the create statements below when missing (the version policy ignores its objects) and
@@ -582,7 +712,7 @@ SELECT
   s.parent_session AS parentSession,
   s.seed_length AS seedLength,
   m.updated_at AS updatedAt
-FROM session_summaries AS m
+FROM catalog_summaries AS m
 JOIN sessions AS s ON s.id = m.session_id
 WHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)
   AND (@cwd IS NULL OR s.cwd = @cwd)
@@ -595,7 +725,7 @@ ORDER BY m.updated_at DESC, m.session_id DESC
 LIMIT @limit;
 
 -- name: searchSessionsWalked
--- searchSessions by walking the sessions in list order (summaries_by_activity) and probing each
+-- searchSessions by walking the sessions in list order (catalog_by_activity) and probing each
 -- one's rows by (session_id, seq), stopping after @limit: for terms the trigram index cannot find
 -- (all shorter than three characters), and for terms so common that the index would give most rows.
 SELECT
@@ -606,7 +736,7 @@ SELECT
   s.parent_session AS parentSession,
   s.seed_length AS seedLength,
   m.updated_at AS updatedAt
-FROM session_summaries AS m
+FROM catalog_summaries AS m
 JOIN sessions AS s ON s.id = m.session_id
 WHERE (m.updated_at, m.session_id) < (@afterAt, @afterId)
   AND (@cwd IS NULL OR s.cwd = @cwd)

@@ -1,13 +1,11 @@
 // The PostgreSQL rendering of the storage layout: its DDL, the version table, and the relations a current schema holds.
 import {
-  addedTables,
   columnDefinition,
   indexStatements,
   LayoutError,
   type SqliteColumn,
   type SqliteLayout,
   type SqliteTable,
-  upgradeSource,
 } from "./sqlite-layout.js";
 
 /**
@@ -99,43 +97,6 @@ export function postgresDdlBody(layout: SqliteLayout): string {
     `INSERT INTO ${POSTGRES_VERSION_TABLE} (version) VALUES (${layout.version});`,
   );
   return `${statements.join("\n\n")}\n`;
-}
-
-/**
- * The statements that upgrade a schema of the layout version before this one: the added tables
- * and their indexes, then the version record set to this version (filling the added tables is the
- * backend's part). Empty when this version added no table.
- */
-export function postgresUpgradeDdlBody(layout: SqliteLayout): string {
-  if (upgradeSource(layout) === undefined) return "";
-  const added = addedTables(layout);
-  const statements: string[] = [];
-  for (const table of added.tables) {
-    const lines = table.columns.map(
-      (column) => `  ${columnDefinition(column, columnType(column))}`,
-    );
-    lines.push(
-      `  CONSTRAINT ${primaryKeyName(table)} PRIMARY KEY (${table.primaryKey.join(", ")})`,
-    );
-    statements.push(`CREATE TABLE ${table.name} (\n${lines.join(",\n")}\n);`);
-  }
-  const indexes = indexStatements(added);
-  if (indexes.length > 0) statements.push(indexes.join("\n"));
-  statements.push(`UPDATE ${POSTGRES_VERSION_TABLE} SET version = ${layout.version};`);
-  return `${statements.join("\n\n")}\n`;
-}
-
-/**
- * The relations a schema of the layout version before this one holds (this layout without the
- * tables it added), sorted by name; empty when this version added no table.
- */
-export function postgresPreviousLayoutObjects(layout: SqliteLayout): PostgresObject[] {
-  if (upgradeSource(layout) === undefined) return [];
-  const added = new Set(addedTables(layout).tables.map((t) => t.name));
-  return postgresLayoutObjects({
-    ...layout,
-    tables: layout.tables.filter((t) => !added.has(t.name)),
-  });
 }
 
 /** One relation of a schema as the backend's `layoutObjects` query reports it. */

@@ -15,8 +15,16 @@ export type SqliteSynchronous = "normal" | "full" | "extra";
 export interface SqliteLayout {
   readonly version: number;
   readonly description: string;
+  readonly catalog: SqlitePart;
+  readonly titles: SqlitePart;
   readonly pragmas: SqlitePragmas;
   readonly tables: readonly SqliteTable[];
+}
+
+/** A versioned part of the store outside the canonical layout (the catalog, the titles table). */
+export interface SqlitePart {
+  readonly version: number;
+  readonly description: string;
 }
 
 export interface SqlitePragmas {
@@ -28,7 +36,6 @@ export interface SqlitePragmas {
 
 export interface SqliteTable {
   readonly name: string;
-  readonly since?: number;
   readonly strict: boolean;
   readonly description: string;
   readonly columns: readonly SqliteColumn[];
@@ -292,27 +299,6 @@ export function sqliteDdlBody(layout: SqliteLayout): string {
   if (indexes.length > 0) statements.push(indexes.join("\n"));
   statements.push(`PRAGMA user_version = ${layout.version};`);
   return `${statements.join("\n\n")}\n`;
-}
-
-/**
- * The layout that {@link upgradeDdlBody} upgrades from (the version before), or undefined when no
- * table was added by this version (no upgrade path).
- */
-export function upgradeSource(layout: SqliteLayout): number | undefined {
-  return layout.tables.some((t) => t.since === layout.version) ? layout.version - 1 : undefined;
-}
-
-/** The tables added by this layout version: what an upgrade from the version before creates. */
-export function addedTables(layout: SqliteLayout): SqliteLayout {
-  return { ...layout, tables: layout.tables.filter((t) => t.since === layout.version) };
-}
-
-/**
- * The SQLite statements that upgrade a database of the version before: the added tables, their
- * indexes, then the new user_version stamp (filling the added tables is the backend's part).
- */
-export function sqliteUpgradeDdlBody(layout: SqliteLayout): string {
-  return sqliteDdlBody(addedTables(layout));
 }
 
 /** The `CREATE INDEX` statements of the layout, table by table; both dialects write them alike. */

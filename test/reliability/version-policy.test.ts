@@ -61,9 +61,10 @@ const OLD_EVENTS = `CREATE TABLE events (session_id TEXT NOT NULL REFERENCES ses
   seq INTEGER NOT NULL, type TEXT NOT NULL, time INTEGER NOT NULL, data TEXT NOT NULL`;
 const KEY = ", PRIMARY KEY (session_id, seq))";
 const OLDER = /older layout|ambiguous|no upgrade path/;
+const MOVE = /layout 5 .*seedline export .*seedline import/;
 const NEWER = /newer seedline.*upgrade seedline/;
 
-/** The layouts that shipped before 4, both sibling 3s, and a 5 from the future (also in WAL mode). */
+/** The layouts that shipped before 4, both sibling 3s, the 5 that kept summaries in the layout, and a 6 from the future (also in WAL mode). */
 const SQLITE_CASES: {
   name: string;
   sql: string;
@@ -97,6 +98,13 @@ const SQLITE_CASES: {
     sql: `${OLD_SESSIONS}) STRICT;\n${OLD_EVENTS}, source_event_seqs TEXT, surface_op TEXT${KEY} STRICT;\nPRAGMA user_version = 3;`,
     found: 3,
     direction: OLDER,
+    wal: true,
+  },
+  {
+    name: "user_version 5 (the layout that kept summaries in it)",
+    sql: `${SQLITE_DDL}\nCREATE TABLE session_summaries (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE, updated_at INTEGER NOT NULL, title TEXT, derived_title TEXT, PRIMARY KEY (session_id)) STRICT;\nPRAGMA user_version = 5;`,
+    found: 5,
+    direction: MOVE,
     wal: true,
   },
   {

@@ -46,11 +46,8 @@ export async function insertSession(
     if (serverError(error)?.code === UNIQUE_VIOLATION) throw sessionTaken(header.id);
     throw error;
   }
-  await queries.run(c, "insertSummary", {
-    sessionId: header.id,
-    updatedAt: header.createdAt,
-    derivedTitle: null,
-  });
+  await queries.run(c, "insertSummary", { sessionId: header.id, updatedAt: header.createdAt });
+  await queries.run(c, "clearTitle", { sessionId: header.id });
 }
 
 /**
@@ -98,6 +95,7 @@ export async function insertEvents(
   // The summary moves in the same transaction as the events it summarises.
   await queries.run(c, "touchSummary", {
     sessionId: id,
+    lastSeq: last.seq,
     updatedAt: last.time,
     derivedTitle: serializedTitle(events) ?? null,
   });

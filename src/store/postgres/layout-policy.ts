@@ -1,27 +1,22 @@
-// The layout version policy of PostgreSQL schemas: reject, never migrate — decided before anything is written.
+// The layout version policy of PostgreSQL schemas: layout 4 or nothing, reject never migrate — decided before anything is written.
 import type { ClientBase, Pool, PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
-import { titleOfData } from "../sql/summary-rows.js";
+import { layoutDirection } from "../sql/layout-direction.js";
+import { checkTitlesVersion, isOutsideLayout, openCatalog } from "./catalog.js";
 import { advisoryKey, type PostgresTarget } from "./connection.js";
 import { connectionLost, isConnectionLoss, refusedByServer, unreachable } from "./pg-errors.js";
-import { ensureSearchIndex, isSearchRelation } from "./search-index.js";
+import { ensureSearchIndex } from "./search-index.js";
 import {
   POSTGRES_DDL,
   POSTGRES_LAYOUT_OBJECTS,
   POSTGRES_LAYOUT_VERSION,
-  POSTGRES_PREVIOUS_LAYOUT_OBJECTS,
-  POSTGRES_UPGRADE_DDL,
-  POSTGRES_UPGRADE_FROM,
   POSTGRES_VERSION_TABLE,
   type PostgresQueryRows,
   type Queries,
 } from "./statements.js";
 
-/**
- * What a look at the target schema found: nothing of anyone's yet, the current layout of ours, or
- * the layout before it (upgraded by {@link createLayout}, in one transaction).
- */
-export type SchemaState = "new" | "current" | "upgrade";
+/** What a look at the target schema found: nothing of anyone's yet, or layout 4. */
+export type SchemaState = "new" | "current";
 
 type SchemaObject = PostgresQueryRows["layoutObjects"];
 
@@ -41,9 +36,9 @@ export async function inspectSchema(
   queries: Queries,
   target: PostgresTarget,
 ): Promise<SchemaState> {
-  // The search index is derived data made on open, not part of the layout (search-index.ts).
+  // The catalog and the titles table lie outside the layout (catalog.ts).
   const objects = (await queries.rows(client, "layoutObjects", { schema: target.schema })).filter(
-    (o) => !isSearchRelation(String(o.name)),
+    (o) => !isOutsideLayout(String(o.name)),
   );
   if (objects.length === 0) return "new";
   const record = objects.find((o) => o.kind === "r" && o.name === POSTGRES_VERSION_TABLE);
@@ -64,14 +59,6 @@ export async function inspectSchema(
       { location: target.location },
     );
   }
-  if (only.version === POSTGRES_UPGRADE_FROM) {
-    if (sameObjects(objects, POSTGRES_PREVIOUS_LAYOUT_OBJECTS)) return "upgrade";
-    throw new StorageError(
-      "CORRUPT_LOG",
-      `expected the tables and indexes of layout ${only.version} (${show(POSTGRES_PREVIOUS_LAYOUT_OBJECTS.map((o) => o.name))}) in ${target.location} to upgrade it, found ${show(objects.map((o) => o.name))}`,
-      { location: target.location },
-    );
-  }
   if (only.version !== POSTGRES_LAYOUT_VERSION) throw unsupportedLayout(target, only.version);
   if (!sameObjects(objects, POSTGRES_LAYOUT_OBJECTS)) {
     throw new StorageError(
@@ -80,6 +67,7 @@ export async function inspectSchema(
       { location: target.location },
     );
   }
+  await checkTitlesVersion(client, queries, target);
   return "current";
 }
 
@@ -104,7 +92,6 @@ export async function createLayout(
       await queries.run(client, "createSchema", {});
       await client.query(POSTGRES_DDL);
     }
-    if (state === "upgrade") await upgradeLayout(client, queries);
     await queries.run(client, "commit", {});
   } catch (error) {
     await queries.run(client, "rollback", {}).catch(() => {
@@ -114,25 +101,8 @@ export async function createLayout(
   }
 }
 
-/**
- * Upgrades a schema of layout {@link POSTGRES_UPGRADE_FROM} inside the caller's transaction: the
- * added tables, each session's summary from its last event row and its first user message, and
- * the version record.
- */
-async function upgradeLayout(client: ClientBase, queries: Queries): Promise<void> {
-  await client.query(POSTGRES_UPGRADE_DDL);
-  await queries.run(client, "fillSummaries", {});
-  for (const row of await queries.rows(client, "firstUserMessages", {})) {
-    const derivedTitle = titleOfData(row.data) ?? null;
-    await queries.run(client, "setDerivedTitle", { sessionId: row.sessionId, derivedTitle });
-  }
-}
-
 function unsupportedLayout(target: PostgresTarget, version: number): StorageError {
-  const direction =
-    version > POSTGRES_LAYOUT_VERSION
-      ? "it was written by a newer seedline: upgrade seedline to open it"
-      : `it is an older layout and this build upgrades only layout ${POSTGRES_UPGRADE_FROM}`;
+  const direction = layoutDirection(version, POSTGRES_LAYOUT_VERSION);
   return new StorageError(
     "FORMAT_UNSUPPORTED",
     `expected PostgreSQL layout version ${POSTGRES_LAYOUT_VERSION} in ${target.location}, found ${version}: ${direction}`,
@@ -174,6 +144,7 @@ export async function prepareStore(
     }
     const state = await inspectSchema(client, queries, target);
     if (state !== "current") await createLayout(client, queries, target);
+    await openCatalog(client, queries, target);
     await ensureSearchIndex(client, queries, target.schema);
     const settings = await queries.first(client, "connectionSettings", {});
     if (settings?.currentSchema !== target.schema) {

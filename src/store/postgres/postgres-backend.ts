@@ -10,6 +10,7 @@ import { prefixEnd } from "../id-prefix.js";
 import { checkPageLimit } from "../page-limit.js";
 import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound } from "../storage-errors.js";
+import { refreshSummary } from "./catalog.js";
 import { ChangeListener } from "./change-listener.js";
 import { clientConfig, type PostgresTarget, resolveTarget } from "./connection.js";
 import { frameRows, JSON_MEMBERS } from "./event-reads.js";
@@ -420,14 +421,7 @@ export class PostgresBackend implements backend.SessionBackend {
         boundary,
       });
       sql.checkCopiedPrefix(copied, boundary, sql.eventsOf(sourceId, this.location));
-      const sessionId = header.id;
-      const first = await this.#queries.first(c, "firstUserMessage", { sessionId });
-      const last = await this.#queries.first(c, "lastEventTime", { sessionId });
-      await this.#queries.run(c, "touchSummary", {
-        sessionId,
-        updatedAt: last === undefined ? header.createdAt : Number(last.time),
-        derivedTitle: first === undefined ? null : (sql.titleOfData(first.data) ?? null),
-      });
+      await refreshSummary(c, this.#queries, header.id);
       await this.#queries.run(c, "copySearchPrefix", { childId: header.id, sourceId, boundary });
     });
   }
@@ -439,6 +433,7 @@ export class PostgresBackend implements backend.SessionBackend {
       await this.#queries.run(c, "deleteEventsFrom", { sessionId: id, keep });
       await this.#queries.run(c, "deleteSearchTexts", { sessionId: id, keep });
       await insertEvents(this.#queries, c, id, keep, closers);
+      if (closers.length === 0) await refreshSummary(c, this.#queries, id);
     });
   }
 
@@ -455,9 +450,12 @@ export class PostgresBackend implements backend.SessionBackend {
 
   async setTitle(id: string, title: string | null): Promise<void> {
     await this.#write(id, `set the title of session ${show(id)}`, async (c) => {
-      if ((await this.#queries.run(c, "setTitle", { sessionId: id, title })) === 0) {
+      // Keeps the session from being deleted while its title is written.
+      if ((await this.#queries.first(c, "shareSessionRow", { sessionId: id })) === undefined) {
         throw sessionNotFound(id);
       }
+      if (title === null) await this.#queries.run(c, "clearTitle", { sessionId: id });
+      else await this.#queries.run(c, "setTitle", { sessionId: id, title });
     });
   }
 

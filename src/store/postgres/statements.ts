@@ -15,13 +15,12 @@ import {
 import { changeChannel } from "./connection.js";
 
 export {
+  POSTGRES_CATALOG_VERSION,
   POSTGRES_DDL,
   POSTGRES_LAYOUT_OBJECTS,
   POSTGRES_LAYOUT_VERSION,
-  POSTGRES_PREVIOUS_LAYOUT_OBJECTS,
   POSTGRES_TABLES,
-  POSTGRES_UPGRADE_DDL,
-  POSTGRES_UPGRADE_FROM,
+  POSTGRES_TITLES_VERSION,
   POSTGRES_VERSION_TABLE,
 } from "../../generated.js";
 export type { PostgresQueryParams, PostgresQueryRows };

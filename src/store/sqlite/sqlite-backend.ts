@@ -10,19 +10,14 @@ import { PageBytes } from "../page-limit.js";
 import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../storage-errors.js";
 import { refusedOr } from "../storage-refusal.js";
+import { type CatalogOpen, openCatalog, refreshSummary } from "./catalog.js";
 import { ChangePoller } from "./change-poller.js";
 import { FileGuard } from "./file-guard.js";
 import { GroupCommit, type WriteStats } from "./group-commit.js";
 import { EVENTS_PER_INSERT, eventRowValues } from "./rows.js";
 import { SqliteSearchIndex } from "./search-index.js";
 import { paramsFrom, type SqliteQueryRows, type SqliteScalar, Statements } from "./statements.js";
-import {
-  asStorageError,
-  inspectDatabase,
-  isPrivate,
-  stampNewDatabase,
-  upgradeDatabase,
-} from "./version-policy.js";
+import { asStorageError, inspectDatabase, isPrivate, stampNewDatabase } from "./version-policy.js";
 
 /** How a SQLite backend is opened. */
 export interface SqliteBackendOptions {
@@ -89,6 +84,8 @@ export class SqliteBackend implements backend.SessionBackend {
   #closed = false;
   /** The durability mode this backend commits in. */
   readonly durability: backend.Durability;
+  /** What the open found of the catalog and did with it (kept, refreshed, rebuilt). */
+  readonly catalogOpen: CatalogOpen;
 
   private constructor(
     path: string,
@@ -102,6 +99,7 @@ export class SqliteBackend implements backend.SessionBackend {
     this.#db = db;
     this.#guard = guard;
     this.#statements = new Statements(db);
+    this.catalogOpen = openCatalog(db, this.#statements);
     this.#search = SqliteSearchIndex.open(this.#statements, () => db.inTransaction);
     this.#group = new GroupCommit(db, this.#statements, () => guard?.check(true));
     this.#locks = isPrivate(path) ? undefined : new LockFiles(`${path}.locks`);
@@ -142,7 +140,6 @@ export class SqliteBackend implements backend.SessionBackend {
     try {
       db.pragma(`busy_timeout = ${SQLITE_PRAGMAS.busyTimeoutMs}`);
       if (state === "new") stampNewDatabase(db, new Statements(db), path);
-      if (state === "upgrade") upgradeDatabase(db, new Statements(db), path);
       db.pragma(`foreign_keys = ${SQLITE_PRAGMAS.foreignKeys ? "ON" : "OFF"}`);
       db.pragma(`journal_mode = ${SQLITE_PRAGMAS.journalMode}`);
       db.pragma(`synchronous = ${SQLITE_PRAGMAS.synchronous[durability]}`);
@@ -302,14 +299,7 @@ export class SqliteBackend implements backend.SessionBackend {
         boundary,
       });
       sql.checkCopiedPrefix(copied, boundary, sql.eventsOf(sourceId, this.path));
-      const sessionId = header.id;
-      const first = this.#statements.get("firstUserMessage", { sessionId });
-      const last = this.#statements.get("lastEventTime", { sessionId });
-      this.#statements.run("touchSummary", {
-        sessionId,
-        updatedAt: last?.time ?? header.createdAt,
-        derivedTitle: first === undefined ? null : (sql.titleOfData(first.data) ?? null),
-      });
+      refreshSummary(this.#statements, header.id);
       this.#search.forked(header.id, boundary);
     });
     this.#changes.notify(header.id);
@@ -323,6 +313,7 @@ export class SqliteBackend implements backend.SessionBackend {
       this.#statements.run("deleteEventsFrom", { sessionId: id, keep });
       this.#search.deleteFrom(id, keep);
       this.#insertEvents(id, keep, closers);
+      if (closers.length === 0) refreshSummary(this.#statements, id);
     });
     this.#changes.notify(id);
   }
@@ -348,9 +339,11 @@ export class SqliteBackend implements backend.SessionBackend {
 
   async setTitle(id: string, title: string | null): Promise<void> {
     await this.#write(() => {
-      if (this.#statements.run("setTitle", { sessionId: id, title }) === 0) {
+      if (this.#statements.get("sessionExists", { sessionId: id }) === undefined) {
         throw sessionNotFound(id);
       }
+      if (title === null) this.#statements.run("clearTitle", { sessionId: id });
+      else this.#statements.run("setTitle", { sessionId: id, title });
     });
     this.#changes.notify(id);
   }
@@ -526,11 +519,8 @@ export class SqliteBackend implements backend.SessionBackend {
       if (constraint(error) === "SQLITE_CONSTRAINT_PRIMARYKEY") throw sessionTaken(header.id);
       throw error;
     }
-    this.#statements.run("insertSummary", {
-      sessionId: header.id,
-      updatedAt: header.createdAt,
-      derivedTitle: null,
-    });
+    this.#statements.run("insertSummary", { sessionId: header.id, updatedAt: header.createdAt });
+    this.#statements.run("clearTitle", { sessionId: header.id });
   }
 
   #insertEvents(id: string, fromSeq: number, events: readonly SerializedEvent[]): void {
@@ -568,6 +558,7 @@ export class SqliteBackend implements backend.SessionBackend {
     // The summary moves in the same transaction as the events it summarises.
     this.#statements.run("touchSummary", {
       sessionId: id,
+      lastSeq: last.seq,
       updatedAt: last.time,
       derivedTitle: serializedTitle(events) ?? null,
     });

@@ -1,23 +1,15 @@
-// The layout version policy of SQLite databases: the previous layout is upgraded, any other refused — decided before a byte is written.
+// The layout version policy of SQLite databases: layout 4 or nothing, reject never migrate — decided before a byte is written.
 import { closeSync, existsSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { hasCode, StorageError, show } from "../../errors.js";
-import {
-  SQLITE_DDL,
-  SQLITE_LAYOUT_VERSION,
-  SQLITE_UPGRADE_DDL,
-  SQLITE_UPGRADE_FROM,
-} from "../../generated.js";
-import { titleFromContent } from "../../log/session-title.js";
+import { SQLITE_DDL, SQLITE_LAYOUT_VERSION } from "../../generated.js";
+import { layoutDirection } from "../sql/layout-direction.js";
 import { refusedOr } from "../storage-refusal.js";
-import { isSearchObject } from "./search-index.js";
+import { checkTitlesVersion, isOutsideLayout } from "./catalog.js";
 import { type SqliteQueryRows, Statements } from "./statements.js";
 
-/**
- * What the read-only look at a database found: nothing of anyone's yet, the current layout of
- * ours, or the layout before it (upgraded on open, in one transaction).
- */
-export type DatabaseState = "new" | "current" | "upgrade";
+/** What the read-only look at a database found: nothing of anyone's yet, or layout 4. */
+export type DatabaseState = "new" | "current";
 
 /** The first bytes of every SQLite database file. */
 const MAGIC = "SQLite format 3\0";
@@ -51,7 +43,7 @@ export function inspectDatabase(path: string): DatabaseState {
   if (walMode && !existsSync(`${path}-wal`)) {
     // Without a -wal file the main file is complete, so its header's user_version is the truth.
     const version = header.readInt32BE(60);
-    if (version !== 0 && version !== SQLITE_LAYOUT_VERSION && version !== SQLITE_UPGRADE_FROM) {
+    if (version !== 0 && version !== SQLITE_LAYOUT_VERSION) {
       throw unsupportedLayout(path, version);
     }
   }
@@ -105,45 +97,13 @@ export function stampNewDatabase(
   }
 }
 
-/**
- * Upgrades a database of layout {@link SQLITE_UPGRADE_FROM} inside one write transaction, after
- * looking again under the write lock (another process may have upgraded it since
- * {@link inspectDatabase}): creates the added tables and fills them — each session's summary
- * from its last event row and its first user message — and stamps the new version. Any error
- * rolls the whole upgrade back, leaving the database at the old layout.
- * @throws StorageError as {@link inspectDatabase}.
- */
-export function upgradeDatabase(db: Database.Database, statements: Statements, path: string): void {
-  statements.run("beginWrite", {});
-  try {
-    if (judge(path, statements) === "upgrade") {
-      db.exec(SQLITE_UPGRADE_DDL);
-      statements.run("fillSummaries", {});
-      for (const row of statements.all("firstUserMessages", {})) {
-        let content: unknown;
-        try {
-          content = (JSON.parse(row.data) as { content?: unknown }).content;
-        } catch {
-          continue; // a damaged row gives no title; reading the log reports it
-        }
-        const derivedTitle = titleFromContent(content) ?? null;
-        statements.run("setDerivedTitle", { sessionId: row.sessionId, derivedTitle });
-      }
-    }
-    statements.run("commit", {});
-  } catch (error) {
-    if (db.inTransaction) statements.run("rollback", {});
-    throw asStorageError(error, path);
-  }
-}
-
 /** Decides from user_version and the schema objects; see {@link inspectDatabase}. */
 function judge(path: string, statements: Statements): DatabaseState {
   const version = Number(statements.get("layoutVersion", {})?.userVersion ?? 0);
-  // The search index is derived data made on open, not part of the layout (search-index.ts).
+  // The catalog and the titles table lie outside the layout (catalog.ts).
   const objects = statements
     .all("schemaObjects", {})
-    .filter((o) => !isSearchObject(String(o.tableName)));
+    .filter((o) => !isOutsideLayout(String(o.tableName)));
   if (version === 0) {
     if (objects.length === 0) return "new";
     const names = objects.map((o) => String(o.name));
@@ -151,14 +111,6 @@ function judge(path: string, statements: Statements): DatabaseState {
       "FORMAT_UNSUPPORTED",
       `expected an empty database or seedline layout ${SQLITE_LAYOUT_VERSION} at ${path}, found user_version 0 with objects that are not seedline's (${show(names)}); it is not a seedline store`,
       { found: 0, supported: SQLITE_LAYOUT_VERSION, location: path },
-    );
-  }
-  if (version === SQLITE_UPGRADE_FROM) {
-    if (sameObjects(objects, previousObjects())) return "upgrade";
-    throw new StorageError(
-      "CORRUPT_LOG",
-      `expected the tables and indexes of layout ${version} (${show(previousObjects().map((o) => o.name))}) in ${path} to upgrade it, found ${show(objects.map((o) => String(o.name)))}`,
-      { location: path },
     );
   }
   if (version !== SQLITE_LAYOUT_VERSION) throw unsupportedLayout(path, version);
@@ -171,48 +123,16 @@ function judge(path: string, statements: Statements): DatabaseState {
       { location: path },
     );
   }
+  checkTitlesVersion(statements, path);
   return "current";
 }
 
 function unsupportedLayout(path: string, version: number): StorageError<"FORMAT_UNSUPPORTED"> {
-  const direction =
-    version > SQLITE_LAYOUT_VERSION
-      ? "it was written by a newer seedline: upgrade seedline to open it"
-      : version === 3
-        ? `layout 3 is ambiguous (two sibling layouts shipped under it) and this build upgrades only layout ${SQLITE_UPGRADE_FROM}`
-        : `it is an older layout and this build upgrades only layout ${SQLITE_UPGRADE_FROM}`;
   return new StorageError(
     "FORMAT_UNSUPPORTED",
-    `expected SQLite layout version ${SQLITE_LAYOUT_VERSION} at ${path}, found ${version}: ${direction}`,
+    `expected SQLite layout version ${SQLITE_LAYOUT_VERSION} at ${path}, found ${version}: ${layoutDirection(version, SQLITE_LAYOUT_VERSION)}`,
     { found: version, supported: SQLITE_LAYOUT_VERSION, location: path },
   );
-}
-
-function sameObjects(
-  a: readonly SqliteQueryRows["schemaObjects"][],
-  b: readonly SqliteQueryRows["schemaObjects"][],
-): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
-let previousCache: SqliteQueryRows["schemaObjects"][] | undefined;
-
-/**
- * The schema objects of the layout before this one: the current layout's without the ones that
- * {@link SQLITE_UPGRADE_DDL} creates.
- */
-function previousObjects(): SqliteQueryRows["schemaObjects"][] {
-  if (previousCache === undefined) {
-    const db = new Database(":memory:");
-    try {
-      db.exec(SQLITE_UPGRADE_DDL);
-      const added = new Set(new Statements(db).all("schemaObjects", {}).map((o) => o.name));
-      previousCache = expectedObjects().filter((o) => !added.has(o.name));
-    } finally {
-      db.close();
-    }
-  }
-  return previousCache;
 }
 
 let expectedCache: SqliteQueryRows["schemaObjects"][] | undefined;
