@@ -93,7 +93,7 @@ describe("the server over memory streams", () => {
     expect(init.agentCapabilities._meta.seedline).toMatchObject({
       store: "sqlite",
       formatVersion: 0,
-      sqliteSchemaVersion: 5,
+      sqliteSchemaVersion: 4,
     });
     const own = started();
     expect(

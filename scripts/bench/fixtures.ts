@@ -13,7 +13,6 @@ import {
   SqliteBackend,
 } from "../../src/index.js";
 import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
-import { derivedTitle } from "../../src/log/session-title.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
 
 /** The sizes of one run: docs/performance.md's in a full run, small ones with `--quick`. */
@@ -173,15 +172,11 @@ export function fillSqlite(
   try {
     const insertSession = db.prepare(SQLITE_QUERIES.insertSession);
     const insertEvent = db.prepare(SQLITE_QUERIES.insertEvent);
-    const insertSummary = db.prepare(SQLITE_QUERIES.insertSummary);
+    // The catalog is left to the backend: absent (a new file) or found stale, it is made from
+    // the logs when the store is opened.
     db.transaction(() => {
       for (const { header, events } of logs) {
         insertSession.run(rawSessionRow(header));
-        insertSummary.run({
-          sessionId: header.id,
-          updatedAt: events.at(-1)?.time ?? header.createdAt,
-          derivedTitle: derivedTitle(events) ?? null,
-        });
         for (const event of events) insertEvent.run(rawEventRow(header.id, event));
       }
     })();

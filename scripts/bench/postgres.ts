@@ -111,12 +111,15 @@ export function rawSessionValues(header: SessionHeader): unknown[] {
   ];
 }
 
-/** The insertSummary values of a session (id, last activity, derived title), written out by hand. */
+/**
+ * The refreshSummary values of a session (its derived title, its id), written out by hand: run
+ * after its events, it makes the catalog's summary from them as the backend does after a fork.
+ */
 export function rawSummaryValues(
   header: SessionHeader,
   events: readonly SessionEvent[],
 ): unknown[] {
-  return [header.id, events.at(-1)?.time ?? header.createdAt, derivedTitle(events) ?? null];
+  return [derivedTitle(events) ?? null, header.id];
 }
 
 /** The insertEvents values of a batch (one array per column), written out by hand. */
@@ -155,11 +158,11 @@ export async function fillPostgres(
   await client.query("BEGIN");
   for (const { header, events } of logs) {
     await client.query(prepared("insertSession", rawSessionValues(header)));
-    await client.query(prepared("insertSummary", rawSummaryValues(header, events)));
     for (let at = 0; at < events.length; at += FILL_CHUNK) {
       const chunk = events.slice(at, at + FILL_CHUNK);
       await client.query(prepared("insertEvents", rawEventValues(header.id, chunk)));
     }
+    await client.query(prepared("refreshSummary", rawSummaryValues(header, events)));
     pending += events.length + 1;
     if (pending >= 50_000) {
       await client.query("COMMIT");
