@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAIN, ROOT, type Run, seedline } from "./cli-harness.js";
+import { cli } from "./cli-in-process.js";
 import { CORPUS_DIR } from "./corpus.js";
 
 const CORPUS = CORPUS_DIR;
@@ -21,7 +22,7 @@ const CHILD = "906f1eac-a457-4eb9-828b-1ba537552524";
 const PROBLEM_LINE = /^(.+):(\d+): ([a-z-]+): (.+)$/;
 
 let temp: string;
-beforeAll(() => {
+beforeAll(async () => {
   // test/global-setup.ts builds dist/ once for every end-to-end test.
   if (!existsSync(MAIN)) throw new Error(`expected the built CLI at ${MAIN}`);
   temp = mkdtempSync(join(tmpdir(), "seedline-cli-"));
@@ -53,16 +54,16 @@ function brokenCopy(
 }
 
 describe("seedline validate", () => {
-  it("passes every log of the recorded corpus", () => {
+  it("passes every log of the recorded corpus", async () => {
     const dir = join(tempDir("valid"), "corpus");
     cpSync(CORPUS, dir, { recursive: true });
-    const run = seedline(["validate", dir]);
+    const run = await cli(["validate", dir]);
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^ok: 39 logs, \d+ events, no problems\n$/);
   });
 
-  it("reports a bad seq, an unknown field, a missing surfaceOp and a turn order break by file and line", () => {
+  it("reports a bad seq, an unknown field, a missing surfaceOp and a turn order break by file and line", async () => {
     const dir = tempDir("broken");
     brokenCopy(dir, "bad-seq.jsonl", (events) => {
       (events[2] as { seq: number }).seq = 99;
@@ -81,7 +82,7 @@ describe("seedline validate", () => {
         trigger: { kind: "message", source: { kind: "user" } },
       };
     });
-    const run = seedline(["validate", dir]);
+    const run = await cli(["validate", dir]);
     expect(run.status).toBe(1);
     const problems = run.stdout
       .split("\n")
@@ -99,7 +100,7 @@ describe("seedline validate", () => {
     expect(run.stdout).toMatch(/4 problems in 4 of 4 logs\n$/);
   });
 
-  it("checks the header and reports non-JSON lines", () => {
+  it("checks the header and reports non-JSON lines", async () => {
     const dir = tempDir("header");
     writeFileSync(
       join(dir, "log.jsonl"),
@@ -109,7 +110,7 @@ describe("seedline validate", () => {
       join(dir, "future.jsonl"),
       '{"type":"session","version":7,"id":"x","createdAt":0}\n',
     );
-    const run = seedline(["validate", "--json", dir]);
+    const run = await cli(["validate", "--json", dir]);
     expect(run.status).toBe(1);
     const report = JSON.parse(run.stdout) as {
       ok: boolean;
@@ -123,15 +124,15 @@ describe("seedline validate", () => {
     ]);
   });
 
-  it("gives machine output with --json", () => {
-    const run = seedline(["validate", "--json", join(CORPUS, "subagent-fork")]);
+  it("gives machine output with --json", async () => {
+    const run = await cli(["validate", "--json", join(CORPUS, "subagent-fork")]);
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, files: 2, problems: [] });
   });
 
-  it("fails on a folder without logs and on a missing path", () => {
-    expect(seedline(["validate", tempDir("empty")]).status).toBe(1);
-    const missing = seedline(["validate", join(temp, "no-such-file.jsonl")]);
+  it("fails on a folder without logs and on a missing path", async () => {
+    expect((await cli(["validate", tempDir("empty")])).status).toBe(1);
+    const missing = await cli(["validate", join(temp, "no-such-file.jsonl")]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/^seedline validate: ENOENT/);
   });
@@ -155,19 +156,19 @@ function streamedText(entry: Script["entries"][number]): string {
 }
 
 describe("seedline replay", () => {
-  it("turns the cancelled stream of a fixture folder into a hang entry", () => {
-    const scripts = scriptsOf(seedline(["replay", join(CORPUS, "cancel")]));
+  it("turns the cancelled stream of a fixture folder into a hang entry", async () => {
+    const scripts = scriptsOf(await cli(["replay", join(CORPUS, "cancel")]));
     expect(scripts).toHaveLength(1);
     expect(scripts[0]?.entries.map((e) => e.kind)).toEqual(["hang"]);
   });
 
-  it("turns a provider error into a throw entry", () => {
-    const scripts = scriptsOf(seedline(["replay", join(CORPUS, "error-finish")]));
+  it("turns a provider error into a throw entry", async () => {
+    const scripts = scriptsOf(await cli(["replay", join(CORPUS, "error-finish")]));
     expect(scripts[0]?.entries.some((e) => e.kind === "throw")).toBe(true);
   });
 
-  it("slices a fork child at its seed boundary, so it never replays its parent's calls", () => {
-    const [parent, child] = scriptsOf(seedline(["replay", join(CORPUS, "subagent-fork")]));
+  it("slices a fork child at its seed boundary, so it never replays its parent's calls", async () => {
+    const [parent, child] = scriptsOf(await cli(["replay", join(CORPUS, "subagent-fork")]));
     expect(parent).toMatchObject({ sessionId: PARENT, primary: true, seedLength: 0 });
     expect(child).toMatchObject({ sessionId: CHILD, primary: false, seedLength: 38 });
     expect(child?.entries).toHaveLength(1);
@@ -175,48 +176,48 @@ describe("seedline replay", () => {
     expect(child?.entries[0]).not.toEqual(parent?.entries[0]);
   });
 
-  it("gives the one script of a file, sliced at its own header's seedLength", () => {
+  it("gives the one script of a file, sliced at its own header's seedLength", async () => {
     const [script] = scriptsOf(
-      seedline(["replay", join(CORPUS, "subagent-fork", "session.1.jsonl")]),
+      await cli(["replay", join(CORPUS, "subagent-fork", "session.1.jsonl")]),
     );
     expect(script).toMatchObject({ sessionId: CHILD, primary: true, seedLength: 38 });
     expect(script?.entries).toHaveLength(1);
   });
 
-  it("fails with the error code for a broken log, and for a folder that is no fixture", () => {
+  it("fails with the error code for a broken log, and for a folder that is no fixture", async () => {
     const path = brokenCopy(tempDir("replay-broken"), "bad.jsonl", (events) => {
       (events[2] as { seq: number }).seq = 99;
     });
-    const run = seedline(["replay", path]);
+    const run = await cli(["replay", path]);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/^seedline replay: CORRUPT_LOG: /);
-    expect(seedline(["replay", CORPUS]).status).toBe(1);
+    expect((await cli(["replay", CORPUS])).status).toBe(1);
   });
 });
 
 describe.each(["jsonl", "sqlite"])("import, ls, export, show and fork over a %s store", (kind) => {
   let store: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     const dir = tempDir(`store-${kind}`);
     store =
       kind === "jsonl" ? `jsonl:${join(dir, "sessions")}` : `sqlite:${join(dir, "sessions.db")}`;
   });
 
-  it("imports a fixture folder with ids and headers preserved, progress on stderr", () => {
-    const run = seedline(["import", join(CORPUS, "subagent-fork"), "--store", store]);
+  it("imports a fixture folder with ids and headers preserved, progress on stderr", async () => {
+    const run = await cli(["import", join(CORPUS, "subagent-fork"), "--store", store]);
     expect(run.status).toBe(0);
     expect(run.stderr).toMatch(/^imported 1\/2 .*session\.jsonl → f2358dc0/m);
     expect(run.stderr).toMatch(/^imported 2\/2 .*session\.1\.jsonl → 906f1eac/m);
     expect(run.stdout).toMatch(/^imported 2 of 2 logs into /);
   });
 
-  it("lists the lineage as a tree, the child under its parent", () => {
-    const run = seedline(["ls", "--store", store]);
+  it("lists the lineage as a tree, the child under its parent", async () => {
+    const run = await cli(["ls", "--store", store]);
     expect(run.status).toBe(0);
     const lines = run.stdout.split("\n");
     expect(lines[0]).toMatch(new RegExp(`^${PARENT}  189 events  `));
     expect(lines[1]).toMatch(new RegExp(`^└─ ${CHILD}  88 events \\(38 inherited\\)  `));
-    const json = JSON.parse(seedline(["ls", "--json", "--store", store]).stdout) as {
+    const json = JSON.parse((await cli(["ls", "--json", "--store", store])).stdout) as {
       sessions: { sessionId: string; eventCount: number; children: { sessionId: string }[] }[];
     };
     expect(json.sessions).toHaveLength(1);
@@ -224,19 +225,19 @@ describe.each(["jsonl", "sqlite"])("import, ls, export, show and fork over a %s 
     expect(json.sessions[0]?.children.map((c) => c.sessionId)).toEqual([CHILD]);
   });
 
-  it("exports the imported bytes back", () => {
+  it("exports the imported bytes back", async () => {
     for (const [id, file] of [
       [PARENT, "session.jsonl"],
       [CHILD, "session.1.jsonl"],
     ] as const) {
-      const run = seedline(["export", id, "--store", store]);
+      const run = await cli(["export", id, "--store", store]);
       expect(run.status).toBe(0);
       expect(run.stdout).toBe(readFileSync(join(CORPUS, "subagent-fork", file), "utf8"));
     }
   });
 
-  it("shows a timeline with the seed boundary between the inherited turn and the child's own", () => {
-    const run = seedline(["show", CHILD, "--store", store]);
+  it("shows a timeline with the seed boundary between the inherited turn and the child's own", async () => {
+    const run = await cli(["show", CHILD, "--store", store]);
     expect(run.status).toBe(0);
     const lines = run.stdout.split("\n");
     const boundary = lines.indexOf("── seed boundary (38 inherited events) ──");
@@ -245,7 +246,7 @@ describe.each(["jsonl", "sqlite"])("import, ls, export, show and fork over a %s 
     expect(lines[boundary + 1]).toMatch(/^38 +turn 2 · message from user$/);
     expect(run.stdout).toMatch(/assistant: MARMALADE/);
     expect(run.stdout).toMatch(/step 1 · 44 chunks/);
-    const json = JSON.parse(seedline(["show", "--json", CHILD, "--store", store]).stdout) as {
+    const json = JSON.parse((await cli(["show", "--json", CHILD, "--store", store])).stdout) as {
       seedLength: number;
       rows: { kind: string }[];
     };
@@ -255,17 +256,17 @@ describe.each(["jsonl", "sqlite"])("import, ls, export, show and fork over a %s 
     ]);
   });
 
-  it("shows tool calls with their names", () => {
+  it("shows tool calls with their names", async () => {
     const dir = tempDir(`tools-${kind}`);
     const url = kind === "jsonl" ? `jsonl:${dir}` : `sqlite:${join(dir, "s.db")}`;
-    expect(seedline(["import", join(CORPUS, "tool-call-turn"), "--store", url]).status).toBe(0);
-    const run = seedline(["show", "7f13d6e6-f881-4a29-b399-b085fbaca9a3", "--store", url]);
+    expect((await cli(["import", join(CORPUS, "tool-call-turn"), "--store", url])).status).toBe(0);
+    const run = await cli(["show", "7f13d6e6-f881-4a29-b399-b085fbaca9a3", "--store", url]);
     expect(run.stdout).toMatch(/^ *64 +→ bash \{"command": "echo SNAPSHOT_OK"/m);
     expect(run.stdout).toMatch(/^ *65 +← bash SNAPSHOT_OK$/m);
   });
 
-  it("forks at a completed turn and refuses a boundary inside a turn", () => {
-    const run = seedline([
+  it("forks at a completed turn and refuses a boundary inside a turn", async () => {
+    const run = await cli([
       "fork",
       PARENT,
       "--at",
@@ -278,27 +279,27 @@ describe.each(["jsonl", "sqlite"])("import, ls, export, show and fork over a %s 
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^forked .* at seq 37 into cli-child \(38 inherited events\)$/m);
-    const exported = seedline(["export", "cli-child", "--store", store]).stdout.split("\n");
+    const exported = (await cli(["export", "cli-child", "--store", store])).stdout.split("\n");
     expect(JSON.parse(exported[0] as string)).toMatchObject({
       id: "cli-child",
       parentSession: PARENT,
       seedLength: 38,
     });
-    expect(seedline(["ls", "--store", store]).stdout).toMatch(
+    expect((await cli(["ls", "--store", store])).stdout).toMatch(
       /├─ 906f1eac.*\n└─ cli-child {2}38 events/,
     );
 
-    const inside = seedline(["fork", PARENT, "--at", "5", "--store", store]);
+    const inside = await cli(["fork", PARENT, "--at", "5", "--store", store]);
     expect(inside.status).toBe(1);
     expect(inside.stderr).toMatch(/^seedline fork: OPEN_TURN: /);
-    const json = seedline(["fork", PARENT, "--json", "--store", store]);
+    const json = await cli(["fork", PARENT, "--json", "--store", store]);
     expect(JSON.parse(json.stdout)).toMatchObject({
       header: { parentSession: PARENT, seedLength: 189 },
     });
   });
 
-  it("names each failing file, goes on with the rest, and exits 1", () => {
-    const run = seedline([
+  it("names each failing file, goes on with the rest, and exits 1", async () => {
+    const run = await cli([
       "import",
       join(CORPUS, "subagent-fork"),
       join(CORPUS, "text-turn"),
@@ -311,9 +312,9 @@ describe.each(["jsonl", "sqlite"])("import, ls, export, show and fork over a %s 
     expect(run.stdout).toMatch(/imported 1 of 3 logs .*2 failed/);
   });
 
-  it("reports a missing session with its code", () => {
+  it("reports a missing session with its code", async () => {
     for (const command of ["show", "export", "fork"]) {
-      const run = seedline([command, "no-such-session", "--store", store]);
+      const run = await cli([command, "no-such-session", "--store", store]);
       expect(run.status).toBe(1);
       expect(run.stderr).toMatch(new RegExp(`^seedline ${command}: SESSION_NOT_FOUND: `));
     }
@@ -321,25 +322,26 @@ describe.each(["jsonl", "sqlite"])("import, ls, export, show and fork over a %s 
 });
 
 describe("a store that does not exist", () => {
-  it("lists nothing and is not created by reading commands", () => {
+  it("lists nothing and is not created by reading commands", async () => {
     const dir = tempDir("absent");
-    const run = seedline(["ls"], { cwd: dir });
+    const run = await cli(["ls"], { cwd: dir });
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^no sessions in sqlite:\.seedline\/sessions\.db/);
-    expect(seedline(["show", "x"], { cwd: dir }).status).toBe(1);
+    expect((await cli(["show", "x"], { cwd: dir })).status).toBe(1);
     expect(existsSync(join(dir, ".seedline"))).toBe(false);
   });
 
-  it("is named by SEEDLINE_STORE when --store is absent", () => {
+  it("is named by SEEDLINE_STORE when --store is absent", async () => {
     const url = `jsonl:${join(tempDir("env-store"), "s")}`;
     expect(
-      seedline(["import", join(CORPUS, "text-turn")], { env: { SEEDLINE_STORE: url } }).status,
+      (await cli(["import", join(CORPUS, "text-turn")], { env: { SEEDLINE_STORE: url } })).status,
     ).toBe(0);
-    expect(seedline(["ls", "--store", url]).stdout).toMatch(/^1 session in jsonl:/m);
+    expect((await cli(["ls", "--store", url])).stdout).toMatch(/^1 session in jsonl:/m);
   });
 });
 
 describe("seedline generate", () => {
+  // Spawned: generate loads the renderers from scripts/ and reports through its own process.
   it("writes the files of generated/ from schema/, and --check passes on them", () => {
     const out = tempDir("generated");
     const run = seedline(["generate", "--schema", "schema", "--out", out]);
@@ -379,24 +381,24 @@ const COMMAND_NAMES = [
 ];
 
 describe("usage", () => {
-  it.each(COMMAND_NAMES)("prints help for %s --help and exits 0", (name) => {
-    const run = seedline([name, "--help"]);
+  it.each(COMMAND_NAMES)("prints help for %s --help and exits 0", async (name) => {
+    const run = await cli([name, "--help"]);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(new RegExp(`^Usage: seedline ${name}\\b`));
     expect(run.stdout).toMatch(/-h, --help/);
   });
 
-  it("lists every command in seedline --help", () => {
-    const run = seedline(["--help"]);
+  it("lists every command in seedline --help", async () => {
+    const run = await cli(["--help"]);
     expect(run.status).toBe(0);
     for (const name of COMMAND_NAMES)
       expect(run.stdout).toMatch(new RegExp(`^  ${name} +\\S`, "m"));
-    expect(seedline(["help", "fork"]).stdout).toMatch(/^Usage: seedline fork ID/);
+    expect((await cli(["help", "fork"])).stdout).toMatch(/^Usage: seedline fork ID/);
   });
 
-  it("prints the package version", () => {
+  it("prints the package version", async () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
-    const run = seedline(["--version"]);
+    const run = await cli(["--version"]);
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(`${pkg.version}\n`);
   });
@@ -411,8 +413,8 @@ describe("usage", () => {
     ["a boundary that is not a seq", ["fork", "x", "--at", "-1"]],
     ["a store URL of no known form", ["ls", "--store", "mysql://x"]],
     ["a framing of no known kind", ["serve", "--framing", "xml"]],
-  ])("exits 2 with a usage line on stderr for %s", (_, args) => {
-    const run = seedline(args);
+  ])("exits 2 with a usage line on stderr for %s", async (_, args) => {
+    const run = await cli(args);
     expect(run.status).toBe(2);
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(/^usage: seedline /m);
@@ -422,23 +424,23 @@ describe("usage", () => {
 describe("colour", () => {
   let store: string;
   let args: string[];
-  beforeAll(() => {
+  beforeAll(async () => {
     store = `jsonl:${tempDir("colour")}`;
     args = ["show", CHILD, "--store", store];
-    seedline(["import", join(CORPUS, "subagent-fork"), "--store", store]);
+    await cli(["import", join(CORPUS, "subagent-fork"), "--store", store]);
   });
 
-  it("is off when stdout is not a terminal", () => {
-    expect(seedline(args).stdout).not.toContain("\u001b[");
+  it("is off when stdout is not a terminal", async () => {
+    expect((await cli(args)).stdout).not.toContain("\u001b[");
   });
 
-  it("is on with FORCE_COLOR, and NO_COLOR removes every escape code", () => {
-    const forced = seedline(args, { env: { FORCE_COLOR: "1" } });
+  it("is on with FORCE_COLOR, and NO_COLOR removes every escape code", async () => {
+    const forced = await cli(args, { env: { FORCE_COLOR: "1" } });
     expect(forced.stdout).toContain("\u001b[");
-    const plain = seedline(args, { env: { FORCE_COLOR: "1", NO_COLOR: "1" } });
+    const plain = await cli(args, { env: { FORCE_COLOR: "1", NO_COLOR: "1" } });
     expect(plain.stdout).not.toContain("\u001b[");
     expect(plain.stdout).toContain("── seed boundary (38 inherited events) ──");
-    const failing = seedline(["show", "missing", "--store", store], {
+    const failing = await cli(["show", "missing", "--store", store], {
       env: { FORCE_COLOR: "1", NO_COLOR: "1" },
     });
     expect(failing.stderr).not.toContain("\u001b[");

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hasScript, MAIN, seedline, seedlineInTerminal } from "./cli-harness.js";
+import { hasScript, MAIN, seedlineInTerminal } from "./cli-harness.js";
+import { cli } from "./cli-in-process.js";
 import { CORPUS_DIR } from "./corpus.js";
 
 const CORPUS = CORPUS_DIR;
@@ -16,7 +17,7 @@ const NO_COLOR = { env: { NO_COLOR: "1" } };
 
 let temp: string;
 let count = 0;
-beforeAll(() => {
+beforeAll(async () => {
   if (!existsSync(MAIN)) throw new Error(`expected the built CLI at ${MAIN}`);
   temp = mkdtempSync(join(tmpdir(), "seedline-cli-import-"));
 });
@@ -30,8 +31,8 @@ function freshStore(): string {
   return `sqlite:${join(temp, `store-${count}.db`)}`;
 }
 
-function idsOf(store: string): string[] {
-  const listed = JSON.parse(seedline(["ls", "--json", "--store", store]).stdout) as {
+async function idsOf(store: string): Promise<string[]> {
+  const listed = JSON.parse((await cli(["ls", "--json", "--store", store])).stdout) as {
     sessions: { sessionId: string; children?: { sessionId: string }[] }[];
   };
   const ids: string[] = [];
@@ -46,13 +47,13 @@ function idsOf(store: string): string[] {
 
 describe("seedline import", () => {
   // Before: four corpus logs were refused (SESSION_ALREADY_EXISTS) with no way round it.
-  it("passes over logs whose id is taken with --skip-existing, naming each, and exits 0", () => {
+  it("passes over logs whose id is taken with --skip-existing, naming each, and exits 0", async () => {
     const store = freshStore();
-    const plain = seedline(["import", CORPUS, "--store", store], NO_COLOR);
+    const plain = await cli(["import", CORPUS, "--store", store], NO_COLOR);
     expect(plain.status).toBe(1);
     expect(plain.stderr.match(/: SESSION_ALREADY_EXISTS: /g)).toHaveLength(TAKEN);
 
-    const again = seedline(["import", CORPUS, "--skip-existing", "--store", store], NO_COLOR);
+    const again = await cli(["import", CORPUS, "--skip-existing", "--store", store], NO_COLOR);
     expect(again.status).toBe(0);
     expect(again.stderr.match(/^skipped .*\.jsonl: ".*" is already stored$/gm)).toHaveLength(
       CORPUS_LOGS,
@@ -62,36 +63,36 @@ describe("seedline import", () => {
     );
   });
 
-  it("stores one log under a new id with --session-id, and refuses it with more than one log", () => {
+  it("stores one log under a new id with --session-id, and refuses it with more than one log", async () => {
     const store = freshStore();
-    expect(seedline(["import", TEXT_TURN, "--store", store]).status).toBe(0);
-    const renamed = seedline(
+    expect((await cli(["import", TEXT_TURN, "--store", store])).status).toBe(0);
+    const renamed = await cli(
       ["import", TEXT_TURN, "--session-id", "text-turn-copy", "--store", store],
       NO_COLOR,
     );
     expect(renamed.status).toBe(0);
     expect(renamed.stdout).toBe(`imported ${TEXT_TURN} as text-turn-copy into ${store}\n`);
     const original = readFileSync(TEXT_TURN, "utf8");
-    expect(seedline(["export", "text-turn-copy", "--store", store]).stdout).toBe(
+    expect((await cli(["export", "text-turn-copy", "--store", store])).stdout).toBe(
       original.replace(TEXT_TURN_ID, "text-turn-copy"),
     );
-    const two = seedline(["import", CORPUS, "--session-id", "x", "--store", store], NO_COLOR);
+    const two = await cli(["import", CORPUS, "--session-id", "x", "--store", store], NO_COLOR);
     expect(two.status).toBe(2);
     expect(two.stderr).toMatch(/^seedline import: expected one log with --session-id, got 39$/m);
   });
 
-  it("reads a log from stdin for -", () => {
+  it("reads a log from stdin for -", async () => {
     const store = freshStore();
-    const run = seedline(["import", "-", "--store", store], {
+    const run = await cli(["import", "-", "--store", store], {
       ...NO_COLOR,
       input: readFileSync(TEXT_TURN, "utf8"),
     });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(`imported stdin as ${TEXT_TURN_ID} into ${store}\n`);
-    expect(idsOf(store)).toEqual([TEXT_TURN_ID]);
+    expect(await idsOf(store)).toEqual([TEXT_TURN_ID]);
   });
 
-  it("names the file and the line of a broken log, and goes on with the rest", () => {
+  it("names the file and the line of a broken log, and goes on with the rest", async () => {
     const store = freshStore();
     const [header, first, second] = readFileSync(TEXT_TURN, "utf8").split("\n");
     const bad = join(temp, "bad-line.jsonl");
@@ -106,7 +107,7 @@ describe("seedline import", () => {
         data: { turn: 1, reason: { kind: "completed" } },
       });
     writeFileSync(outOfOrder, `${header}\n${first}\n${second}\n${turnEnd(2)}\n${turnEnd(3)}\n`);
-    const run = seedline(["import", bad, outOfOrder, TEXT_TURN, "--store", store], NO_COLOR);
+    const run = await cli(["import", bad, outOfOrder, TEXT_TURN, "--store", store], NO_COLOR);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/^seedline import: .*bad-line\.jsonl:4: CORRUPT_LOG: /m);
     expect(run.stderr).toMatch(/^seedline import: .*bad-event\.jsonl:5: INVALID_EVENT: /m);
@@ -134,32 +135,32 @@ describe("seedline import", () => {
 });
 
 describe("seedline rm", () => {
-  it("removes the sessions named, says so, and reports a missing id after removing the others", () => {
+  it("removes the sessions named, says so, and reports a missing id after removing the others", async () => {
     const store = freshStore();
-    expect(seedline(["import", join(CORPUS, "subagent-fork"), "--store", store]).status).toBe(0);
-    const [child, parent] = idsOf(store).sort((a, b) => (a < b ? 1 : -1));
-    expect(idsOf(store)).toHaveLength(2);
-    const run = seedline(["rm", parent as string, "no-such-session", "--store", store], NO_COLOR);
+    expect((await cli(["import", join(CORPUS, "subagent-fork"), "--store", store])).status).toBe(0);
+    const [child, parent] = (await idsOf(store)).sort((a, b) => (a < b ? 1 : -1));
+    expect(await idsOf(store)).toHaveLength(2);
+    const run = await cli(["rm", parent as string, "no-such-session", "--store", store], NO_COLOR);
     expect(run.status).toBe(1);
     expect(run.stdout).toBe(`removed ${parent}\n`);
     expect(run.stderr).toMatch(/^seedline rm: SESSION_NOT_FOUND: /);
     // The child keeps its own copy of what it inherited.
-    expect(idsOf(store)).toEqual([child]);
-    expect(seedline(["show", child as string, "--store", store]).status).toBe(0);
+    expect(await idsOf(store)).toEqual([child]);
+    expect((await cli(["show", child as string, "--store", store])).status).toBe(0);
 
-    const forced = seedline(["rm", "--force", child as string, "gone", "--store", store]);
+    const forced = await cli(["rm", "--force", child as string, "gone", "--store", store]);
     expect(forced.status).toBe(0);
     expect(forced.stdout).toBe(`removed ${child}\n`);
     expect(forced.stderr).toBe("");
-    expect(idsOf(store)).toEqual([]);
+    expect(await idsOf(store)).toEqual([]);
   });
 
-  it("does not create a store that is not there", () => {
+  it("does not create a store that is not there", async () => {
     const store = `sqlite:${join(temp, "absent.db")}`;
-    const run = seedline(["rm", "x", "--store", store], NO_COLOR);
+    const run = await cli(["rm", "x", "--store", store], NO_COLOR);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/^seedline rm: SESSION_NOT_FOUND: /);
-    expect(seedline(["rm", "-f", "x", "--store", store]).status).toBe(0);
+    expect((await cli(["rm", "-f", "x", "--store", store])).status).toBe(0);
     expect(readdirSync(temp)).not.toContain("absent.db");
   });
 });

@@ -17,11 +17,12 @@ import {
   turnStart,
   userMessage,
 } from "./builders.js";
-import { type BackgroundRun, MAIN, seedline, startSeedline } from "./cli-harness.js";
+import { type BackgroundRun, MAIN, startSeedline } from "./cli-harness.js";
+import { cli } from "./cli-in-process.js";
 import { openTurnTail } from "./store-builders.js";
 
 let temp: string;
-beforeAll(() => {
+beforeAll(async () => {
   if (!existsSync(MAIN)) throw new Error(`expected the built CLI at ${MAIN}`);
   temp = mkdtempSync(join(tmpdir(), "seedline-cli-show-"));
 });
@@ -96,10 +97,10 @@ describe.each(["jsonl", "sqlite"])(
       const last = (tail.at(-1) as SessionEvent).seq;
       // Closing lets go of the writer lock without closing the turn: a writer that died inside it.
       await store.close();
-      const before = seedline(["export", "open-turn", "--store", url]);
+      const before = await cli(["export", "open-turn", "--store", url]);
       expect(before.status).toBe(0);
 
-      const run = seedline(["show", "open-turn", "--store", url], NO_COLOR);
+      const run = await cli(["show", "open-turn", "--store", url], NO_COLOR);
       expect(run.stderr).toBe("");
       expect(run.status).toBe(0);
       const lines = run.stdout.trimEnd().split("\n");
@@ -108,7 +109,9 @@ describe.each(["jsonl", "sqlite"])(
       );
       expect(lines.at(-2)).toMatch(new RegExp(`^${last} +← bash ok$`));
       expect(run.stdout).not.toMatch(/turn 2 end/);
-      const json = JSON.parse(seedline(["show", "open-turn", "--json", "--store", url]).stdout) as {
+      const json = JSON.parse(
+        (await cli(["show", "open-turn", "--json", "--store", url])).stdout,
+      ) as {
         eventCount: number;
         openTurn?: number;
       };
@@ -117,7 +120,7 @@ describe.each(["jsonl", "sqlite"])(
       // stored the closers of the open turn (an interrupted result for the unanswered call, `step/end`,
       // `turn/end` interrupted), so its timeline ended with "turn 2 end · interrupted" instead of the
       // open-turn line, its JSON had no `openTurn`, and this export had three more lines.
-      expect(seedline(["export", "open-turn", "--store", url]).stdout).toBe(before.stdout);
+      expect((await cli(["export", "open-turn", "--store", url])).stdout).toBe(before.stdout);
     });
 
     describe("--follow", () => {

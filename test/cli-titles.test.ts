@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionStore, SqliteBackend } from "../src/index.js";
 import { titleFromContent } from "../src/log/session-title.js";
 import { displayWidth } from "../src/util/text-width.js";
-import { MAIN, seedline } from "./cli-harness.js";
+import { MAIN } from "./cli-harness.js";
+import { cli } from "./cli-in-process.js";
 import { CORPUS_DIR } from "./corpus.js";
 
 const CORPUS = CORPUS_DIR;
@@ -62,7 +63,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "seedline-cli-titles-"));
   store = `sqlite:${join(dir, "sessions.db")}`;
   for (const scenario of SCENARIOS) {
-    expect(seedline(["import", join(CORPUS, scenario), "--store", store]).status).toBe(0);
+    expect((await cli(["import", join(CORPUS, scenario), "--store", store])).status).toBe(0);
   }
   logged = corpusSessions();
   // Two sessions whose ids share a prefix, one titled explicitly, for the ambiguous-prefix cases.
@@ -82,8 +83,8 @@ afterAll(() => {
 });
 
 describe("seedline ls with titles", () => {
-  it("shows each session's title on its line, by last activity (the default) or by creation", () => {
-    const run = seedline(["ls", "--store", store], PLAIN);
+  it("shows each session's title on its line, by last activity (the default) or by creation", async () => {
+    const run = await cli(["ls", "--store", store], PLAIN);
     expect(run.status).toBe(0);
     for (const session of logged) {
       const line = run.stdout.split("\n").find((l) => l.includes(session.id));
@@ -91,27 +92,27 @@ describe("seedline ls with titles", () => {
       if (session.title !== undefined) expect(line).toContain(`  ${session.title}`);
     }
     type Tree = { sessionId: string; title?: string; updatedAt: string; children: Tree[] };
-    const roots = (args: string[]) =>
+    const roots = async (args: string[]) =>
       (
-        JSON.parse(seedline(["ls", "--json", ...args, "--store", store]).stdout) as {
+        JSON.parse((await cli(["ls", "--json", ...args, "--store", store])).stdout) as {
           sessions: Tree[];
         }
       ).sessions;
-    const byActivity = roots([]);
+    const byActivity = await roots([]);
     const times = byActivity.map((s) => Date.parse(s.updatedAt));
     expect(times).toEqual([...times].sort((a, b) => b - a));
     const parent = byActivity.find((s) => s.sessionId === PARENT);
     expect(parent?.title).toBe(logged.find((s) => s.id === PARENT)?.title);
     // "early" was created long before every other session but was active as late as its log.
-    const created = roots(["--order", "created"]).map((s) => s.sessionId);
+    const created = (await roots(["--order", "created"])).map((s) => s.sessionId);
     expect(created.at(-1)).toBe("early");
     expect(byActivity.map((s) => s.sessionId).indexOf("early")).toBeLessThan(created.length - 1);
     expect(new Set(created)).toEqual(new Set(byActivity.map((s) => s.sessionId)));
-    expect(seedline(["ls", "--order", "newest", "--store", store]).status).toBe(2);
+    expect((await cli(["ls", "--order", "newest", "--store", store])).status).toBe(2);
   });
 
-  it("keeps whole lines in a pipe: each title as stored, cut by grapheme and display width to 80 columns", () => {
-    const run = seedline(["ls", "--store", store], { env: { NO_COLOR: "1", COLUMNS: "40" } });
+  it("keeps whole lines in a pipe: each title as stored, cut by grapheme and display width to 80 columns", async () => {
+    const run = await cli(["ls", "--store", store], { env: { NO_COLOR: "1", COLUMNS: "40" } });
     expect(run.status).toBe(0);
     // Pipes are never cut to a width (COLUMNS included): grep and less -S get whole rows.
     for (const session of logged.filter((s) => s.title !== undefined)) {
@@ -121,7 +122,7 @@ describe("seedline ls with titles", () => {
     }
   });
 
-  it("cuts titles to the terminal's width under a pseudo-terminal, coloured", () => {
+  it("cuts titles to the terminal's width under a pseudo-terminal, coloured", async () => {
     const command = `stty cols 140; ${process.execPath} ${MAIN} ls --store ${store}`;
     const run = spawnSync("script", ["-qec", command, "/dev/null"], {
       encoding: "utf8",
@@ -140,26 +141,26 @@ describe("seedline ls with titles", () => {
 });
 
 describe("seedline show, export and fork by id prefix", () => {
-  it("shows a session by a unique prefix, its title in the header line", () => {
-    const run = seedline(["show", PARENT.slice(0, 8), "--store", store], PLAIN);
+  it("shows a session by a unique prefix, its title in the header line", async () => {
+    const run = await cli(["show", PARENT.slice(0, 8), "--store", store], PLAIN);
     expect(run.status).toBe(0);
     const title = logged.find((s) => s.id === PARENT)?.title as string;
     expect(run.stdout.split("\n")[0]).toBe(`session ${PARENT}  ${title}`);
   });
 
-  it("exports and forks by a prefix as by the full id", () => {
-    const full = seedline(["export", PARENT, "--store", store]);
-    const short = seedline(["export", PARENT.slice(0, 6), "--store", store]);
+  it("exports and forks by a prefix as by the full id", async () => {
+    const full = await cli(["export", PARENT, "--store", store]);
+    const short = await cli(["export", PARENT.slice(0, 6), "--store", store]);
     expect(short.status).toBe(0);
     expect(short.stdout).toBe(full.stdout);
-    const fork = seedline(["fork", PARENT.slice(0, 6), "--json", "--store", store]);
+    const fork = await cli(["fork", PARENT.slice(0, 6), "--json", "--store", store]);
     expect(fork.status).toBe(0);
     expect(JSON.parse(fork.stdout)).toMatchObject({ header: { parentSession: PARENT } });
   });
 
-  it("lists the candidates of an ambiguous prefix with their titles and exits 1", () => {
+  it("lists the candidates of an ambiguous prefix with their titles and exits 1", async () => {
     for (const command of ["show", "export", "fork"]) {
-      const run = seedline([command, "dupe", "--store", store], PLAIN);
+      const run = await cli([command, "dupe", "--store", store], PLAIN);
       expect(run.status, command).toBe(1);
       expect(run.stderr).toMatch(new RegExp(`^seedline ${command}: AMBIGUOUS_ID: `));
       expect(run.stderr).toContain("  dupe-1\n");
@@ -167,9 +168,9 @@ describe("seedline show, export and fork by id prefix", () => {
     }
   });
 
-  it("says SESSION_NOT_FOUND for a prefix shorter than 4 characters or one that matches nothing", () => {
+  it("says SESSION_NOT_FOUND for a prefix shorter than 4 characters or one that matches nothing", async () => {
     for (const arg of [PARENT.slice(0, 3), "zzzzzz"]) {
-      const run = seedline(["show", arg, "--store", store], PLAIN);
+      const run = await cli(["show", arg, "--store", store], PLAIN);
       expect(run.status).toBe(1);
       expect(run.stderr).toMatch(/^seedline show: SESSION_NOT_FOUND: /);
     }
@@ -177,7 +178,7 @@ describe("seedline show, export and fork by id prefix", () => {
 });
 
 describe("seedline continue", () => {
-  it("prints the most recently active session of a folder, as JSON too", () => {
+  it("prints the most recently active session of a folder, as JSON too", async () => {
     // A folder the other cases do not fork into (a fork inherits its source's folder). Excluding
     // only PARENT itself was not enough: a corpus session in PARENT's folder could be picked, and
     // the fork made by the prefix case (a random id, PARENT's last activity) then tied with it and
@@ -190,7 +191,7 @@ describe("seedline continue", () => {
     const latest = [...inFolder].sort(
       (a, b) => b.lastActive - a.lastActive || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
     )[0] as Logged;
-    const json = seedline(["continue", "--cwd", cwd, "--json", "--store", store]);
+    const json = await cli(["continue", "--cwd", cwd, "--json", "--store", store]);
     expect(json.status).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual({
       sessionId: latest.id,
@@ -199,14 +200,14 @@ describe("seedline continue", () => {
       cwd,
       eventCount: latest.eventCount,
     });
-    const named = seedline(["continue", "--cwd", cwd, "--store", store], PLAIN);
+    const named = await cli(["continue", "--cwd", cwd, "--store", store], PLAIN);
     expect(named.stdout.split("\n")[0]).toBe(
       `${latest.id}${latest.title === undefined ? "" : `  ${latest.title}`}`,
     );
   });
 
-  it("defaults to the current directory and exits 1 with a message when it has no session", () => {
-    const run = seedline(["continue", "--store", store], { ...PLAIN, cwd: dir });
+  it("defaults to the current directory and exits 1 with a message when it has no session", async () => {
+    const run = await cli(["continue", "--store", store], { ...PLAIN, cwd: dir });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain(`no session in ${dir}`);
   });

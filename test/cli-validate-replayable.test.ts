@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { seedline } from "./cli-harness.js";
+import { cli } from "./cli-in-process.js";
 import { CORPUS_DIR } from "./corpus.js";
 
 const CORPUS = CORPUS_DIR;
@@ -51,15 +51,15 @@ function withoutFirstFinish(): string {
 describe("seedline validate --replayable", () => {
   const file = withoutFirstFinish();
 
-  it("reports a step with no finish chunk that plain validate accepts and replay refuses", () => {
+  it("reports a step with no finish chunk that plain validate accepts and replay refuses", async () => {
     // The fixture is valid as a log, and replay refuses it: what --replayable must report.
-    expect(seedline(["validate", file]).status).toBe(0);
-    const replay = seedline(["replay", file]);
+    expect((await cli(["validate", file])).status).toBe(0);
+    const replay = await cli(["replay", file]);
     expect(replay.status).toBe(1);
     expect(replay.stderr).toContain("expected step 1 of turn 1");
 
     // Seen failing before the option existed: exit 2 (an unknown option), nothing checked.
-    const run = seedline(["validate", "--replayable", file]);
+    const run = await cli(["validate", "--replayable", file]);
     expect(run.status).toBe(1);
     // Step 1 starts at seq 2: line 4 (the header is line 1).
     expect(run.stdout).toMatch(
@@ -69,8 +69,8 @@ describe("seedline validate --replayable", () => {
     );
   });
 
-  it("gives the problem with --json", () => {
-    const run = seedline(["validate", "--replayable", "--json", file]);
+  it("gives the problem with --json", async () => {
+    const run = await cli(["validate", "--replayable", "--json", file]);
     expect(run.status).toBe(1);
     expect(JSON.parse(run.stdout)).toEqual({
       ok: false,
@@ -88,8 +88,8 @@ describe("seedline validate --replayable", () => {
     });
   });
 
-  it("passes every log of the recorded corpus", () => {
-    const run = seedline(["validate", "--replayable", CORPUS]);
+  it("passes every log of the recorded corpus", async () => {
+    const run = await cli(["validate", "--replayable", CORPUS]);
     expect(run.stderr).toBe("");
     expect(run.stdout).toMatch(/^ok: 39 logs, \d+ events, no problems\n$/);
     expect(run.status).toBe(0);
