@@ -97,8 +97,17 @@ Renders TypeScript types, validators, the SQLite DDL and the RPC tables from a s
   --out DIR      the output folder (default: generated)
 `;
 
+/** Where the command writes: the process's streams, or strings in a test that runs it in-process. */
+export interface GenerateOutput {
+  readonly out: { write(text: string): unknown };
+  readonly err: { write(text: string): unknown };
+}
+
 /** The command-line entry: returns the exit code. */
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: GenerateOutput = { out: process.stdout, err: process.stderr },
+): Promise<number> {
   let values: { check?: boolean; schema?: string; out?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
@@ -111,11 +120,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       },
     }));
   } catch (error) {
-    process.stderr.write(`generate: ${(error as Error).message}\n${HELP}`);
+    io.err.write(`generate: ${(error as Error).message}\n${HELP}`);
     return 2;
   }
   if (values.help) {
-    process.stdout.write(HELP);
+    io.out.write(HELP);
     return 0;
   }
   const schemaDir = resolve(values.schema ?? "schema");
@@ -130,20 +139,18 @@ export async function main(argv: readonly string[]): Promise<number> {
           : d.kind === "missing"
             ? "is missing"
             : "differs from what the schema gives";
-      process.stderr.write(`generate --check: ${join(outDir, d.path)} ${what}\n`);
+      io.err.write(`generate --check: ${join(outDir, d.path)} ${what}\n`);
     }
     if (drift.length > 0) {
-      process.stderr.write(
+      io.err.write(
         `generate --check: ${drift.length} file(s) out of date; run: ${REGENERATE_COMMAND}\n`,
       );
       return 1;
     }
-    process.stdout.write(`generate --check: ${files.length} files up to date\n`);
+    io.out.write(`generate --check: ${files.length} files up to date\n`);
     return 0;
   }
   const written = writeGenerated(outDir, files);
-  process.stdout.write(
-    `generate: ${files.length} files in ${outDir} (${written.length} changed)\n`,
-  );
+  io.out.write(`generate: ${files.length} files in ${outDir} (${written.length} changed)\n`);
   return 0;
 }

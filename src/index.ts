@@ -209,6 +209,7 @@ export type {
   SearchPage,
   SearchQuery,
   SessionBackend,
+  SessionCatalog,
   StoredForkPoint,
   StoredLog,
   StoredSettledPage,

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAIN, ROOT, type Run, seedline } from "./cli-harness.js";
+import { MAIN, ROOT, type Run } from "./cli-harness.js";
 import { cli } from "./cli-in-process.js";
 import { CORPUS_DIR } from "./corpus.js";
 
@@ -340,11 +340,10 @@ describe("a store that does not exist", () => {
   });
 });
 
-describe("seedline generate", () => {
-  // Spawned: generate loads the renderers from scripts/ and reports through its own process.
-  it("writes the files of generated/ from schema/, and --check passes on them", () => {
+describe("seedline generate", async () => {
+  it("writes the files of generated/ from schema/, and --check passes on them", async () => {
     const out = tempDir("generated");
-    const run = seedline(["generate", "--schema", "schema", "--out", out]);
+    const run = await cli(["generate", "--schema", "schema", "--out", out]);
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     const expected = readdirSync(join(ROOT, "generated"))
@@ -356,9 +355,9 @@ describe("seedline generate", () => {
         readFileSync(join(ROOT, "generated", name), "utf8"),
       );
     }
-    expect(seedline(["generate", "--check", "--schema", "schema", "--out", out]).status).toBe(0);
+    expect((await cli(["generate", "--check", "--schema", "schema", "--out", out])).status).toBe(0);
     writeFileSync(join(out, expected[0] as string), "// edited\n");
-    const drift = seedline(["generate", "--check", "--schema", "schema", "--out", out]);
+    const drift = await cli(["generate", "--check", "--schema", "schema", "--out", out]);
     expect(drift.status).toBe(1);
     expect(drift.stderr).toContain(expected[0]);
   });

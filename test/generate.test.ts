@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadSchemaSet } from "../scripts/lib/schema-set.js";
-import { findDrift, renderAll } from "../scripts/pipeline.js";
+import { findDrift, main, renderAll } from "../scripts/pipeline.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const SCHEMA = join(ROOT, "schema");
@@ -22,6 +22,18 @@ afterEach(() => {
   for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/** Runs the generate command in this process, its output in strings (a spawn costs ~3 s of tsx). */
+async function generateHere(...args: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const status = await main(args, {
+    out: { write: (text: string) => (stdout += text) },
+    err: { write: (text: string) => (stderr += text) },
+  });
+  return { status, stdout, stderr };
+}
+
+/** Runs `scripts/generate.ts` as `npm run generate` does: a process of its own. */
 function runGenerate(...args: string[]) {
   return spawnSync(TSX, [join(ROOT, "scripts", "generate.ts"), ...args], {
     cwd: ROOT,
@@ -71,22 +83,22 @@ describe("the generation pipeline", () => {
     expect(result.status).toBe(0);
   });
 
-  it("--check names an edited file and the command that fixes it, and writes nothing", () => {
+  it("--check names an edited file and the command that fixes it, and writes nothing", async () => {
     const out = tempCopy(GENERATED);
     const path = join(out, "sqlite-layout.gen.sql");
     writeFileSync(path, `${readFileSync(path, "utf8")}-- edited\n`);
-    const result = runGenerate("--check", "--out", out);
+    const result = await generateHere("--check", "--out", out);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(`${path} differs from what the schema gives`);
     expect(result.stderr).toContain("run: npm run generate");
     expect(readFileSync(path, "utf8")).toMatch(/-- edited\n$/);
   });
 
-  it("--check reports missing and stale generated files", () => {
+  it("--check reports missing and stale generated files", async () => {
     const out = tempCopy(GENERATED);
     rmSync(join(out, "types.gen.ts"));
     writeFileSync(join(out, "old.gen.ts"), "export {};\n");
-    const result = runGenerate("--check", "--out", out);
+    const result = await generateHere("--check", "--out", out);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(`${join(out, "types.gen.ts")} is missing`);
     expect(result.stderr).toContain(
@@ -94,29 +106,29 @@ describe("the generation pipeline", () => {
     );
   });
 
-  it("--check fails when a schema field changes, naming the files it affects", () => {
+  it("--check fails when a schema field changes, naming the files it affects", async () => {
     const schema = tempCopy(SCHEMA);
     const path = join(schema, "events", "step-start.schema.json");
     const doc = JSON.parse(readFileSync(path, "utf8"));
     doc.properties.data.properties.label = { type: "string" };
     writeFileSync(path, JSON.stringify(doc, null, 2));
-    const result = runGenerate("--check", "--schema", schema);
+    const result = await generateHere("--check", "--schema", schema);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(`${join(GENERATED, "types.gen.ts")} differs`);
     expect(result.stderr).toContain(`${join(GENERATED, "validators.gen.ts")} differs`);
   });
 
-  it("writes a fresh output folder that then checks clean, and refuses unknown flags with exit 2", () => {
+  it("writes a fresh output folder that then checks clean, and refuses unknown flags with exit 2", async () => {
     const out = mkdtempSync(join(tmpdir(), "seedline-generate-out-"));
     temps.push(out);
-    expect(runGenerate("--out", out).status).toBe(0);
+    expect((await generateHere("--out", out)).status).toBe(0);
     for (const name of ["types.gen.ts", "validators.gen.ts", "sqlite-layout.gen.sql"]) {
       expect(readFileSync(join(out, name), "utf8")).toBe(
         readFileSync(join(GENERATED, name), "utf8"),
       );
     }
-    expect(runGenerate("--check", "--out", out).status).toBe(0);
-    expect(runGenerate("--bogus").status).toBe(2);
+    expect((await generateHere("--check", "--out", out)).status).toBe(0);
+    expect((await generateHere("--bogus")).status).toBe(2);
   });
 
   it("prints help", () => {

@@ -29,9 +29,7 @@ import { type FileOps, NODE_FILE_OPS } from "../src/store/jsonl/durable-file.js"
 import { JsonlBackend, type JsonlBackendOptions } from "../src/store/jsonl/jsonl-backend.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
 import { balancedLog, simpleTurn, stepStart, TIME, turnStart, userMessage } from "./builders.js";
-import { runLoadFromPages } from "./contract/loadfrom-pages.js";
 import { type CorpusLog, corpusLogs } from "./corpus.js";
-import { makeJsonlHarness } from "./jsonl-harness.js";
 import { within } from "./waits.js";
 
 const LOGS = corpusLogs();
@@ -511,7 +509,7 @@ describe("reading logs", () => {
       userMessage(1, "x".repeat(3 << 20), { time: 2 }),
     ];
     await open(root).create(header("t", { cwd, createdAt: 0 }), serializeEvents(bigLast));
-    expect((await open(root).list({ limit: 10 })).sessions).toMatchObject([
+    expect((await open(root).catalog.list({ limit: 10 })).sessions).toMatchObject([
       { header: { id: "s" }, eventCount: 2 },
       { header: { id: "t", cwd }, eventCount: 2, updatedAt: 2 },
     ]);
@@ -549,7 +547,7 @@ describe("session ids", () => {
     ]);
     expect(filesUnder(base)).toEqual(expected.sort());
     for (const id of ids) expect((await backend.load(id))?.header.id).toBe(id);
-    const listed = (await backend.list({ limit: 100 })).sessions.map((s) => s.header.id);
+    const listed = (await backend.catalog.list({ limit: 100 })).sessions.map((s) => s.header.id);
     expect(listed).toEqual([...ids].reverse());
   });
 });
@@ -741,7 +739,7 @@ describe("listing", () => {
     const lines = readFileSync(path, "utf8").split("\n");
     const garbled = [lines[0], ...lines.slice(1, -2).map(() => "garbage"), ...lines.slice(-2)];
     writeFileSync(path, garbled.join("\n"));
-    const [listed] = (await backend.list({ limit: 10 })).sessions;
+    const [listed] = (await backend.catalog.list({ limit: 10 })).sessions;
     expect(listed).toEqual({
       header: header("s"),
       eventCount: events.length,
@@ -759,7 +757,7 @@ describe("listing", () => {
     );
     appendFileSync(logPath(root, "torn"), `garbage line\n{"type":"turn/st`);
     await backend.create(header("empty", { createdAt: 1 }), []);
-    expect((await backend.list({ limit: 10 })).sessions).toEqual([
+    expect((await backend.catalog.list({ limit: 10 })).sessions).toEqual([
       {
         header: header("torn", { createdAt: 2 }),
         eventCount: simpleTurn(0, 1).length,
@@ -784,10 +782,10 @@ describe("listing", () => {
     writeFileSync(logPath(root, "broken"), "{not json\n");
     writeFileSync(join(root, "sessions", ".good.jsonl.1.abc.tmp"), "half");
     writeFileSync(join(root, "sessions", "notes.txt"), "hello");
-    const listed = await backend.list({ limit: 10 });
+    const listed = await backend.catalog.list({ limit: 10 });
     expect(listed.sessions.map((s) => s.header.id)).toEqual(["good"]);
-    expect(await open(root).list({ limit: 10 })).toEqual(listed);
-    expect(await open(tempDir()).list({ limit: 10 })).toEqual({ sessions: [] });
+    expect(await open(root).catalog.list({ limit: 10 })).toEqual(listed);
+    expect(await open(tempDir()).catalog.list({ limit: 10 })).toEqual({ sessions: [] });
   });
 
   it("pages 25 sessions newest first by (createdAt, id), with cursors that continue where a page ended", async () => {
@@ -803,14 +801,17 @@ describe("listing", () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = await backend.list({ limit: 4, ...(cursor === undefined ? {} : { cursor }) });
+      const page = await backend.catalog.list({
+        limit: 4,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
       seen.push(...page.sessions.map((s) => s.header.id));
       cursor = page.nextCursor;
       pages++;
     } while (cursor !== undefined);
     expect(seen).toEqual(expected);
     expect(pages).toBe(7);
-    await expect(backend.list({ limit: 4, cursor: "nonsense" })).rejects.toMatchObject({
+    await expect(backend.catalog.list({ limit: 4, cursor: "nonsense" })).rejects.toMatchObject({
       code: "INVALID_PARAMS",
     });
   });
@@ -888,7 +889,9 @@ describe("writer locks", () => {
       "sessions/s.lock",
       "sessions/s.steal",
     ]);
-    expect((await backend.list({ limit: 10 })).sessions.map((s) => s.header.id)).toEqual(["s"]);
+    expect((await backend.catalog.list({ limit: 10 })).sessions.map((s) => s.header.id)).toEqual([
+      "s",
+    ]);
   });
 });
 
@@ -1163,7 +1166,7 @@ describe("readers beside a writer", () => {
     const [a, b] = [open(root), open(root)];
     await a.create(header("s"), []);
     expect(readFileSync(logPath(root, "s"), "utf8")).toBe(formatHeaderLine(header("s")));
-    expect((await b.list({ limit: 10 })).sessions).toEqual([
+    expect((await b.catalog.list({ limit: 10 })).sessions).toEqual([
       { header: header("s"), eventCount: 0, updatedAt: header("s").createdAt },
     ]);
     expect(await b.loadFrom("s", 0)).toEqual({
@@ -1179,7 +1182,7 @@ describe("readers beside a writer", () => {
     const turn = simpleTurn(0, 1);
     await a.append("s", 0, serializeEvents(turn));
     expect(await b.loadFrom("s", 0)).toMatchObject({ events: turn, from: 0 });
-    expect((await open(root).list({ limit: 10 })).sessions).toMatchObject([
+    expect((await open(root).catalog.list({ limit: 10 })).sessions).toMatchObject([
       { header: { id: "c" }, eventCount: 0 },
       { header: { id: "s" }, eventCount: turn.length },
     ]);
@@ -1402,15 +1405,3 @@ async function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   await new Promise((resolve) => child.once("exit", resolve));
 }
-
-// Pages of loadFrom: the cases the SQL backends run, on log files. Seen failing before the JSONL
-// backend paged: every page was the whole suffix (the first case's page sizes all wrong).
-runLoadFromPages(async () => {
-  const harness = await makeJsonlHarness();
-  const backend = await harness.open();
-  return {
-    backend,
-    garble: (id, seq) => harness.tamper.garble(id, seq),
-    tearTail: (id) => harness.tamper.tearTail(id),
-  };
-});

@@ -5,10 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonlBackend } from "../src/store/jsonl/jsonl-backend.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
-import type { BackendHarness, Tamper } from "./contract/persistence-contract.js";
+import type { ContractHarness, ContractTamper } from "../src/testing/index.js";
 
-/** A harness for the contracts: every `open()` is a new instance over the same folder. */
-export async function makeJsonlHarness(): Promise<BackendHarness & { readonly tamper: Tamper }> {
+/** A harness for the backend contract: every `open()` is a new instance over the same folder. */
+export async function makeJsonlHarness(): Promise<
+  ContractHarness & { readonly tamper: ContractTamper }
+> {
   const root = mkdtempSync(join(tmpdir(), "seedline-jsonl-contract-"));
   const file = (id: string) => join(root, "sessions", logFileName(id));
   const lines = (id: string) => readFileSync(file(id), "utf8").split("\n");

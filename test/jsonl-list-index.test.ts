@@ -91,7 +91,7 @@ async function listAll(
   let cursor: string | undefined;
   let pages = 0;
   do {
-    const page: ListPage = await backend.list({ ...query, ...(cursor ? { cursor } : {}) });
+    const page: ListPage = await backend.catalog.list({ ...query, ...(cursor ? { cursor } : {}) });
     sessions.push(...page.sessions);
     cursor = page.nextCursor;
     pages++;
@@ -154,7 +154,7 @@ describe("the JSONL listing index", () => {
       await a.create(head, serializeEvents(events));
       written.push(listedAs(head, events));
     }
-    expect((await a.list({ limit: 10 })).sessions).toEqual(expected(written).slice(0, 10));
+    expect((await a.catalog.list({ limit: 10 })).sessions).toEqual(expected(written).slice(0, 10));
     await a.close();
     expect(existsSync(join(root, LIST_INDEX_FILE))).toBe(true);
     expect(readdirSync(join(root, "sessions")).some((name) => name.includes("index"))).toBe(false);
@@ -190,7 +190,7 @@ describe("the JSONL listing index", () => {
     const root = tempRoot();
     const a = open(root);
     for (const id of ["a-1", "a-2", "a-3"]) await a.create(header(id, { createdAt: TIME + 1 }), []);
-    expect((await a.list({ limit: 10 })).sessions.map((s) => s.header.id)).toEqual([
+    expect((await a.catalog.list({ limit: 10 })).sessions.map((s) => s.header.id)).toEqual([
       "a-3",
       "a-2",
       "a-1",
@@ -207,7 +207,7 @@ describe("the JSONL listing index", () => {
        await backend.close();`,
     );
     expect(await nextLine(child)).toBe("done");
-    const ids = async () => (await a.list({ limit: 10 })).sessions.map((s) => s.header.id);
+    const ids = async () => (await a.catalog.list({ limit: 10 })).sessions.map((s) => s.header.id);
     expect(await ids()).toEqual(["b-2", "b-1", "a-3", "a-2"]);
     // Right after the last change: the same clock tick as the folder's stamp.
     writeLog(root, header("hand", { createdAt: TIME + 3 }), simpleTurn(0, 1));
@@ -222,7 +222,7 @@ describe("the JSONL listing index", () => {
     appendFileSync(slowPath, line.slice(10));
     expect(await ids()).toEqual(["slow", "hand", "b-2", "b-1", "a-3"]);
     // A new process sees the same.
-    expect((await open(root).list({ limit: 10 })).sessions.map((s) => s.header.id)).toEqual(
+    expect((await open(root).catalog.list({ limit: 10 })).sessions.map((s) => s.header.id)).toEqual(
       await ids(),
     );
   });
@@ -280,7 +280,7 @@ describe("the JSONL listing index", () => {
     const moved = header("r-39", { createdAt: TIME - 1 });
     writeFileSync(join(root, "sessions", logFileName("r-39")), formatHeaderLine(moved));
     const c = open(root);
-    const first = await c.list({ limit: 5 });
+    const first = await c.catalog.list({ limit: 5 });
     expect(first.sessions).toEqual(all.slice(1, 6));
     expect((await listAll(c, { limit: 15 })).sessions).toEqual([
       ...all.slice(1),

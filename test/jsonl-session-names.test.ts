@@ -73,7 +73,7 @@ describe("a long id and a short id that spells the long id's old file name", () 
     expect(await backend.delete(long)).toBe(false);
     expect((await backend.load(short))?.header.id).toBe(short);
     await backend.create(header(long, TIME + 1), []);
-    expect((await backend.list({ limit: 10 })).sessions.map((s) => s.header.id)).toEqual([
+    expect((await backend.catalog.list({ limit: 10 })).sessions.map((s) => s.header.id)).toEqual([
       long,
       short,
     ]);
@@ -91,7 +91,7 @@ describe("a store the previous build wrote", () => {
     expect(await backend.has(long)).toBe(true);
     expect(await backend.load(long)).toEqual({ header: header(long), events, tornTail: false });
     expect((await backend.forkPoint(long, undefined))?.length).toBe(events.length);
-    expect((await backend.list({ limit: 10 })).sessions).toMatchObject([
+    expect((await backend.catalog.list({ limit: 10 })).sessions).toMatchObject([
       { header: { id: long }, eventCount: events.length },
     ]);
     const more = [userMessage(events.length, "more")];

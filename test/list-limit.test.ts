@@ -59,7 +59,9 @@ describe("the list page size", () => {
           code: "INVALID_PARAMS",
           details: { errors: [{ instancePath: "/limit" }] },
         });
-        await expect(backend.list({ limit })).rejects.toMatchObject({ code: "INVALID_PARAMS" });
+        await expect(backend.catalog.list({ limit })).rejects.toMatchObject({
+          code: "INVALID_PARAMS",
+        });
       }
       await store.close();
     });

@@ -117,7 +117,7 @@ describePostgres("PostgreSQL append", () => {
 
   /** What is stored about session `id` once a search has made the texts of the rows written. */
   async function indexed(h: PostgresHarness, backend: PostgresBackend, id: string) {
-    await backend.search({ terms: ["needle"], limit: 1 });
+    await backend.catalog.search({ terms: ["needle"], limit: 1 });
     return stored(h, id);
   }
 

@@ -16,7 +16,6 @@ import {
 import { PostgresBackend } from "../src/store/postgres/postgres-backend.js";
 import { SessionStore } from "../src/store/session-store.js";
 import { balancedLog, simpleTurn, TIME } from "./builders.js";
-import { runLoadFromPages } from "./contract/loadfrom-pages.js";
 import { corpusLogs } from "./corpus.js";
 import {
   describePostgres,
@@ -344,7 +343,7 @@ describePostgres("PostgreSQL backend", () => {
     ];
     const backend = await PostgresBackend.open(POSTGRES_TEST_URL, { schema });
     try {
-      const page = await backend.list({ limit: 10, order: "activity" });
+      const page = await backend.catalog.list({ limit: 10, order: "activity" });
       expect(page.sessions.map((s) => [s.header.id, s.updatedAt, s.title])).toEqual([
         ["old", 50, "Hello world 🚀"],
         ["quiet", 2, undefined],
@@ -658,7 +657,7 @@ describePostgres("PostgreSQL backend", () => {
     const a = await h.open();
     const b = await h.open();
     await a.create(header("empty", { cwd: "/w" }), []);
-    expect((await b.list({ limit: 10 })).sessions).toEqual([
+    expect((await b.catalog.list({ limit: 10 })).sessions).toEqual([
       {
         header: header("empty", { cwd: "/w" }),
         eventCount: 0,
@@ -675,7 +674,7 @@ describePostgres("PostgreSQL backend", () => {
     await a.append("empty", 0, serializeEvents(simpleTurn(0, 1)));
     expect((await b.load("empty"))?.events).toEqual(simpleTurn(0, 1));
     expect((await a.load("kid"))?.events).toEqual([]);
-    const listed = (await a.list({ limit: 10, parentSession: "empty" })).sessions;
+    const listed = (await a.catalog.list({ limit: 10, parentSession: "empty" })).sessions;
     expect(listed.map((s) => [s.header.id, s.eventCount])).toEqual([["kid", 0]]);
   });
 
@@ -812,11 +811,5 @@ describePostgres("PostgreSQL backend", () => {
       const rows = await sql("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [second]);
       return rows.length === 0 ? true : undefined;
     }, 20_000);
-  });
-
-  // Pages of loadFrom read with a LIMIT: the cases shared with the SQLite backend.
-  runLoadFromPages(async () => {
-    const h = await harness();
-    return { backend: await h.open(), garble: h.tamper.garble, tearTail: h.tamper.tearTail };
   });
 });

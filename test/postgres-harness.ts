@@ -7,7 +7,7 @@ import {
   PostgresBackend,
   type PostgresBackendOptions,
 } from "../src/store/postgres/postgres-backend.js";
-import type { BackendHarness, Tamper } from "./contract/persistence-contract.js";
+import type { ContractHarness, ContractTamper } from "../src/testing/index.js";
 
 /** The server the tests use: `SEEDLINE_TEST_POSTGRES_URL`, else the local trust-auth server. */
 export const POSTGRES_TEST_URL =
@@ -112,18 +112,18 @@ export async function dropSchema(schema: string): Promise<void> {
 }
 
 /** A harness over one fresh schema of the test server, with raw SQL on that schema. */
-export interface PostgresHarness extends BackendHarness {
+export interface PostgresHarness extends ContractHarness {
   readonly url: string;
   readonly schema: string;
   /** Opens a backend over the harness's schema (again, for the reload cases). */
   open(options?: Omit<PostgresBackendOptions, "schema">): Promise<PostgresBackend>;
   /** Runs raw SQL with search_path set to the harness's schema. */
   sql<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
-  readonly tamper: Tamper;
+  readonly tamper: ContractTamper;
 }
 
 /**
- * A harness for the persistence contract and the differential test: `CREATE SCHEMA` of a fresh
+ * A harness for the backend contract and the differential test: `CREATE SCHEMA` of a fresh
  * name (empty: the first backend opened creates the layout in it), backends opened over it (each
  * its own pool and lock connection, so two of them behave as two processes), tamper hooks in raw
  * SQL, and a cleanup that closes what it opened and drops the schema.

@@ -321,9 +321,12 @@ describe("open replays", () => {
 describe("INTERNAL", () => {
   it("answers a bug with the generic message and logs the details", async () => {
     class BrokenBackend extends MemoryBackend {
-      override async list(): Promise<never> {
-        throw new TypeError("secret detail: the cursor table is gone");
-      }
+      override readonly catalog = {
+        ...new MemoryBackend().catalog,
+        list: async (): Promise<never> => {
+          throw new TypeError("secret detail: the cursor table is gone");
+        },
+      };
     }
     const { client, logs } = started({ store: new SessionStore({ backend: new BrokenBackend() }) });
     const error = await responseError(client.sessionList());

@@ -21,7 +21,6 @@ import { SessionStore } from "../src/store/session-store.js";
 import { SqliteBackend } from "../src/store/sqlite/sqlite-backend.js";
 import { repeatedRowsSql, rowParams, Statements } from "../src/store/sqlite/statements.js";
 import { balancedLog, simpleTurn, TIME, turnEnd, turnStart, userMessage } from "./builders.js";
-import { runLoadFromPages } from "./contract/loadfrom-pages.js";
 import { corpusLogs } from "./corpus.js";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -460,7 +459,7 @@ describe("SQLite backend", () => {
     raw(path, (db) =>
       db.exec("UPDATE events SET data = 'garbage' WHERE session_id = 'old' AND seq = 2"),
     );
-    const page = await backend.list({ limit: 10 });
+    const page = await backend.catalog.list({ limit: 10 });
     expect(page.sessions).toEqual([
       {
         header: header("new", { createdAt: 2, cwd: "/b" }),
@@ -481,11 +480,11 @@ describe("SQLite backend", () => {
       },
     ]);
     expect(page.nextCursor).toBeUndefined();
-    const first = await backend.list({ limit: 1 });
+    const first = await backend.catalog.list({ limit: 1 });
     expect(first.sessions.map((s) => s.header.id)).toEqual(["new"]);
-    const rest = await backend.list({ limit: 5, cursor: first.nextCursor as string });
+    const rest = await backend.catalog.list({ limit: 5, cursor: first.nextCursor as string });
     expect(rest.sessions.map((s) => s.header.id)).toEqual(["kid", "old"]);
-    const inA = await backend.list({ limit: 5, cwd: "/a", parentSession: "old" });
+    const inA = await backend.catalog.list({ limit: 5, cwd: "/a", parentSession: "old" });
     expect(inA.sessions.map((s) => s.header.id)).toEqual(["kid"]);
     await expect(backend.load("old")).rejects.toMatchObject({ code: "CORRUPT_LOG" });
   });
@@ -660,7 +659,7 @@ describe("reading what is new and watching, two backends on one file", () => {
     const created = watcher(b, "e");
     await a.create(header("e", { cwd: "/w" }), []);
     await created.calledAfter(0);
-    expect((await b.list({ limit: 10 })).sessions).toEqual([
+    expect((await b.catalog.list({ limit: 10 })).sessions).toEqual([
       { header: header("e", { cwd: "/w" }), eventCount: 0, updatedAt: header("e").createdAt },
     ]);
     expect(await b.loadFrom("e", 0)).toEqual({
@@ -673,7 +672,10 @@ describe("reading what is new and watching, two backends on one file", () => {
     expect((await b.load("e-child"))?.events).toEqual([]);
     await a.append("e", 0, serializeEvents(simpleTurn(0, 1)));
     expect(await b.loadFrom("e", 0)).toMatchObject({ events: simpleTurn(0, 1), from: 0 });
-    const listed = (await b.list({ limit: 10 })).sessions.map((s) => [s.header.id, s.eventCount]);
+    const listed = (await b.catalog.list({ limit: 10 })).sessions.map((s) => [
+      s.header.id,
+      s.eventCount,
+    ]);
     expect(listed).toEqual([
       ["e-child", 0],
       ["e", TURN],
@@ -791,30 +793,6 @@ describe("reading what is new and watching, two backends on one file", () => {
     expect(await memory.delete("p")).toBe(false);
     expect([parent.calls, child.calls]).toEqual([5, 1]);
   });
-});
-
-// Pages of loadFrom read with a LIMIT: the cases shared with the PostgreSQL backend.
-runLoadFromPages(async () => {
-  const { path, backend } = await fresh();
-  /** Runs one raw statement on the database file, as another program damaging it would. */
-  const edit = async (sql: string, ...params: unknown[]) => {
-    raw(path, (db) => db.prepare(sql).run(...params));
-  };
-  return {
-    backend,
-    garble: (id, seq) =>
-      edit(
-        "UPDATE events SET data = '#' || substr(data, 2) WHERE session_id = ? AND seq = ?",
-        id,
-        seq,
-      ),
-    tearTail: (id) =>
-      edit(
-        `INSERT INTO events SELECT session_id, seq + 1, 'turn/start', time, '{"turn":', NULL, NULL
-         FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1`,
-        id,
-      ),
-  };
 });
 
 /** A child process running the store over the SQLite backend, driven line by line over stdio. */

@@ -5,10 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SqliteBackend } from "../src/store/sqlite/sqlite-backend.js";
-import type { BackendHarness, Tamper } from "./contract/persistence-contract.js";
+import type { ContractHarness, ContractTamper } from "../src/testing/index.js";
 
-/** A harness for the contracts: every `open()` is a new instance over the same database file. */
-export async function makeSqliteHarness(): Promise<BackendHarness & { readonly tamper: Tamper }> {
+/** A harness for the backend contract: every `open()` is a new instance over the same database file. */
+export async function makeSqliteHarness(): Promise<
+  ContractHarness & { readonly tamper: ContractTamper }
+> {
   const dir = mkdtempSync(join(tmpdir(), "seedline-sqlite-contract-"));
   const path = join(dir, "store.db");
   /** Runs one raw statement on the database file, as another program damaging it would. */

@@ -63,9 +63,9 @@ async function fill(backend: SessionBackend): Promise<void> {
       seedLength: boundary + 1,
     }),
   );
-  await backend.setTitle("beta", "Beta, named by hand");
-  await backend.setTitle("delta", "soon cleared");
-  await backend.setTitle("delta", null);
+  await backend.catalog.setTitle("beta", "Beta, named by hand");
+  await backend.catalog.setTitle("delta", "soon cleared");
+  await backend.catalog.setTitle("delta", null);
 }
 
 /** Every answer the catalog gives: both list orders, the titles of each session, searches. */
@@ -74,7 +74,7 @@ async function answers(backend: SessionBackend): Promise<unknown> {
     const rows: unknown[] = [];
     let cursor: string | undefined;
     do {
-      const page = await backend.list({
+      const page = await backend.catalog.list({
         limit: 2,
         order,
         ...(cursor === undefined ? {} : { cursor }),
@@ -85,11 +85,11 @@ async function answers(backend: SessionBackend): Promise<unknown> {
     return rows;
   };
   const ids = ["alpha", "alpha-fork", "beta", "gamma", "delta"];
-  const titles = await Promise.all(ids.map((id) => backend.titles(id)));
+  const titles = await Promise.all(ids.map((id) => backend.catalog.titles(id)));
   const search = async (terms: string[]) => {
     // JSONL keeps no search index (the store reads the logs): nothing of it to rebuild.
-    if (backend.search === undefined) return backend.kind;
-    return (await backend.search({ terms, limit: 10 })).sessions.map((hit) => [
+    if (backend.catalog.search === undefined) return backend.kind;
+    return (await backend.catalog.search({ terms, limit: 10 })).sessions.map((hit) => [
       hit.header.id,
       hit.updatedAt,
       hit.events.map((e) => (e as { seq: number }).seq),
@@ -179,7 +179,7 @@ describe("SQLite catalog", () => {
     const backend = await SqliteBackend.open(path);
     try {
       expect(backend.catalogOpen).toEqual({ catalog: "refreshed", summaries: 2 });
-      const page = await backend.list({ limit: 10, order: "activity" });
+      const page = await backend.catalog.list({ limit: 10, order: "activity" });
       const byId = new Map(page.sessions.map((s) => [s.header.id, s]));
       expect(byId.get("beta")?.updatedAt).toBe(later);
       expect(byId.get("foreign")?.title).toBe("beta asks about the pelican");
@@ -245,7 +245,7 @@ describePostgres("PostgreSQL catalog", () => {
       [later],
     );
     backend = await h.open();
-    const page = await backend.list({ limit: 10, order: "activity" });
+    const page = await backend.catalog.list({ limit: 10, order: "activity" });
     expect(page.sessions[0]?.header.id).toBe("beta");
     expect(page.sessions[0]?.updatedAt).toBe(later);
   });

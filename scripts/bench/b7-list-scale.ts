@@ -104,10 +104,10 @@ export function b7ListScale(sizes: Sizes): Benchmark {
         fill(dir, count);
         const warm = new JsonlBackend(root);
         // The first list reads every header once and saves the index file.
-        await warm.list({ limit: PAGE });
+        await warm.catalog.list({ limit: PAGE });
         await warm.close();
         const backend = new JsonlBackend(root);
-        await backend.list({ limit: PAGE });
+        await backend.catalog.list({ limit: PAGE });
         const middle = Math.floor(count / 2);
         const cursor = encodeCursor(
           { at: headerOf(middle + 1).createdAt, id: headerOf(middle + 1).id },
@@ -120,7 +120,7 @@ export function b7ListScale(sizes: Sizes): Benchmark {
             const ms = await timed(async () => {
               for (let i = 0; i < calls; i++) {
                 listed = (
-                  await backend.list({
+                  await backend.catalog.list({
                     limit: PAGE,
                     ...query,
                     ...(query.cursor === undefined ? {} : { order: "created" as const }),
@@ -164,7 +164,7 @@ export function b7ListScale(sizes: Sizes): Benchmark {
           for (let i = 0; i < rounds; i++) {
             const head = headerOf(added++);
             writeFileSync(join(dir, logFileName(head.id)), formatHeaderLine(head));
-            ms += await timed(() => backend.list({ limit: PAGE }));
+            ms += await timed(() => backend.catalog.list({ limit: PAGE }));
           }
           return ms / rounds;
         };
@@ -194,7 +194,7 @@ export function b7ListScale(sizes: Sizes): Benchmark {
         const restart = async (): Promise<number> =>
           timed(async () => {
             const fresh = new JsonlBackend(root);
-            await fresh.list({ limit: PAGE });
+            await fresh.catalog.list({ limit: PAGE });
             await fresh.close();
           });
         const everyHeader = async (): Promise<number> => timed(() => readEveryHeader(dir));

@@ -164,6 +164,13 @@ export interface SessionBackend {
   readonly kind: string;
 
   /**
+   * What the store knows of its sessions besides their logs — the listing, titles, id prefixes
+   * and search ({@link SessionCatalog}): derived from the logs (rebuilt from them where it is
+   * kept), except the explicit titles users set.
+   */
+  readonly catalog: SessionCatalog;
+
+  /**
    * Stores a new session with its first events, all or nothing: a create (header only when it has
    * no seed), a seeded create, an import. Events reach every write method checked and serialized
    * ({@link SerializedEvent}): a backend writes their JSON text as it is, without serializing again.
@@ -268,6 +275,36 @@ export interface SessionBackend {
    */
   repair(id: string, keep: number, closers: readonly SerializedEvent[]): Promise<void>;
 
+  /** Removes a session; returns whether there was one. Other sessions keep their own copies. */
+  delete(id: string): Promise<boolean>;
+
+  /**
+   * Takes the writer lock of a session for this process (one writer per session across
+   * processes). Taking a lock this process already holds returns another release of it.
+   * @throws StorageError SESSION_BUSY when another live process holds it.
+   */
+  lock(id: string): Promise<ReleaseLock>;
+
+  /**
+   * Whether this process held the writer lock of `id` on something that has since gone (a
+   * database connection that ended), so that the lock must be taken again, and the log read
+   * again, before the next write. Optional: a backend whose locks go only with the process has
+   * none.
+   */
+  lockLost?(id: string): boolean;
+
+  /** Releases every lock and closes files or connections; the backend is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+/**
+ * The catalog of a store: what it knows of its sessions besides their logs, asked by `list`,
+ * titles, id prefixes and search, apart from the durable primitives of {@link SessionBackend}.
+ * Everything in it is derived from the logs — and rebuilt from them where a backend keeps it
+ * (the SQLite and PostgreSQL catalog tables, JSONL's listing index) — except the explicit titles
+ * users set, which are stored apart from it, durably.
+ */
+export interface SessionCatalog {
   /**
    * One page of stored sessions, newest first; never reads a whole log.
    * @throws StorageError INVALID_PARAMS for a limit above MAX_LIST_LIMIT (list-limit.ts) or a
@@ -298,25 +335,4 @@ export interface SessionBackend {
    * @throws StorageError INVALID_PARAMS for a cursor this backend did not issue.
    */
   search?(query: SearchQuery): Promise<SearchPage>;
-
-  /** Removes a session; returns whether there was one. Other sessions keep their own copies. */
-  delete(id: string): Promise<boolean>;
-
-  /**
-   * Takes the writer lock of a session for this process (one writer per session across
-   * processes). Taking a lock this process already holds returns another release of it.
-   * @throws StorageError SESSION_BUSY when another live process holds it.
-   */
-  lock(id: string): Promise<ReleaseLock>;
-
-  /**
-   * Whether this process held the writer lock of `id` on something that has since gone (a
-   * database connection that ended), so that the lock must be taken again, and the log read
-   * again, before the next write. Optional: a backend whose locks go only with the process has
-   * none.
-   */
-  lockLost?(id: string): boolean;
-
-  /** Releases every lock and closes files or connections; the backend is unusable afterwards. */
-  close(): Promise<void>;
 }

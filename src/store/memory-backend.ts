@@ -11,6 +11,7 @@ import type {
   ListQuery,
   ReleaseLock,
   SessionBackend,
+  SessionCatalog,
   StoredForkPoint,
   StoredLog,
   StoredSuffix,
@@ -38,6 +39,43 @@ export class MemoryBackend implements SessionBackend {
   readonly kind = "memory";
   #sessions = new Map<string, Entry>();
   readonly #changes = new ChangeHub();
+
+  /** Listing, titles and id prefixes, from the entries themselves. */
+  readonly catalog: SessionCatalog = {
+    list: async (query: ListQuery): Promise<ListPage> => {
+      checkListLimit(query.limit);
+      const listed: ListedSession[] = [];
+      for (const entry of this.#sessions.values()) {
+        const header = JSON.parse(entry.header) as SessionHeader;
+        if (query.cwd !== undefined && header.cwd !== query.cwd) continue;
+        if (query.parentSession !== undefined && header.parentSession !== query.parentSession) {
+          continue;
+        }
+        const title = entry.title ?? entry.derived;
+        listed.push({
+          header,
+          eventCount: entry.events.length,
+          updatedAt: entry.lastTime ?? header.createdAt,
+          ...(title === undefined ? {} : { title }),
+        });
+      }
+      return pageOf(listed, query);
+    },
+    setTitle: async (id: string, title: string | null): Promise<void> => {
+      const entry = this.#get(id);
+      this.#sessions.set(id, { ...entry, title: title ?? undefined });
+    },
+    titles: async (id: string): Promise<StoredTitles | undefined> => {
+      const entry = this.#sessions.get(id);
+      if (entry === undefined) return undefined;
+      return {
+        ...(entry.title === undefined ? {} : { explicit: entry.title }),
+        ...(entry.derived === undefined ? {} : { derived: entry.derived }),
+      };
+    },
+    idsWithPrefix: async (prefix: string, limit: number): Promise<IdMatches> =>
+      matchIds(this.#sessions.keys(), prefix, limit),
+  };
 
   async create(header: SessionHeader, events: readonly SerializedEvent[]): Promise<void> {
     if (this.#sessions.has(header.id)) throw sessionTaken(header.id);
@@ -145,44 +183,6 @@ export class MemoryBackend implements SessionBackend {
       derived: entry.derived ?? serializedTitle(closers),
     });
     this.#changes.notify(id);
-  }
-
-  async list(query: ListQuery): Promise<ListPage> {
-    checkListLimit(query.limit);
-    const listed: ListedSession[] = [];
-    for (const entry of this.#sessions.values()) {
-      const header = JSON.parse(entry.header) as SessionHeader;
-      if (query.cwd !== undefined && header.cwd !== query.cwd) continue;
-      if (query.parentSession !== undefined && header.parentSession !== query.parentSession) {
-        continue;
-      }
-      const title = entry.title ?? entry.derived;
-      listed.push({
-        header,
-        eventCount: entry.events.length,
-        updatedAt: entry.lastTime ?? header.createdAt,
-        ...(title === undefined ? {} : { title }),
-      });
-    }
-    return pageOf(listed, query);
-  }
-
-  async setTitle(id: string, title: string | null): Promise<void> {
-    const entry = this.#get(id);
-    this.#sessions.set(id, { ...entry, title: title ?? undefined });
-  }
-
-  async titles(id: string): Promise<StoredTitles | undefined> {
-    const entry = this.#sessions.get(id);
-    if (entry === undefined) return undefined;
-    return {
-      ...(entry.title === undefined ? {} : { explicit: entry.title }),
-      ...(entry.derived === undefined ? {} : { derived: entry.derived }),
-    };
-  }
-
-  async idsWithPrefix(prefix: string, limit: number): Promise<IdMatches> {
-    return matchIds(this.#sessions.keys(), prefix, limit);
   }
 
   async delete(id: string): Promise<boolean> {

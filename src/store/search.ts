@@ -94,7 +94,7 @@ export async function scanSearch(backend: SessionBackend, query: SearchQuery): P
   const hits: SearchHit[] = [];
   let cursor = query.cursor;
   do {
-    const page = await backend.list({
+    const page = await backend.catalog.list({
       limit: MAX_LIST_LIMIT,
       order: "activity",
       ...(query.cwd === undefined ? {} : { cwd: query.cwd }),

@@ -1,6 +1,6 @@
 // Assertions of the backend contract, on node:assert/strict: error codes, bounded waits, stored logs.
 import assert from "node:assert/strict";
-import { type ForkErrorCode, type StorageErrorCode, show } from "../errors.js";
+import { type SeedlineErrorCode, show } from "../errors.js";
 import type { SessionEvent, SessionHeader } from "../generated.js";
 import type { SessionBackend } from "../store/backend.js";
 
@@ -14,7 +14,7 @@ export const WAIT_MS = 10_000;
  */
 export async function rejectsWithCode(
   operation: Promise<unknown>,
-  code: StorageErrorCode | ForkErrorCode,
+  code: SeedlineErrorCode,
   what: string,
 ): Promise<{ readonly code: string; readonly details?: Record<string, unknown> }> {
   let outcome: unknown;
@@ -83,4 +83,34 @@ export async function assertSuffix(
   assert.equal(suffix.from, from, `expected ${call} to answer from ${from}`);
   assert.deepStrictEqual(suffix.events, events, `expected the events ${call} answers`);
   assert.equal(suffix.tornTail, false, `expected ${call} to report no torn tail`);
+}
+
+/** Where `actual` differs from the pattern `expected`, or undefined when it matches. */
+function mismatch(actual: unknown, expected: unknown, path: string): string | undefined {
+  if (expected === null || typeof expected !== "object") {
+    return Object.is(actual, expected)
+      ? undefined
+      : `${path}: expected ${show(expected)}, got ${show(actual)}`;
+  }
+  if (actual === null || typeof actual !== "object") {
+    return `${path}: expected an object like ${show(expected)}, got ${show(actual)}`;
+  }
+  if (Array.isArray(expected) && (!Array.isArray(actual) || actual.length !== expected.length)) {
+    return `${path}: expected an array like ${show(expected)}, got ${show(actual)}`;
+  }
+  for (const [key, value] of Object.entries(expected)) {
+    const found = mismatch((actual as Record<string, unknown>)[key], value, `${path}.${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * Checks that `actual` has every member of the pattern `expected`, at any depth, with equal
+ * values (members the pattern leaves out are not compared; arrays must have its length).
+ * @throws AssertionError naming `what` and the first member that differs.
+ */
+export function assertMatch(actual: unknown, expected: unknown, what: string): void {
+  const found = mismatch(actual, expected, "");
+  if (found !== undefined) assert.fail(`expected ${what} to match, at ${found}`);
 }

@@ -1,6 +1,8 @@
 // How contract cases are registered and run: fresh storage per case, every opened instance closed after it.
 import { show } from "../errors.js";
 import type { SessionBackend } from "../store/backend.js";
+import { SessionStore } from "../store/session-store.js";
+import { BASE_TIME } from "./events.js";
 import type {
   BackendContractOptions,
   ContractHarness,
@@ -9,12 +11,23 @@ import type {
   TestFunctions,
 } from "./types.js";
 
-/** One case's storage: instances over it and its tamper hooks. */
+/** One case's storage: instances over it, stores over them, and its tamper hooks. */
 export interface CaseStorage {
   /** Opens an instance; the contract closes it after the case unless the case did. */
   open(): Promise<SessionBackend>;
   /** Closes an instance during the case (close need not be idempotent: it runs once). */
   close(backend: SessionBackend): Promise<void>;
+  /**
+   * Opens a `SessionStore` over a new instance, its clock shared with the case's other stores
+   * (each call of `now` a millisecond after the last, from `BASE_TIME`). The contract closes the
+   * instance after the case unless the case closed the store.
+   */
+  openStore(): Promise<SessionStore>;
+  /**
+   * Closes a store during the case, as a process that ends cleanly would: its locks released,
+   * then its instance closed (once).
+   */
+  closeStore(store: SessionStore): Promise<void>;
   /**
    * The harness's tamper hooks.
    * @throws Error when the harness has none (the case should have been skipped).
@@ -68,6 +81,8 @@ export function caseRegistry(test: TestFunctions, options: BackendContractOption
 async function runCase(options: BackendContractOptions, body: CaseBody): Promise<void> {
   const harness: ContractHarness = await options.harness();
   const opened = new Set<SessionBackend>();
+  let clock = BASE_TIME;
+  const now = () => ++clock;
   const storage: CaseStorage = {
     async open() {
       const backend = await harness.open();
@@ -77,6 +92,13 @@ async function runCase(options: BackendContractOptions, body: CaseBody): Promise
     async close(backend) {
       opened.delete(backend);
       await backend.close();
+    },
+    async openStore() {
+      return new SessionStore({ backend: await storage.open(), now });
+    },
+    async closeStore(store) {
+      opened.delete(store.backend);
+      await store.close();
     },
     tamper() {
       if (harness.tamper === undefined) {

@@ -25,6 +25,10 @@ export interface ContractTamper {
   setFormatVersion(id: string, version: number): Promise<void>;
   /** Makes the record at `seq` unreadable (not JSON). */
   garble(id: string, seq: number): Promise<void>;
+  /** Rewrites the type of the stored event at `seq` (to one the format does not know). */
+  setType(id: string, seq: number, type: string): Promise<void>;
+  /** A fingerprint of every stored byte, to show that a refused read changed nothing. */
+  fingerprint(): Promise<string>;
 }
 
 /** Fresh, empty storage for one case, and backend instances over it. */

@@ -45,10 +45,13 @@ stale (a CI gate).`,
     check: { type: "boolean", description: "compare instead of writing; exit 1 on any difference" },
   },
   positionals: { name: "", min: 0, max: 0 },
-  async run({ args }) {
+  async run({ args, out }) {
     // Loaded here: the pipeline pulls in json-schema-to-typescript, which no other command needs
     // and a production install of seedline does not carry.
-    let main: (argv: readonly string[]) => Promise<number>;
+    let main: (
+      argv: readonly string[],
+      io: { out: { write(text: string): unknown }; err: { write(text: string): unknown } },
+    ) => Promise<number>;
     try {
       ({ main } = await import("../../../scripts/pipeline.js"));
     } catch (error) {
@@ -63,7 +66,11 @@ stale (a CI gate).`,
       ...(typeof args.values.out === "string" ? ["--out", args.values.out] : []),
       ...(args.values.check ? ["--check"] : []),
     ];
-    const code = await main(argv);
+    // Through the command's output, so that a caller running the CLI in-process reads it too.
+    const code = await main(argv, {
+      out: { write: (text: string) => out.out(text) },
+      err: { write: (text: string) => out.err(text) },
+    });
     return code === 2 ? EXIT_USAGE : code;
   },
 };

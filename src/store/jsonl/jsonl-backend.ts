@@ -7,21 +7,16 @@ import { formatHeaderLine } from "../../log/jsonl-codec.js";
 import type { SerializedEvent } from "../../log/serialized-event.js";
 import { isErrno } from "../../util/errno.js";
 import type {
-  IdMatches,
-  ListPage,
-  ListQuery,
   ReleaseLock,
   SessionBackend,
   StoredForkPoint,
   StoredLog,
   StoredSettledPage,
   StoredSuffix,
-  StoredTitles,
   Unsubscribe,
 } from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
 import { encodeSessionId } from "../id-encoding.js";
-import { matchIds } from "../id-prefix.js";
 import { LockFiles } from "../lock-files.js";
 import { checkPageBytes, checkPageLimit } from "../page-limit.js";
 import { seqConflict, sessionNotFound } from "../storage-errors.js";
@@ -39,11 +34,11 @@ import {
   lineCheck,
   stillHolds,
 } from "./file-state.js";
+import { JsonlCatalog } from "./jsonl-catalog.js";
 import { locateLog } from "./legacy-names.js";
 import { CHUNK_BYTES } from "./line-reader.js";
 import { ListIndex } from "./list-index.js";
 import { IndexFile } from "./list-index-file.js";
-import { listLogs } from "./listing.js";
 import { LogFolder, refused } from "./log-folder.js";
 import { LogForks, prefixOf } from "./log-fork.js";
 import { checkNamed, LogStates } from "./log-states.js";
@@ -100,6 +95,8 @@ export class JsonlBackend implements SessionBackend {
   readonly #derived: DerivedTitles;
   /** The sessions' explicit titles in files beside their logs, and their derived titles. */
   readonly #titles: LogTitles;
+  /** Listing, titles and id prefixes (see {@link JsonlCatalog}). */
+  readonly catalog: JsonlCatalog;
   #closed = false;
 
   constructor(root: string, options: JsonlBackendOptions = {}) {
@@ -127,6 +124,15 @@ export class JsonlBackend implements SessionBackend {
     );
     this.#forks = new LogForks(this.#folder, this.#logs, this.#index, this.#copyBytes);
     this.#titles = new LogTitles(this.sessionsDir, this.#files, this.#folder, this.#derived);
+    this.catalog = new JsonlCatalog({
+      sessionsDir: this.sessionsDir,
+      index: this.#index,
+      activity: this.#activity,
+      titles: this.#titles,
+      folder: this.#folder,
+      assertOpen: () => this.#assertOpen(),
+      changed: (id) => this.#changes.notify(id),
+    });
     this.#watch = new ChangeWatch(
       this.sessionsDir,
       {
@@ -463,27 +469,6 @@ export class JsonlBackend implements SessionBackend {
   }
 
   /**
-   * One page, newest first, from the listing index (`<root>/list-index.jsonl`, checked against
-   * the sessions folder with one `stat`) and, for the listed sessions only, their header and last
-   * complete lines; see {@link listLogs}.
-   * @throws StorageError INVALID_PARAMS for a limit above MAX_LIST_LIMIT or a foreign cursor.
-   */
-  async list(query: ListQuery): Promise<ListPage> {
-    this.#assertOpen();
-    try {
-      return await listLogs(
-        this.sessionsDir,
-        this.#index,
-        query,
-        (header) => this.#titles.titleOf(header),
-        this.#activity,
-      );
-    } catch (error) {
-      throw refused(error, this.sessionsDir);
-    }
-  }
-
-  /**
    * Removes the log under the session's writer lock and flushes the folder.
    * @throws StorageError SESSION_BUSY when another process holds the lock.
    */
@@ -543,39 +528,6 @@ export class JsonlBackend implements SessionBackend {
     const held = [...this.#logs.held.values()];
     this.#logs.held.clear();
     await Promise.all(held.map((log) => log.handle?.close()));
-  }
-
-  /**
-   * Sets or clears the explicit title in the title file beside the log (the log is not rewritten),
-   * after the earlier writes of the session.
-   * @throws StorageError SESSION_NOT_FOUND.
-   */
-  async setTitle(id: string, title: string | null): Promise<void> {
-    this.#assertOpen();
-    await this.#folder.run(id, () => this.#titles.set(id, title));
-    this.#changes.notify(id);
-  }
-
-  async titles(id: string): Promise<StoredTitles | undefined> {
-    this.#assertOpen();
-    return this.#titles.titles(id);
-  }
-
-  /** Every listed id, from the listing index, matched by a scan. */
-  async idsWithPrefix(prefix: string, limit: number): Promise<IdMatches> {
-    this.#assertOpen();
-    await this.#index.refresh();
-    const entries = this.#index.select({
-      cwd: undefined,
-      parentSession: undefined,
-      after: undefined,
-      count: Number.POSITIVE_INFINITY,
-    });
-    return matchIds(
-      entries.map((e) => e.header.id),
-      prefix,
-      limit,
-    );
   }
 
   #assertOpen(): void {

@@ -6,7 +6,6 @@ import { anySearchable } from "../../log/search-text.js";
 import { type SerializedEvent, serializedTitle } from "../../log/serialized-event.js";
 import type * as backend from "../backend.js";
 import { ChangeHub } from "../change-hub.js";
-import { prefixEnd } from "../id-prefix.js";
 import { checkPageLimit } from "../page-limit.js";
 import * as sql from "../sql/core.js";
 import { seqConflict, sessionNotFound } from "../storage-errors.js";
@@ -29,9 +28,9 @@ import {
   serverError,
   UNIQUE_VIOLATION,
 } from "./pg-errors.js";
+import { PostgresCatalog } from "./postgres-catalog.js";
 import { eventArrays, markerOfRow, splitSessionFrom, splitSettledRead } from "./rows.js";
-import { indexPending, searchPage } from "./search-index.js";
-import { type PostgresQueryRows, paramsFrom, Queries } from "./statements.js";
+import { type PostgresQueryRows, Queries } from "./statements.js";
 import type { PostgresTimeouts } from "./timeouts.js";
 import { connectionPool, Transactions } from "./transactions.js";
 import { WriterLocks } from "./writer-locks.js";
@@ -94,6 +93,8 @@ export class PostgresBackend implements backend.SessionBackend {
   readonly #locks: WriterLocks;
   readonly #changes: ChangeHub;
   readonly #listener: ChangeListener;
+  /** Listing, titles, id prefixes and search (see {@link PostgresCatalog}). */
+  readonly catalog: PostgresCatalog;
 
   private constructor(
     target: PostgresTarget,
@@ -117,6 +118,11 @@ export class PostgresBackend implements backend.SessionBackend {
       },
     });
     this.#listener = listener(this.#changes);
+    this.catalog = new PostgresCatalog({
+      db,
+      queries: this.#queries,
+      write: (id, what, work) => this.#write(id, what, work),
+    });
   }
 
   /**
@@ -435,59 +441,6 @@ export class PostgresBackend implements backend.SessionBackend {
       await insertEvents(this.#queries, c, id, keep, closers);
       if (closers.length === 0) await refreshSummary(c, this.#queries, id);
     });
-  }
-
-  /** Lists in one statement (one snapshot): each row carries its session's last seq and time. */
-  async list(query: backend.ListQuery): Promise<backend.ListPage> {
-    const { name, filter } = sql.listRun(query);
-    const rows = await this.#db.withClient("list sessions", (c) =>
-      this.#queries.rows(c, name, paramsFrom(name, filter)),
-    );
-    return sql.listPage(rows, query, ({ lastSeq, updatedAt, title, derivedTitle, ...row }) =>
-      sql.listedSession(sql.headerFromRow(row), lastSeq, { updatedAt, title, derivedTitle }),
-    );
-  }
-
-  async setTitle(id: string, title: string | null): Promise<void> {
-    await this.#write(id, `set the title of session ${show(id)}`, async (c) => {
-      // Keeps the session from being deleted while its title is written.
-      if ((await this.#queries.first(c, "shareSessionRow", { sessionId: id })) === undefined) {
-        throw sessionNotFound(id);
-      }
-      if (title === null) await this.#queries.run(c, "clearTitle", { sessionId: id });
-      else await this.#queries.run(c, "setTitle", { sessionId: id, title });
-    });
-  }
-
-  async titles(id: string): Promise<backend.StoredTitles | undefined> {
-    const row = await this.#db.withClient(`read the titles of session ${show(id)}`, (c) =>
-      this.#queries.first(c, "sessionTitles", { sessionId: id }),
-    );
-    return row === undefined ? undefined : sql.titlesOf(row);
-  }
-
-  async idsWithPrefix(prefix: string, limit: number): Promise<backend.IdMatches> {
-    const range = { prefix, end: prefixEnd(prefix) ?? null };
-    return this.#db.read(`match ids starting with ${show(prefix)}`, async (c) => {
-      const ids = (await this.#queries.rows(c, "idsWithPrefix", { ...range, limit })).map(
-        (r) => r.id,
-      );
-      const counted = await this.#queries.first(c, "countIdsWithPrefix", range);
-      return { ids, count: Number(counted?.count ?? 0) };
-    });
-  }
-
-  /**
-   * Searches the index (search-index.ts) on one snapshot, once the texts of the rows written
-   * since the last search are made.
-   */
-  async search(query: backend.SearchQuery): Promise<backend.SearchPage> {
-    const what = "search sessions";
-    await indexPending(this.#queries, {
-      once: (work) => this.#db.withClient(what, work),
-      inTransaction: (work) => this.#db.transaction("beginWrite", what, work),
-    });
-    return this.#db.read(what, (c) => searchPage(c, this.#queries, query));
   }
 
   /**

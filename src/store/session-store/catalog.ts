@@ -40,7 +40,11 @@ export class StoreCatalog {
         `expected a cwd filter ${schemaProblem(validateSessionListParams.errors).message}, got ${show(query.cwd)}`,
       );
     }
-    const page = await this.#backend.list({ ...query, limit, order: query.order ?? "activity" });
+    const page = await this.#backend.catalog.list({
+      ...query,
+      limit,
+      order: query.order ?? "activity",
+    });
     return {
       sessions: page.sessions.map(({ updatedAt, ...session }) => ({
         ...session,
@@ -60,13 +64,13 @@ export class StoreCatalog {
       const problem = titleProblem(title);
       if (problem !== undefined) throw invalidParams("/title", problem);
     }
-    return () => this.#backend.setTitle(id, title);
+    return () => this.#backend.catalog.setTitle(id, title);
   }
 
   /** The explicit title, else the derived one; see `SessionStore.title`. */
   async title(id: string): Promise<string | undefined> {
     checkSessionId(id, "/sessionId");
-    const titles = await this.#backend.titles(id);
+    const titles = await this.#backend.catalog.titles(id);
     if (titles === undefined) throw sessionNotFound(id);
     return titles.explicit ?? titles.derived;
   }
@@ -74,15 +78,18 @@ export class StoreCatalog {
   async resolveId(prefixOrId: string): Promise<string> {
     checkSessionId(prefixOrId, "/sessionId");
     if (await this.#backend.has(prefixOrId)) return prefixOrId;
-    return onlyMatch(prefixOrId, await this.#backend.idsWithPrefix(prefixOrId, MAX_ID_CANDIDATES));
+    return onlyMatch(
+      prefixOrId,
+      await this.#backend.catalog.idsWithPrefix(prefixOrId, MAX_ID_CANDIDATES),
+    );
   }
   /** The sessions whose text holds every term; see `SessionStore.search`. */
   async search(options: SearchOptions): Promise<SessionSearchResult> {
     const query = searchQueryOf(options);
     const page =
-      this.#backend.search === undefined
+      this.#backend.catalog.search === undefined
         ? await scanSearch(this.#backend, query)
-        : await this.#backend.search(query);
+        : await this.#backend.catalog.search(query);
     return searchResult(page, query.terms, async (id) => (await this.title(id)) ?? "");
   }
 }

@@ -16,6 +16,7 @@ import { FileGuard } from "./file-guard.js";
 import { GroupCommit, type WriteStats } from "./group-commit.js";
 import { EVENTS_PER_INSERT, eventRowValues } from "./rows.js";
 import { SqliteSearchIndex } from "./search-index.js";
+import { SqliteCatalog } from "./sqlite-catalog.js";
 import { paramsFrom, type SqliteQueryRows, type SqliteScalar, Statements } from "./statements.js";
 import { asStorageError, inspectDatabase, isPrivate, stampNewDatabase } from "./version-policy.js";
 
@@ -31,13 +32,6 @@ export interface SqliteBackendOptions {
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 25;
-
-/**
- * How many read transactions a search tries before it searches inside a write transaction: each
- * one that finds rows waiting for the index (written by another connection since the index step)
- * is followed by another index step.
- */
-const SEARCH_ATTEMPTS = 3;
 
 /** The event members the layout stores as JSON text. */
 const JSON_MEMBERS = sql.jsonMembers(SQLITE_TABLES.events);
@@ -86,6 +80,8 @@ export class SqliteBackend implements backend.SessionBackend {
   readonly durability: backend.Durability;
   /** What the open found of the catalog and did with it (kept, refreshed, rebuilt). */
   readonly catalogOpen: CatalogOpen;
+  /** Listing, titles, id prefixes and search (see {@link SqliteCatalog}). */
+  readonly catalog: SqliteCatalog;
 
   private constructor(
     path: string,
@@ -102,6 +98,13 @@ export class SqliteBackend implements backend.SessionBackend {
     this.catalogOpen = openCatalog(db, this.#statements);
     this.#search = SqliteSearchIndex.open(this.#statements, () => db.inTransaction);
     this.#group = new GroupCommit(db, this.#statements, () => guard?.check(true));
+    this.catalog = new SqliteCatalog({
+      statements: this.#statements,
+      search: this.#search,
+      read: (work) => this.#read(work),
+      write: (work) => this.#write(work),
+      changed: (id) => this.#changes.notify(id),
+    });
     this.#locks = isPrivate(path) ? undefined : new LockFiles(`${path}.locks`);
     const poller = isPrivate(path)
       ? undefined
@@ -316,73 +319,6 @@ export class SqliteBackend implements backend.SessionBackend {
       if (closers.length === 0) refreshSummary(this.#statements, id);
     });
     this.#changes.notify(id);
-  }
-
-  /** Lists from the session and summary rows, with one primary-key probe of each listed session's last event. */
-  async list(query: backend.ListQuery): Promise<backend.ListPage> {
-    const { name, filter } = sql.listRun(query);
-    return this.#read(() =>
-      sql.listPage(
-        this.#statements.all(name, paramsFrom(name, filter)),
-        query,
-        ({ updatedAt, title, derivedTitle, ...row }) => {
-          const last = this.#statements.get("lastEvent", { sessionId: row.id });
-          return sql.listedSession(sql.headerFromRow(row), last?.seq, {
-            updatedAt,
-            title,
-            derivedTitle,
-          });
-        },
-      ),
-    );
-  }
-
-  async setTitle(id: string, title: string | null): Promise<void> {
-    await this.#write(() => {
-      if (this.#statements.get("sessionExists", { sessionId: id }) === undefined) {
-        throw sessionNotFound(id);
-      }
-      if (title === null) this.#statements.run("clearTitle", { sessionId: id });
-      else this.#statements.run("setTitle", { sessionId: id, title });
-    });
-    this.#changes.notify(id);
-  }
-
-  async titles(id: string): Promise<backend.StoredTitles | undefined> {
-    return this.#read(() => {
-      const row = this.#statements.get("sessionTitles", { sessionId: id });
-      return row === undefined ? undefined : sql.titlesOf(row);
-    });
-  }
-
-  async idsWithPrefix(prefix: string, limit: number): Promise<backend.IdMatches> {
-    return this.#read(() => {
-      const ids = this.#statements.all("idsWithPrefix", { prefix, limit }).map((r) => r.id);
-      const count = Number(this.#statements.get("countIdsWithPrefix", { prefix })?.count ?? 0);
-      return { ids, count };
-    });
-  }
-
-  /**
-   * Searches through the index (search-index.ts) in one read transaction that finds no row
-   * waiting for it. Rows written since the last search (appends, fork prefixes, by any
-   * connection) are first given their texts and put into the trigram index (one write, only when
-   * there are some); rows another connection writes between that write and the read make the
-   * read find some waiting again, and it is retried. After {@link SEARCH_ATTEMPTS} reads that
-   * found some, the index step and the search run in one write transaction.
-   */
-  async search(query: backend.SearchQuery): Promise<backend.SearchPage> {
-    for (let attempt = 0; attempt < SEARCH_ATTEMPTS; attempt++) {
-      const page = await this.#read(() =>
-        this.#search.hasUnindexed() ? undefined : this.#search.search(query),
-      );
-      if (page !== undefined) return page;
-      await this.#write(() => this.#search.indexUnindexed());
-    }
-    return this.#write(() => {
-      this.#search.indexUnindexed();
-      return this.#search.search(query);
-    });
   }
 
   /**

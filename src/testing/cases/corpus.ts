@@ -51,7 +51,7 @@ async function roundTrip(
   assert.equal(text, log.text, `expected ${log.name} to read back byte for byte`);
   const half = Math.floor(events.length / 2);
   await assertSuffix(reader, header.id, half, half, events.slice(half));
-  const listed = (await reader.list({ limit: 1 })).sessions[0];
+  const listed = (await reader.catalog.list({ limit: 1 })).sessions[0];
   assert.equal(listed?.eventCount, events.length, `expected list to count ${log.name}'s events`);
   assert.equal(await writer.delete(header.id), true, `expected ${log.name} to be deleted`);
 }

@@ -17,7 +17,7 @@ export function createAppendCases(cases: CaseRegistry): void {
       assert.equal(await backend.has("fresh"), true, "expected has to see the new session");
       await assertStored(backend, "fresh", h, []);
       await assertSuffix(backend, "fresh", 0, 0, []);
-      const page = await backend.list({ limit: 10 });
+      const page = await backend.catalog.list({ limit: 10 });
       assert.deepStrictEqual(page.sessions, [{ header: h, eventCount: 0, updatedAt: h.createdAt }]);
     },
   );

@@ -53,36 +53,6 @@ export function loadCases(cases: CaseRegistry): void {
     },
   );
 
-  cases.add(
-    "loadFrom with a limit answers pages: at most limit events, fewer only at the end, adding up to the whole log; a limit that is not a positive integer is INVALID_PARAMS",
-    async (storage) => {
-      const writer = await storage.open();
-      const reader = await storage.open();
-      const events = balancedLog(3);
-      await writer.create(header("pages"), serializeEvents(events));
-      for (const limit of [1, 3, TURN_LENGTH, events.length, events.length + 2]) {
-        for (const start of [0, 2]) {
-          const read: unknown[] = [];
-          for (let seq = start; ; ) {
-            const page = await reader.loadFrom("pages", seq, limit);
-            const call = `loadFrom("pages", ${seq}, ${limit})`;
-            assert.ok(page !== undefined, `expected ${call} to find the session`);
-            assert.equal(page.from, seq, `expected ${call} to answer from ${seq}`);
-            assert.ok(page.events.length <= limit, `expected ${call} to answer at most ${limit}`);
-            assert.equal(page.tornTail, false, `expected ${call} to tell no torn tail`);
-            read.push(...page.events);
-            if (page.events.length < limit) break;
-            seq += limit;
-          }
-          assert.deepStrictEqual(read, events.slice(start), `pages of ${limit} from ${start}`);
-        }
-      }
-      for (const limit of [0, -1, 1.5]) {
-        await assert.rejects(reader.loadFrom("pages", 0, limit), { code: "INVALID_PARAMS" });
-      }
-    },
-  );
-
   // A backend that reads its page whole and lets the caller cut it fails here at once: for
   // maxBytes 1 it answers every event of the page (24,374 bytes of them).
   cases.add(

@@ -1,4 +1,4 @@
-// Contract cases for subscribe: changes by another instance are heard, an unsubscribed callback is not called.
+// Contract cases for subscribe: changes by another instance are heard, for the watched id only, an unsubscribed callback is not called.
 
 import assert from "node:assert/strict";
 import { serializeEvents } from "../../log/serialized-event.js";
@@ -84,6 +84,65 @@ export function subscribeCases(cases: CaseRegistry): void {
         assert.equal(stopped.calls, before, "expected no call after unsubscribe");
         assert.ok(quiet.calls > quietBefore);
       } finally {
+        stopQuiet();
+      }
+    },
+  );
+
+  cases.add(
+    "subscribe tells of appends and deletes by any instance, for the watched id only, until unsubscribed",
+    async (storage) => {
+      const writer = await storage.open();
+      const watcher = await storage.open();
+      await writer.create(header("w", { createdAt: 1 }), []);
+      await writer.create(header("quiet", { createdAt: 1 }), []);
+      const turn = balancedTurn(0, 1);
+      const calls: string[] = [];
+      let wake: (() => void) | undefined;
+      const next = () => new Promise<void>((resolve) => (wake = resolve));
+      const stopW = watcher.subscribe("w", () => {
+        calls.push("w");
+        wake?.();
+      });
+      const stopQuiet = watcher.subscribe("quiet", () => calls.push("quiet"));
+      try {
+        // A backend may tell every subscriber once when its feed starts (it cannot know what
+        // changed before): count from the first notification of a real change on.
+        let seen = next();
+        await writer.append("w", 0, serializeEvents(turn.slice(0, 3)));
+        await within(seen, "a notification of the first append");
+        calls.length = 0;
+        seen = next();
+        await writer.append("w", 3, serializeEvents(turn.slice(3)));
+        await within(seen, "a notification of the append");
+        seen = next();
+        await writer.delete("w");
+        await within(seen, "a notification of the delete");
+        assert.deepStrictEqual(
+          calls.filter((c) => c === "quiet"),
+          [],
+          "expected no call for the quiet id",
+        );
+        stopW();
+        const before = calls.length;
+        await writer.create(header("w", { createdAt: 2 }), serializeEvents(turn));
+        // The quiet id is still watched: once it hears of its own change, the stopped one had
+        // every chance to hear of the earlier one.
+        const quietSeen = new Promise<void>((resolve) => {
+          const stop = watcher.subscribe("quiet", () => {
+            stop();
+            resolve();
+          });
+        });
+        await writer.append("quiet", 0, serializeEvents(turn));
+        await within(quietSeen, "a notification of the quiet id's append");
+        assert.deepStrictEqual(
+          calls.slice(before).filter((c) => c === "w"),
+          [],
+          "expected no call after unsubscribe",
+        );
+      } finally {
+        stopW();
         stopQuiet();
       }
     },

@@ -43,7 +43,11 @@ async function listedIds(
   const ids: string[] = [];
   let cursor: string | undefined;
   for (let pages = 0; pages < 50; pages++) {
-    const page = await backend.list({ limit, order, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await backend.catalog.list({
+      limit,
+      order,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
     ids.push(...page.sessions.map((s) => s.header.id));
     cursor = page.nextCursor;
     if (cursor === undefined) return ids;
@@ -72,16 +76,16 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
       const backend = await storage.open();
       const events = [userMessage(0, WIDE_PROMPT), userMessage(1, "second prompt")];
       await backend.create(header("wide"), serializeEvents(events));
-      assert.deepStrictEqual(await backend.titles("wide"), { derived: WIDE_TITLE });
-      const listed = (await backend.list({ limit: 1 })).sessions[0];
+      assert.deepStrictEqual(await backend.catalog.titles("wide"), { derived: WIDE_TITLE });
+      const listed = (await backend.catalog.list({ limit: 1 })).sessions[0];
       assert.equal(listed?.title, WIDE_TITLE);
       // A recorded session whose prompt is wide: the title comes from its first user message.
       const log = corpus.map((l) => retitled(l, WIDE_PROMPT)).find((l) => l !== undefined);
       if (log === undefined) return;
       await backend.create({ ...log.header, id: "corpus-wide" }, serializeEvents(log.events));
-      assert.deepStrictEqual(await backend.titles("corpus-wide"), { derived: WIDE_TITLE });
+      assert.deepStrictEqual(await backend.catalog.titles("corpus-wide"), { derived: WIDE_TITLE });
       const other = await storage.open();
-      assert.deepStrictEqual(await other.titles("corpus-wide"), { derived: WIDE_TITLE });
+      assert.deepStrictEqual(await other.catalog.titles("corpus-wide"), { derived: WIDE_TITLE });
     },
   );
 
@@ -90,7 +94,7 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     async (storage) => {
       const backend = await storage.open();
       await backend.create(header("later"), []);
-      assert.deepStrictEqual(await backend.titles("later"), {});
+      assert.deepStrictEqual(await backend.catalog.titles("later"), {});
       await backend.append(
         "later",
         0,
@@ -101,7 +105,7 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
         ),
       );
       const length = TURN_LENGTH - 1;
-      assert.deepStrictEqual(await backend.titles("later"), {});
+      assert.deepStrictEqual(await backend.catalog.titles("later"), {});
       await backend.append(
         "later",
         length,
@@ -112,8 +116,8 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
         length + 1,
         serializeEvents([userMessage(length + 1, "second prompt")]),
       );
-      assert.deepStrictEqual(await backend.titles("later"), { derived: "first prompt" });
-      assert.equal((await backend.list({ limit: 1 })).sessions[0]?.title, "first prompt");
+      assert.deepStrictEqual(await backend.catalog.titles("later"), { derived: "first prompt" });
+      assert.equal((await backend.catalog.list({ limit: 1 })).sessions[0]?.title, "first prompt");
     },
   );
 
@@ -122,16 +126,19 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     async (storage) => {
       const backend = await storage.open();
       await backend.create(header("named"), serializeEvents([userMessage(0, "derived one")]));
-      await backend.setTitle("named", "Explicit 🚀 title");
+      await backend.catalog.setTitle("named", "Explicit 🚀 title");
       const other = await storage.open();
-      assert.deepStrictEqual(await other.titles("named"), {
+      assert.deepStrictEqual(await other.catalog.titles("named"), {
         explicit: "Explicit 🚀 title",
         derived: "derived one",
       });
-      assert.equal((await other.list({ limit: 1 })).sessions[0]?.title, "Explicit 🚀 title");
-      await other.setTitle("named", null);
-      assert.deepStrictEqual(await backend.titles("named"), { derived: "derived one" });
-      assert.equal((await backend.list({ limit: 1 })).sessions[0]?.title, "derived one");
+      assert.equal(
+        (await other.catalog.list({ limit: 1 })).sessions[0]?.title,
+        "Explicit 🚀 title",
+      );
+      await other.catalog.setTitle("named", null);
+      assert.deepStrictEqual(await backend.catalog.titles("named"), { derived: "derived one" });
+      assert.equal((await backend.catalog.list({ limit: 1 })).sessions[0]?.title, "derived one");
       // Setting a title leaves the log as it was.
       assert.deepStrictEqual((await backend.load("named"))?.events, [
         userMessage(0, "derived one"),
@@ -143,13 +150,17 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     "setTitle of a missing session is SESSION_NOT_FOUND; titles of one is undefined; a deleted session's title goes with it",
     async (storage) => {
       const backend = await storage.open();
-      await rejectsWithCode(backend.setTitle("absent", "x"), "SESSION_NOT_FOUND", "setTitle");
-      assert.equal(await backend.titles("absent"), undefined);
+      await rejectsWithCode(
+        backend.catalog.setTitle("absent", "x"),
+        "SESSION_NOT_FOUND",
+        "setTitle",
+      );
+      assert.equal(await backend.catalog.titles("absent"), undefined);
       await backend.create(header("gone"), []);
-      await backend.setTitle("gone", "old title");
+      await backend.catalog.setTitle("gone", "old title");
       await backend.delete("gone");
       await backend.create(header("gone", { createdAt: BASE_TIME + 5 }), []);
-      assert.deepStrictEqual(await backend.titles("gone"), {});
+      assert.deepStrictEqual(await backend.catalog.titles("gone"), {});
     },
   );
 
@@ -158,13 +169,13 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     async (storage) => {
       const backend = await storage.open();
       await backend.create(header("source"), serializeEvents(balancedLog(2)));
-      await backend.setTitle("source", "only the source's");
+      await backend.catalog.setTitle("source", "only the source's");
       await backend.fork("source", TURN_LENGTH - 1, header("child", { parentSession: "source" }));
-      const derived = (await backend.titles("source"))?.derived;
+      const derived = (await backend.catalog.titles("source"))?.derived;
       assert.ok(derived !== undefined, "expected the source to have a derived title");
-      assert.deepStrictEqual(await backend.titles("child"), { derived });
+      assert.deepStrictEqual(await backend.catalog.titles("child"), { derived });
       await backend.fork("source", -1, header("empty-child", { parentSession: "source" }));
-      assert.deepStrictEqual(await backend.titles("empty-child"), {});
+      assert.deepStrictEqual(await backend.catalog.titles("empty-child"), {});
     },
   );
 
@@ -181,7 +192,7 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
       await backend.create(header("c", { createdAt: BASE_TIME + 2 }), []);
       assert.deepStrictEqual(await listedIds(backend, "activity", 10), ["b", "a", "c"]);
       assert.deepStrictEqual(await listedIds(backend, "created", 10), ["c", "b", "a"]);
-      const page = await backend.list({ limit: 10, order: "activity" });
+      const page = await backend.catalog.list({ limit: 10, order: "activity" });
       assert.deepStrictEqual(
         page.sessions.map((s) => s.updatedAt),
         [BASE_TIME + 200 + TURN_LENGTH - 1, BASE_TIME + 100 + TURN_LENGTH - 1, BASE_TIME + 2],
@@ -213,22 +224,22 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
       for (const limit of [1, 2, 4, 9, 20]) {
         assert.deepStrictEqual(await listedIds(backend, "activity", limit), expected);
       }
-      const inCwd = await backend.list({ limit: 2, order: "activity", cwd: "/three" });
+      const inCwd = await backend.catalog.list({ limit: 2, order: "activity", cwd: "/three" });
       assert.deepStrictEqual(
         inCwd.sessions.map((s) => s.header.id),
         ["p6", "p3"],
       );
-      const created = await backend.list({ limit: 2, order: "created" });
+      const created = await backend.catalog.list({ limit: 2, order: "created" });
       assert.ok(created.nextCursor !== undefined);
       await rejectsWithCode(
-        backend.list({ limit: 2, order: "activity", cursor: created.nextCursor }),
+        backend.catalog.list({ limit: 2, order: "activity", cursor: created.nextCursor }),
         "INVALID_PARAMS",
         "list in activity order with a created-order cursor",
       );
-      const active = await backend.list({ limit: 2, order: "activity" });
+      const active = await backend.catalog.list({ limit: 2, order: "activity" });
       assert.ok(active.nextCursor !== undefined);
       await rejectsWithCode(
-        backend.list({ limit: 2, order: "created", cursor: active.nextCursor }),
+        backend.catalog.list({ limit: 2, order: "created", cursor: active.nextCursor }),
         "INVALID_PARAMS",
         "list in created order with an activity-order cursor",
       );
@@ -242,20 +253,23 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
       for (const id of ["abcd-2", "abcd-1", "abce", "ab", "é-1", "é-2", "Abcd"]) {
         await backend.create(header(id), []);
       }
-      assert.deepStrictEqual(await backend.idsWithPrefix("abcd", 10), {
+      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("abcd", 10), {
         ids: ["abcd-1", "abcd-2"],
         count: 2,
       });
-      assert.deepStrictEqual(await backend.idsWithPrefix("ab", 2), {
+      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("ab", 2), {
         ids: ["ab", "abcd-1"],
         count: 4,
       });
-      assert.deepStrictEqual(await backend.idsWithPrefix("abce", 10), { ids: ["abce"], count: 1 });
-      assert.deepStrictEqual(await backend.idsWithPrefix("é", 10), {
+      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("abce", 10), {
+        ids: ["abce"],
+        count: 1,
+      });
+      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("é", 10), {
         ids: ["é-1", "é-2"],
         count: 2,
       });
-      assert.deepStrictEqual(await backend.idsWithPrefix("zz", 10), { ids: [], count: 0 });
+      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("zz", 10), { ids: [], count: 0 });
     },
   );
 }
