@@ -1,12 +1,6 @@
 // Checks one log text line by line against the JSONL read rules, the schema and the log invariants, collecting every problem.
-import { hasCode, InvalidEventError } from "../errors.js";
-import { admitEvent, LogState } from "../log/invariants.js";
-import {
-  missingHeaderLine,
-  parseEventLine,
-  parseHeaderLine,
-  textLines,
-} from "../log/jsonl-codec.js";
+import { InvalidEventError } from "../errors.js";
+import { type LineProblem, readLogText } from "../log/log-text.js";
 import { cutToWidth } from "../util/text-width.js";
 
 /** One problem of a log: where it is and which rule it breaks. */
@@ -43,77 +37,27 @@ export interface LogCheck {
  */
 export function checkLogText(text: string, file: string): LogCheck {
   const problems: LogProblem[] = [];
-  const report = (line: number, rule: string, message: string, extra: Partial<LogProblem> = {}) =>
-    problems.push({ file, line, rule, message, ...extra });
-  const state = new LogState();
-  let stateKnown = true;
-  let seedLength = 0;
-  let events = 0;
-  let sawHeader = false;
-
-  for (const line of textLines(text.endsWith("\n") ? text : `${text}\n`)) {
-    if (!sawHeader) {
-      sawHeader = true;
-      seedLength = checkHeader(line.text, file, (rule, message) => report(1, rule, message));
-      continue;
-    }
-    const seq = events++;
-    const raw = parseEventLine(line.text);
-    if (raw === undefined) {
-      report(
-        line.number,
-        "json",
-        `expected event seq ${seq} as a JSON object, got ${describe(line.text)}`,
-        {
-          seq,
-        },
-      );
-      stateKnown = false;
-      continue;
-    }
-    try {
-      const event = admitEvent(raw, seq, seq, "parsed");
-      if (stateKnown) {
-        state.check(event, seq);
-        state.apply(event);
-      }
-    } catch (error) {
-      stateKnown = false;
-      if (error instanceof InvalidEventError) {
-        report(line.number, error.rule, ruleMessage(error.message), {
-          seq: error.seq,
-          ...(error.details.instancePath === undefined
-            ? {}
-            : { instancePath: error.details.instancePath }),
-        });
-      } else if (hasCode(error, "FORMAT_UNSUPPORTED")) {
-        report(line.number, "unknown-type", error.message, { seq });
-      } else {
-        throw error;
-      }
-    }
-  }
-  if (!sawHeader) report(1, "header", missingHeaderLine(file).message);
-  else if (seedLength > events) {
-    report(1, "seed-length", `expected at least seedLength ${seedLength} events, got ${events}`);
-  }
+  const { events } = readLogText(
+    text.endsWith("\n") ? text : `${text}\n`,
+    file,
+    { problem: (problem) => problems.push(logProblem(problem, file)) },
+    { showLine: describe },
+  );
   return { file, events, problems };
 }
 
-/** Checks the header line as every reader parses it; returns its `seedLength` (0 when absent or unreadable). */
-function checkHeader(
-  text: string,
-  file: string,
-  report: (rule: string, message: string) => void,
-): number {
-  try {
-    return parseHeaderLine(text, file).seedLength ?? 0;
-  } catch (error) {
-    if (hasCode(error, "FORMAT_UNSUPPORTED")) report("format-version", error.message);
-    else if (hasCode(error, "CORRUPT_LOG")) report("header", error.message);
-    else throw error;
-    return 0;
-  }
+/** A problem as validate reports it: a broken rule's message without what its line already says. */
+function logProblem(problem: LineProblem, file: string): LogProblem {
+  const { line, rule, seq, instancePath } = problem;
+  const broken = problem.cause instanceof InvalidEventError;
+  return {
+    file,
+    line,
+    rule,
+    message: broken ? ruleMessage(problem.message) : problem.message,
+    ...(seq === undefined ? {} : { seq }),
+    ...(instancePath === undefined ? {} : { instancePath }),
+  };
 }
 
 /**

@@ -96,18 +96,19 @@ export function parseEventLine(text: string): Record<string, unknown> | undefine
 const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
 
 /**
- * Refuses a parsed event line whose `type` is a string outside the vocabulary of this format
- * version: a log of a newer build, not a damaged one. A missing or non-string type is left to the
- * schema.
- * @throws StorageError FORMAT_UNSUPPORTED (found, supported, location).
+ * The error of a parsed event line whose `type` is a string outside the vocabulary of this format
+ * version (a log of a newer build, not a damaged one), or undefined for a known type. A missing or
+ * non-string type is left to the schema.
+ * @returns StorageError FORMAT_UNSUPPORTED (found, supported, location), for the caller to throw
+ *   or report.
  */
-export function checkEventType(
+export function unknownEventType(
   event: Record<string, unknown>,
   line: number,
   location: string,
-): void {
-  if (typeof event.type !== "string" || KNOWN_TYPES.has(event.type)) return;
-  throw new StorageError(
+): StorageError<"FORMAT_UNSUPPORTED"> | undefined {
+  if (typeof event.type !== "string" || KNOWN_TYPES.has(event.type)) return undefined;
+  return new StorageError(
     "FORMAT_UNSUPPORTED",
     `expected an event type of session format version ${SESSION_FORMAT_VERSION}, got ${show(event.type)} on line ${line} of ${location}`,
     { found: event.type, supported: SESSION_FORMAT_VERSION, location },

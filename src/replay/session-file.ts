@@ -7,16 +7,8 @@ import {
   type SessionHeader,
   validateReplayEntry,
 } from "../generated.js";
-import { admitEvent, LogState } from "../log/invariants.js";
 import { freezeParsed } from "../log/json-value.js";
-import {
-  checkEventType,
-  type LogLine,
-  missingHeaderLine,
-  parseEventLine,
-  parseHeaderLine,
-  textLines,
-} from "../log/jsonl-codec.js";
+import { type LineProblem, readLogText } from "../log/log-text.js";
 import { schemaProblem } from "../util/schema-problem.js";
 
 /** What replay needs of a header: the session, its creation time, and its seed boundary. */
@@ -41,8 +33,13 @@ const TEXT = "session log text";
  *   first); CORRUPT_LOG (with `line`) for a missing header or a line that is not a valid header.
  */
 export function parseSessionHeader(text: string, location = TEXT): SessionFileHeader {
-  for (const line of nonBlankLines(text)) return headerOf(line, location);
-  throw missingHeaderLine(location);
+  const { header } = readLogText(
+    text,
+    location,
+    { header: () => "stop", problem: (problem) => fail(problem, location) },
+    { skipBlankLines: true },
+  );
+  return headerFacts(header as SessionHeader);
 }
 
 /**
@@ -58,46 +55,14 @@ export function parseSessionLog(text: string, location = TEXT): SessionEvent[] {
 
 /** The header and events of a session file; see `parseSessionHeader` and `parseSessionLog`. */
 export function parseSessionFile(text: string, location = TEXT): SessionFile {
-  let header: SessionFileHeader | undefined;
-  const state = new LogState();
   const events: SessionEvent[] = [];
-  for (const line of nonBlankLines(text)) {
-    if (header === undefined) {
-      header = headerOf(line, location);
-      continue;
-    }
-    const seq = events.length;
-    const raw = parseEventLine(line.text);
-    if (raw === undefined) {
-      const message = `expected event seq ${seq} as a JSON object, got ${show(line.text)}`;
-      throw corrupt(location, line.number, message);
-    }
-    try {
-      // A seq out of place is reported first, as admitEvent and the store's reader do.
-      if (!Number.isSafeInteger(raw.seq) || raw.seq === seq) {
-        checkEventType(raw, line.number, location);
-      }
-      const event = admitEvent(raw, seq, seq, "parsed");
-      state.check(event, seq);
-      state.apply(event);
-      events.push(event);
-    } catch (error) {
-      if (error instanceof InvalidEventError) {
-        const context = { seq: error.seq, rule: error.rule };
-        throw corrupt(location, line.number, error.message, context, error);
-      }
-      throw error;
-    }
-  }
-  if (header === undefined) throw missingHeaderLine(location);
-  if (header.seedLength > events.length) {
-    throw corrupt(
-      location,
-      undefined,
-      `expected at least seedLength ${header.seedLength} events, got ${events.length}`,
-    );
-  }
-  return { ...header, events };
+  const { header } = readLogText(
+    text,
+    location,
+    { event: (event) => events.push(event), problem: (problem) => fail(problem, location) },
+    { skipBlankLines: true },
+  );
+  return { ...headerFacts(header as SessionHeader), events };
 }
 
 /**
@@ -128,14 +93,27 @@ export function parseReplayOverride(text: string, location = "replay override"):
   return freezeParsed(value as ReplayEntry[]);
 }
 
-/** The lines of `text` that hold more than white space, with their 1-based line numbers. */
-function* nonBlankLines(text: string): Generator<LogLine> {
-  for (const line of textLines(text)) if (line.text.trim() !== "") yield line;
+function headerFacts(header: SessionHeader): SessionFileHeader {
+  return { id: header.id, createdAt: header.createdAt, seedLength: header.seedLength ?? 0 };
 }
 
-function headerOf(line: LogLine, location: string): SessionFileHeader {
-  const header = parseHeaderLine(line.text, location, line.number);
-  return { id: header.id, createdAt: header.createdAt, seedLength: header.seedLength ?? 0 };
+/**
+ * Throws the error of the first problem of a session file: the codec's own (a header, an unknown
+ * event type), or CORRUPT_LOG naming the line (not for `seed-length`), with the seq and rule of a
+ * broken rule.
+ */
+function fail(problem: LineProblem, location: string): never {
+  const { cause } = problem;
+  if (cause instanceof InvalidEventError) {
+    const context = { seq: cause.seq, rule: cause.rule };
+    throw corrupt(location, problem.line, problem.message, context, cause);
+  }
+  if (cause !== undefined) throw cause;
+  throw corrupt(
+    location,
+    problem.rule === "seed-length" ? undefined : problem.line,
+    problem.message,
+  );
 }
 
 function corrupt(

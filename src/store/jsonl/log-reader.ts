@@ -2,13 +2,12 @@
 import { StorageError } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
 import {
-  checkEventType,
   type LogLine,
   missingHeaderLine,
   parseEventLine,
-  parseHeaderLine,
   textLines,
 } from "../../log/jsonl-codec.js";
+import { LineProblem, LogTextReader } from "../../log/log-text.js";
 
 /** Where the intact prefix of a log ends and its torn tail begins. */
 export interface TornAt {
@@ -65,7 +64,9 @@ const TURN_END_TEXT = /"type"\s*:\s*"turn(?:\/|\\\/)end"/;
 
 /**
  * The read rules of a log, fed one line at a time by any line source, so that reading a string
- * and streaming a file apply one implementation:
+ * and streaming a file apply one implementation. Each terminated line goes through the one line
+ * reader of the format ({@link LogTextReader}, not admitting: the store admits events as it hands
+ * them out), and this reader applies the store's rule to its outcome:
  * - line 1 is the header: missing or invalid is CORRUPT_LOG; a `version` other than
  *   `SESSION_FORMAT_VERSION` is FORMAT_UNSUPPORTED, checked on the raw object before
  *   anything else (so no event line of such a log is ever parsed);
@@ -80,9 +81,8 @@ const TURN_END_TEXT = /"type"\s*:\s*"turn(?:\/|\\\/)end"/;
  */
 export class LogReader {
   readonly location: string;
-  #header: SessionHeader | undefined;
+  readonly #lines: LogTextReader;
   #headerEnd = 0;
-  #length = 0;
   #intactEnd = 0;
   #end = 0;
   #bad: { readonly line: number; readonly start: number; readonly seq: number } | undefined;
@@ -95,17 +95,16 @@ export class LogReader {
    */
   constructor(location: string, resume?: ResumePoint) {
     this.location = location;
+    this.#lines = new LogTextReader(location, { admit: false }, resume);
     if (resume === undefined) return;
-    this.#header = resume.header;
     this.#headerEnd = resume.headerEnd;
-    this.#length = resume.length;
     this.#intactEnd = resume.intactEnd;
     this.#end = resume.intactEnd;
   }
 
   /** The number of intact events so far. */
   get length(): number {
-    return this.#length;
+    return this.#bad === undefined ? this.#lines.length : this.#bad.seq;
   }
 
   /**
@@ -118,27 +117,27 @@ export class LogReader {
       this.#fragment ??= { line: line.number, byteOffset: line.start };
       return undefined;
     }
-    if (this.#header === undefined) {
-      this.#header = parseHeaderLine(line.text, this.location);
-      this.#headerEnd = line.end;
-      this.#intactEnd = line.end;
-      return undefined;
-    }
     if (this.#bad !== undefined) {
       if (isTurnEnd(line.text, parseEventLine(line.text))) throw this.#corrupt(this.#bad);
       return undefined;
     }
-    const seq = this.#length;
-    const event = parseEventLine(line.text);
-    if (event === undefined || event.seq !== seq) {
-      this.#bad = { line: line.number, start: line.start, seq };
-      if (isTurnEnd(line.text, event)) throw this.#corrupt(this.#bad);
+    const lines = this.#lines;
+    if (lines.expectsHeader) {
+      const header = lines.readHeader(line);
+      if (header instanceof LineProblem) throw header.cause;
+      this.#headerEnd = line.end;
+      this.#intactEnd = line.end;
       return undefined;
     }
-    checkEventType(event, line.number, this.location);
-    this.#length = seq + 1;
+    const event = lines.readEvent(line);
+    if (event instanceof LineProblem) {
+      if (event.rule === "unknown-type") throw event.cause;
+      this.#bad = { line: line.number, start: line.start, seq: event.seq as number };
+      if (isTurnEnd(line.text, event.parsed)) throw this.#corrupt(this.#bad);
+      return undefined;
+    }
     this.#intactEnd = line.end;
-    return event;
+    return event as Record<string, unknown>;
   }
 
   /**
@@ -147,12 +146,13 @@ export class LogReader {
    * @throws StorageError CORRUPT_LOG when there was no header line.
    */
   finish(): LogScan {
-    if (this.#header === undefined) throw missingHeaderLine(this.location);
+    const header = this.#lines.header;
+    if (header === undefined) throw missingHeaderLine(this.location);
     const bad = this.#bad;
     const tornAt = bad === undefined ? this.#fragment : { line: bad.line, byteOffset: bad.start };
     return {
-      header: this.#header,
-      length: this.#length,
+      header,
+      length: this.length,
       headerEnd: this.#headerEnd,
       intactEnd: this.#intactEnd,
       end: this.#end,
