@@ -167,9 +167,9 @@ describe("the JSONL listing index", () => {
     const child = spawnScript(
       root,
       `const backend = new JsonlBackend(process.argv[2]);
-       const first = await backend.list({ limit: 10 });
-       const second = await backend.list({ limit: 10, cursor: first.nextCursor });
-       const filtered = await backend.list({ limit: 5, cwd: "/p1" });
+       const first = await backend.catalog.list({ limit: 10 });
+       const second = await backend.catalog.list({ limit: 10, cursor: first.nextCursor });
+       const filtered = await backend.catalog.list({ limit: 5, cwd: "/p1" });
        console.log(JSON.stringify({ first, second, filtered }));
        await backend.close();`,
     );
@@ -198,7 +198,7 @@ describe("the JSONL listing index", () => {
     const child = spawnScript(
       root,
       `const backend = new JsonlBackend(process.argv[2]);
-       await backend.list({ limit: 10 });
+       await backend.catalog.list({ limit: 10 });
        for (const id of ["b-1", "b-2"]) {
          await backend.create({ version: 0, id, createdAt: ${TIME + 2} }, []);
        }
@@ -342,7 +342,7 @@ describe("the JSONL listing index", () => {
       `const backend = new JsonlBackend(process.argv[2], { durability: "process" });
        for (let i = 0; i < 80; i++) {
          await backend.create({ version: 0, id: "${prefix}-" + i, createdAt: ${TIME} + i }, []);
-         await backend.list({ limit: 5 });
+         await backend.catalog.list({ limit: 5 });
        }
        await backend.close();
        console.log("done");`;

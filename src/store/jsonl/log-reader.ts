@@ -7,7 +7,7 @@ import {
   parseEventLine,
   textLines,
 } from "../../log/jsonl-codec.js";
-import { LineProblem, LogTextReader } from "../../log/log-text.js";
+import { type LineProblem, LogTextReader } from "../../log/log-text.js";
 
 /** Where the intact prefix of a log ends and its torn tail begins. */
 export interface TornAt {
@@ -123,17 +123,17 @@ export class LogReader {
     }
     const lines = this.#lines;
     if (lines.expectsHeader) {
-      const header = lines.readHeader(line);
-      if (header instanceof LineProblem) throw header.cause;
+      if (lines.readHeader(line) === undefined) throw (lines.problem as LineProblem).cause;
       this.#headerEnd = line.end;
       this.#intactEnd = line.end;
       return undefined;
     }
     const event = lines.readEvent(line);
-    if (event instanceof LineProblem) {
-      if (event.rule === "unknown-type") throw event.cause;
-      this.#bad = { line: line.number, start: line.start, seq: event.seq as number };
-      if (isTurnEnd(line.text, event.parsed)) throw this.#corrupt(this.#bad);
+    if (event === undefined) {
+      const problem = lines.problem as LineProblem;
+      if (problem.rule === "unknown-type") throw problem.cause;
+      this.#bad = { line: line.number, start: line.start, seq: problem.seq as number };
+      if (isTurnEnd(line.text, problem.parsed)) throw this.#corrupt(this.#bad);
       return undefined;
     }
     this.#intactEnd = line.end;
