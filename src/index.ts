@@ -217,10 +217,9 @@ export type {
   StoredTitles,
   Unsubscribe,
 } from "./store/backend.js";
-// The store and its sessions: create, append, read, fork, list, search, watch.
-export type { EventPage, ReadOptions } from "./store/event-pages.js";
 export { JsonlBackend, type JsonlBackendOptions } from "./store/jsonl/jsonl-backend.js";
-export { MemoryBackend } from "./store/memory-backend.js";
+export type { SearchOptions } from "./store/listing/search.js";
+export { MemoryBackend } from "./store/memory/memory-backend.js";
 // Opening a store: by URL, or one backend by its class. SQLite and PostgreSQL are loaded (with
 // better-sqlite3 and pg) only when a store of their kind is opened.
 export {
@@ -228,10 +227,11 @@ export {
   openBackend,
   PostgresBackend,
   SqliteBackend,
-} from "./store/open-backend.js";
+} from "./store/open/open-backend.js";
 export type { PostgresBackendOptions } from "./store/postgres/postgres-backend.js";
 export type { PostgresTimeouts } from "./store/postgres/timeouts.js";
-export type { SearchOptions } from "./store/search.js";
+// The store and its sessions: create, append, read, fork, list, search, watch.
+export type { EventPage, ReadOptions } from "./store/reads/event-pages.js";
 export {
   type AppendOptions,
   type EventRange,
@@ -244,5 +244,5 @@ export {
   type StoreListedSession,
   type StoreListPage,
 } from "./store/session-store.js";
-export { SessionWatch, type WatchBatch, type WatchOptions } from "./store/session-watch.js";
 export type { SqliteBackendOptions } from "./store/sqlite/sqlite-backend.js";
+export { SessionWatch, type WatchBatch, type WatchOptions } from "./store/watch/session-watch.js";

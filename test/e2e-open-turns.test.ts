@@ -1,8 +1,8 @@
 // The real built server and an open turn: a tool that outlasts --idle-ms, session/open after a killed writer, and a second process in between.
 import { afterAll, describe, expect, it } from "vitest";
 import type { RecordOp, SeedlineClient, SessionEvent } from "../src/index.js";
-import { encodeSessionId } from "../src/store/id-encoding.js";
-import { LockFiles } from "../src/store/lock-files.js";
+import { encodeSessionId } from "../src/store/ids/id-encoding.js";
+import { LockFiles } from "../src/store/locks/lock-files.js";
 import { simpleTurn } from "./builders.js";
 import { expectCode, spawnedClient, tempDir } from "./rpc-fixtures.js";
 import { WAIT_MS } from "./waits.js";

@@ -7,7 +7,7 @@ import {
   isShortenedName,
   legacySessionIdName,
   mayBeLegacyHashedName,
-} from "../src/store/id-encoding.js";
+} from "../src/store/ids/id-encoding.js";
 import { collidingIds } from "./id-fixtures.js";
 
 /** A plain encoding: kept characters and `~` followed by exactly 4 upper-case hex digits. */

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../src/generated.js";
 import { mapClaudeCodeTranscript } from "../src/import/claude-code.js";
 import { SessionStore } from "../src/index.js";
-import { openBackend } from "../src/store/open-backend.js";
+import { openBackend } from "../src/store/open/open-backend.js";
 import { type BackgroundRun, startSeedline } from "./cli-harness.js";
 import { CLAUDE_CODE_FIXTURES, HAVE_CLAUDE_CODE_FIXTURES } from "./import-claude-code-harness.js";
 import { WAIT_MS, within } from "./waits.js";

@@ -14,7 +14,7 @@ import {
   SessionStore,
   serve,
 } from "../src/index.js";
-import { openBackend } from "../src/store/open-backend.js";
+import { openBackend } from "../src/store/open/open-backend.js";
 import { runCliHere } from "./cli-in-process.js";
 import {
   CLAUDE_CODE_FIXTURES,

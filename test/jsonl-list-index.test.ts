@@ -25,7 +25,7 @@ import type { ListedSession, ListPage, ListQuery } from "../src/store/backend.js
 import { JsonlBackend } from "../src/store/jsonl/jsonl-backend.js";
 import { logFileName } from "../src/store/jsonl/layout.js";
 import { LIST_INDEX_FILE } from "../src/store/jsonl/list-index-file.js";
-import { compareNewestFirst } from "../src/store/list-cursor.js";
+import { compareNewestFirst } from "../src/store/listing/list-cursor.js";
 import { simpleTurn, TIME } from "./builders.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));

@@ -126,10 +126,10 @@ describe("src/ layers", () => {
     expect(drivers).toEqual([]);
   });
 
-  // With `import("../rpc/server.js")` planted in src/store/open-backend.ts the first test above
-  // failed ("store/open-backend.ts imports rpc/server.ts"); the static pattern alone missed it.
+  // With `import("../rpc/server.js")` planted in src/store/open/open-backend.ts the first test above
+  // failed ("store/open/open-backend.ts imports rpc/server.ts"); the static pattern alone missed it.
   it("sees dynamic imports: a module loaded on demand is held to the layers too", () => {
-    const lazy = [...graph].filter(([file]) => file === "store/open-backend.ts");
+    const lazy = [...graph].filter(([file]) => file === "store/open/open-backend.ts");
     expect(lazy[0]?.[1]).toContain("store/sqlite/sqlite-backend.ts");
     expect(lazy[0]?.[1]).toContain("store/postgres/postgres-backend.ts");
   });

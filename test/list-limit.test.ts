@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SessionStore } from "../src/index.js";
-import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../src/store/list-limit.js";
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../src/store/listing/list-limit.js";
 import { backendKinds } from "./backend-kinds.js";
 import { expectCode, memoryServer } from "./rpc-fixtures.js";
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { LOCK_SUFFIX, LockFiles } from "../src/store/lock-files.js";
+import { LOCK_SUFFIX, LockFiles } from "../src/store/locks/lock-files.js";
 import { within } from "./waits.js";
 
 const REPO = join(import.meta.dirname, "..");

@@ -6,7 +6,7 @@ import { POSTGRES_DDL } from "../generated/postgres-layout.gen.js";
 import { POSTGRES_QUERIES } from "../generated/postgres-queries.gen.js";
 import type { SessionEvent, SessionHeader } from "../src/generated.js";
 import { serializeEvents } from "../src/log/serialized-event.js";
-import { openBackend } from "../src/store/open-backend.js";
+import { openBackend } from "../src/store/open/open-backend.js";
 import {
   advisoryKey,
   changeChannel,

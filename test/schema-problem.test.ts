@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { validateCreateSessionOptions } from "../src/generated.js";
 import { SessionStore } from "../src/index.js";
-import { MemoryBackend } from "../src/store/memory-backend.js";
+import { MemoryBackend } from "../src/store/memory/memory-backend.js";
 import { problemText, schemaProblem, schemaProblems } from "../src/util/schema-problem.js";
 
 describe("schemaProblem: a validator's findings told one way", () => {

@@ -8,8 +8,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { StorageError, StorageRefusedError } from "../src/errors.js";
 import { RPC_ERROR_CODES } from "../src/generated.js";
 import { toResponseError } from "../src/rpc/error-mapping.js";
+import {
+  refusalCondition,
+  refusedOr,
+  storageRefused,
+} from "../src/store/errors/storage-refusal.js";
 import { refusedByServer } from "../src/store/postgres/pg-errors.js";
-import { refusalCondition, refusedOr, storageRefused } from "../src/store/storage-refusal.js";
 
 const dir = mkdtempSync(join(tmpdir(), "seedline-refusal-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

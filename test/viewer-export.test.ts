@@ -5,7 +5,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../src/generated.js";
-import { openBackend } from "../src/store/open-backend.js";
+import { openBackend } from "../src/store/open/open-backend.js";
 import { SessionStore } from "../src/store/session-store.js";
 import type { ViewItem } from "../src/view/view-items.js";
 import { EXPORT_CSP, scriptSafeJson } from "../src/viewer/server/export-html.js";

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { JsonlBackend, type SessionEvent, type SessionHeader } from "../../src/index.js";
 import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
-import { encodeCursor } from "../../src/store/list-cursor.js";
+import { encodeCursor } from "../../src/store/listing/list-cursor.js";
 import { PAGE } from "./b7-list.js";
 import { SEED, type Sizes } from "./fixtures.js";
 import { alternate, type Benchmark, type BenchRow, fmt, row, tempDir, timed } from "./harness.js";

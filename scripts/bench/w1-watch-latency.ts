@@ -2,7 +2,7 @@
 import { setMaxListeners } from "node:events";
 import type { SeedlineClient } from "../../src/client/seedline-client.js";
 import { type SessionEvent, SessionStore } from "../../src/index.js";
-import type { WatchBatch } from "../../src/store/session-watch.js";
+import type { WatchBatch } from "../../src/store/watch/session-watch.js";
 import { SEED, type Sizes } from "./fixtures.js";
 import { type Benchmark, type BenchRow, fmt, median, row, settle } from "./harness.js";
 import { spawnSeedline } from "./rpc-clients.js";

@@ -1,7 +1,7 @@
 // The CLI as a function: the command table, top-level help and version, dispatch and exit codes (0 ok, 1 failed, 2 usage).
 
 import { packageInfo } from "../rpc/package-info.js";
-import { DEFAULT_STORE_URL, STORE_URL_FORMS } from "../store/open-backend.js";
+import { DEFAULT_STORE_URL, STORE_URL_FORMS } from "../store/open/open-backend.js";
 import {
   type CommandSpec,
   commandHelp,

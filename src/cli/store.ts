@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { hasCode, StorageError, show } from "../errors.js";
-import { DEFAULT_STORE_URL, openBackend, STORE_URL_FORMS } from "../store/open-backend.js";
+import { DEFAULT_STORE_URL, openBackend, STORE_URL_FORMS } from "../store/open/open-backend.js";
 import { SessionStore, type SessionStoreOptions } from "../store/session-store.js";
 import { type OptionSpec, UsageError } from "./command.js";
 

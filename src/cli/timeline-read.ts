@@ -1,7 +1,7 @@
 // Reading a stored session into timeline rows page by page, and choosing the rows to show (one turn, the last N).
 
+import { sessionNotFound } from "../store/errors/storage-errors.js";
 import type { SessionStore } from "../store/session-store.js";
-import { sessionNotFound } from "../store/storage-errors.js";
 import { TimelineBuilder, type TimelineRow, type TimelineSummary } from "../view/timeline.js";
 import { CliError } from "./cli-error.js";
 

@@ -1,6 +1,6 @@
 // The client side of session/watch: session/events notifications routed to one async iterator per watch.
 import type { SessionEventsParams, SessionWatchResult } from "../generated.js";
-import type { WatchBatch } from "../store/session-watch.js";
+import type { WatchBatch } from "../store/watch/session-watch.js";
 import { ConnectionClosedError, RpcResponseError } from "./rpc-response-error.js";
 
 /** How a client watch starts and stops. */

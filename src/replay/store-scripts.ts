@@ -7,7 +7,7 @@ import type {
   SessionHeader,
   SessionScript,
 } from "../generated.js";
-import { MAX_READ_LIMIT } from "../store/event-pages.js";
+import { MAX_READ_LIMIT } from "../store/reads/event-pages.js";
 import type { SessionStore } from "../store/session-store.js";
 import { orderScripts, type SessionScriptOptions, sessionScript } from "./session-script.js";
 

@@ -17,7 +17,7 @@ import type { AcpUpdateOptions } from "../log/acp-updates.js";
 import { TurnRecorder } from "../recorder/turn-recorder.js";
 import { ReplayModel } from "../replay/replay-model.js";
 import { storedSessionScript, storedSessionScripts } from "../replay/store-scripts.js";
-import { listEntryOf } from "../store/list-entry.js";
+import { listEntryOf } from "../store/listing/list-entry.js";
 import type { Session, SessionStore } from "../store/session-store.js";
 import { sendAcpHistory } from "./acp-load.js";
 import { checkFits } from "./frame-limit.js";

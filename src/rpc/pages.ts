@@ -1,7 +1,7 @@
 // Pages and parts cut to the frame limit: session/read's events and session/export's log text, by bytes.
 import type { SessionEvent, SessionExportResult, SessionReadResult } from "../generated.js";
 import { formatEventLine, formatHeaderLine } from "../log/jsonl-codec.js";
-import { MAX_READ_LIMIT } from "../store/event-pages.js";
+import { MAX_READ_LIMIT } from "../store/reads/event-pages.js";
 import type { SessionStore } from "../store/session-store.js";
 import {
   countWithin,

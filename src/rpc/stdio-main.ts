@@ -2,7 +2,7 @@
 // A bare server entry: `node dist/src/rpc/stdio-main.js [--store URL] [--framing ndjson|content-length]`.
 // `seedline serve` does the same through the CLI; this entry has no other commands.
 import { parseArgs } from "node:util";
-import { DEFAULT_STORE_URL, openBackend } from "../store/open-backend.js";
+import { DEFAULT_STORE_URL, openBackend } from "../store/open/open-backend.js";
 import { SessionStore } from "../store/session-store.js";
 import { FRAMINGS, type Framing } from "./framing.js";
 import { serve } from "./server.js";

@@ -12,7 +12,7 @@ import {
 } from "../generated.js";
 import { type AcpToolPresenter, acpUpdatesOf } from "../log/acp-updates.js";
 import type { SessionStore } from "../store/session-store.js";
-import { DEFAULT_WATCH_BATCH, type SessionWatch } from "../store/session-watch.js";
+import { DEFAULT_WATCH_BATCH, type SessionWatch } from "../store/watch/session-watch.js";
 import { toResponseError } from "./error-mapping.js";
 import {
   countWithin,

@@ -12,10 +12,11 @@ import { TakenBatch } from "../log/invariants.js";
 import { SessionLog } from "../log/session-log.js";
 import { KeyedQueue } from "../util/keyed-queue.js";
 import type { ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
-import { checkSeq, type EventPage, type ReadOptions } from "./event-pages.js";
-import { DEFAULT_LIST_LIMIT } from "./list-limit.js";
-import { MemoryBackend } from "./memory-backend.js";
-import type { SearchOptions } from "./search.js";
+import { invalidParams, sessionNotFound, sessionTaken } from "./errors/storage-errors.js";
+import { DEFAULT_LIST_LIMIT } from "./listing/list-limit.js";
+import type { SearchOptions } from "./listing/search.js";
+import { MemoryBackend } from "./memory/memory-backend.js";
+import { checkSeq, type EventPage, type ReadOptions } from "./reads/event-pages.js";
 import { StoreCatalog } from "./session-store/catalog.js";
 import { checkSessionId, notLive, storeLimits } from "./session-store/checks.js";
 import { forkSession } from "./session-store/fork.js";
@@ -41,8 +42,7 @@ import {
 import { storedLog } from "./session-store/stored-log.js";
 import { TextBudget } from "./session-store/text-budget.js";
 import { LetGoTurns, LockedSessions } from "./session-store/writer-locks.js";
-import { SessionWatch, type WatchOptions } from "./session-watch.js";
-import { invalidParams, sessionNotFound, sessionTaken } from "./storage-errors.js";
+import { SessionWatch, type WatchOptions } from "./watch/session-watch.js";
 
 export type {
   AppendOptions,

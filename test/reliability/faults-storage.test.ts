@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prng } from "../../scripts/bench/synthetic-log.js";
 import { RPC_ERROR_CODES } from "../../src/generated.js";
 import type { RpcResponseError, SessionEvent } from "../../src/index.js";
-import { encodeSessionId } from "../../src/store/id-encoding.js";
+import { encodeSessionId } from "../../src/store/ids/id-encoding.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
 import { simpleTurn } from "../builders.js";
 import { tempDir } from "../rpc-fixtures.js";

@@ -1,6 +1,6 @@
 // `seedline ui`: the session viewer, a local web app over a store, served until SIGINT or SIGTERM.
 import { spawn } from "node:child_process";
-import { redact } from "../../store/redact-url.js";
+import { redact } from "../../store/open/redact-url.js";
 import { startViewerServer } from "../../viewer/server/server.js";
 import { type CommandSpec, EXIT_OK, UsageError } from "../command.js";
 import { interruption } from "../follow.js";

@@ -15,11 +15,11 @@ import type {
   StoredSuffix,
   Unsubscribe,
 } from "../backend.js";
-import { ChangeHub } from "../change-hub.js";
-import { encodeSessionId } from "../id-encoding.js";
-import { LockFiles } from "../lock-files.js";
-import { checkPageBytes, checkPageLimit } from "../page-limit.js";
-import { seqConflict, sessionNotFound } from "../storage-errors.js";
+import { seqConflict, sessionNotFound } from "../errors/storage-errors.js";
+import { encodeSessionId } from "../ids/id-encoding.js";
+import { LockFiles } from "../locks/lock-files.js";
+import { checkPageBytes, checkPageLimit } from "../reads/page-limit.js";
+import { ChangeHub } from "../watch/change-hub.js";
 import { ActivityCache } from "./activity-cache.js";
 import { ChangeWatch } from "./change-watch.js";
 import { DerivedTitles } from "./derived-titles.js";

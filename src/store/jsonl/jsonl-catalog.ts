@@ -1,6 +1,6 @@
 // The catalog of a JSONL store: listing from the listing index and the logs' first and last lines, titles in files beside the logs, id prefixes.
 import type { IdMatches, ListPage, ListQuery, SessionCatalog, StoredTitles } from "../backend.js";
-import { matchIds } from "../id-prefix.js";
+import { matchIds } from "../ids/id-prefix.js";
 import type { ActivityCache } from "./activity-cache.js";
 import type { ListIndex } from "./list-index.js";
 import { listLogs } from "./listing.js";

@@ -4,7 +4,7 @@ import {
   isShortenedName,
   legacySessionIdName,
   mayBeLegacyHashedName,
-} from "../id-encoding.js";
+} from "../ids/id-encoding.js";
 
 /** The suffix of log files; lock (`.lck`) and temp (`.tmp`) files have their own. */
 export const LOG_SUFFIX = ".jsonl";

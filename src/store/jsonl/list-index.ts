@@ -6,7 +6,7 @@ import { StorageError } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
 import { parseHeaderLine } from "../../log/jsonl-codec.js";
 import { isErrno } from "../../util/errno.js";
-import type { ListKey } from "../list-cursor.js";
+import type { ListKey } from "../listing/list-cursor.js";
 import { LOG_SUFFIX, legacyLogFileName, logFileName } from "./layout.js";
 import { openIfPresentSync, readFirstLineSync } from "./line-reader.js";
 import type {

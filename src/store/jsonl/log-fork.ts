@@ -5,7 +5,7 @@ import { StorageError } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
 import { formatHeaderLine, parseEventLine, parseHeaderLine } from "../../log/jsonl-codec.js";
 import type { StoredForkPoint } from "../backend.js";
-import { sessionNotFound } from "../storage-errors.js";
+import { sessionNotFound } from "../errors/storage-errors.js";
 import { copyRange } from "./durable-file.js";
 import {
   type FileState,

@@ -6,9 +6,9 @@ import type { SessionHeader } from "../../generated.js";
 import { formatHeaderLine, type LogLine } from "../../log/jsonl-codec.js";
 import { isErrno } from "../../util/errno.js";
 import type { StoredSuffix } from "../backend.js";
-import { encodeSessionId } from "../id-encoding.js";
-import type { LockFiles } from "../lock-files.js";
-import { PageBytes } from "../page-limit.js";
+import { encodeSessionId } from "../ids/id-encoding.js";
+import type { LockFiles } from "../locks/lock-files.js";
+import { PageBytes } from "../reads/page-limit.js";
 import {
   collectMarker,
   type FileState,

@@ -1,7 +1,7 @@
 // The titles of a JSONL store's sessions: an explicit title in a file beside its log (the log never rewritten), else the one derived from its first user message.
 import type { SessionHeader } from "../../generated.js";
 import type { StoredTitles } from "../backend.js";
-import { sessionNotFound } from "../storage-errors.js";
+import { sessionNotFound } from "../errors/storage-errors.js";
 import type { DerivedTitles } from "./derived-titles.js";
 import type { DurableFiles } from "./durable-file.js";
 import { readHeaderSync } from "./line-reader.js";

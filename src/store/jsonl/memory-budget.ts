@@ -1,6 +1,6 @@
 // The memory budget of what a JSONL backend keeps between calls: least-recently-used maps weighed in estimated bytes.
 import { show } from "../../errors.js";
-import { invalidParams } from "../storage-errors.js";
+import { invalidParams } from "../errors/storage-errors.js";
 
 /** The default of `JsonlBackendOptions.cacheBytes`: 32 MiB. */
 export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;

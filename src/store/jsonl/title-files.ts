@@ -5,7 +5,7 @@ import { open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { titleFromContent } from "../../log/session-title.js";
 import { isErrno } from "../../util/errno.js";
-import { encodeSessionId } from "../id-encoding.js";
+import { encodeSessionId } from "../ids/id-encoding.js";
 import type { DurableFiles } from "./durable-file.js";
 import { readLines } from "./line-reader.js";
 

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { type ClientConfig, TypeOverrides } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { Durability } from "../backend.js";
-import { redact } from "../redact-url.js";
+import { redact } from "../open/redact-url.js";
 import { type PostgresTimeouts, readTimeouts } from "./timeouts.js";
 
 /** The PostgreSQL schema a store lives in when neither the URL nor the options name one. */

@@ -1,7 +1,7 @@
 // What a failure of the PostgreSQL server or connection means for the store: lost, retryable, or a domain error.
 import { DatabaseError } from "pg";
 import { StorageError, StorageUnavailableError, show } from "../../errors.js";
-import { storageRefused } from "../storage-refusal.js";
+import { storageRefused } from "../errors/storage-refusal.js";
 
 /** Node socket errors that mean the server cannot be reached or the connection broke. */
 const NETWORK_CODES = new Set([

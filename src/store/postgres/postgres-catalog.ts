@@ -2,9 +2,9 @@
 import type { PoolClient } from "pg";
 import { show } from "../../errors.js";
 import type * as backend from "../backend.js";
-import { prefixEnd } from "../id-prefix.js";
+import { sessionNotFound } from "../errors/storage-errors.js";
+import { prefixEnd } from "../ids/id-prefix.js";
 import * as sql from "../sql/core.js";
-import { sessionNotFound } from "../storage-errors.js";
 import { indexPending, searchPage } from "./search-index.js";
 import { paramsFrom, type Queries } from "./statements.js";
 import type { Transactions } from "./transactions.js";

@@ -4,10 +4,10 @@ import { type SessionSearchResult, validateSessionListParams } from "../../gener
 import { titleProblem } from "../../log/session-title.js";
 import { schemaProblem } from "../../util/schema-problem.js";
 import type { ListQuery, SessionBackend } from "../backend.js";
-import { MAX_ID_CANDIDATES, onlyMatch } from "../id-prefix.js";
-import { checkListLimit, DEFAULT_LIST_LIMIT } from "../list-limit.js";
-import { type SearchOptions, scanSearch, searchQueryOf, searchResult } from "../search.js";
-import { invalidParams, sessionNotFound } from "../storage-errors.js";
+import { invalidParams, sessionNotFound } from "../errors/storage-errors.js";
+import { MAX_ID_CANDIDATES, onlyMatch } from "../ids/id-prefix.js";
+import { checkListLimit, DEFAULT_LIST_LIMIT } from "../listing/list-limit.js";
+import { type SearchOptions, scanSearch, searchQueryOf, searchResult } from "../listing/search.js";
 import { checkSessionId } from "./checks.js";
 import type { StoreListPage } from "./options.js";
 

@@ -2,7 +2,7 @@
 import { SeedlineError, SessionForkError, show } from "../../errors.js";
 import { SESSION_FORMAT_VERSION, type SessionHeader, validateSessionId } from "../../generated.js";
 import { isWellFormed } from "../../util/well-formed.js";
-import { invalidParams } from "../storage-errors.js";
+import { invalidParams } from "../errors/storage-errors.js";
 import { DEFAULT_MAX_WRITER_LOCKS, type SessionStoreOptions } from "./options.js";
 import { UNPACKED_TEXT_BUDGET } from "./text-budget.js";
 

@@ -3,7 +3,7 @@ import { SessionForkError, StorageError, show } from "../../errors.js";
 import { type SessionHeader, validateAbsolutePath } from "../../generated.js";
 import { resolveForkBoundary } from "../../log/fork-rules.js";
 import type { SessionBackend } from "../backend.js";
-import { invalidParams } from "../storage-errors.js";
+import { invalidParams } from "../errors/storage-errors.js";
 import { checkSessionId, checkText, forkChildTaken, makeHeader } from "./checks.js";
 import type { ForkOptions } from "./options.js";
 

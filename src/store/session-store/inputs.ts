@@ -10,8 +10,8 @@ import { closersFor } from "../../log/repair.js";
 import { SessionLog } from "../../log/session-log.js";
 import { problemText, schemaProblem } from "../../util/schema-problem.js";
 import type { SessionBackend } from "../backend.js";
+import { invalidParams } from "../errors/storage-errors.js";
 import { parseLogText } from "../jsonl/log-reader.js";
-import { invalidParams } from "../storage-errors.js";
 import { checkSessionId, checkText, makeHeader } from "./checks.js";
 
 /**

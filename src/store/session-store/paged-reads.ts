@@ -7,6 +7,7 @@ import { LogState } from "../../log/invariants.js";
 import { formatEventLine, formatHeaderLine } from "../../log/jsonl-codec.js";
 import { SessionLog } from "../../log/session-log.js";
 import type { SessionBackend, StoredSuffix } from "../backend.js";
+import { sessionNotFound } from "../errors/storage-errors.js";
 import {
   admitStored,
   checkReadOptions,
@@ -14,8 +15,7 @@ import {
   checkStoredHeader,
   type EventPage,
   type ReadOptions,
-} from "../event-pages.js";
-import { sessionNotFound } from "../storage-errors.js";
+} from "../reads/event-pages.js";
 import { checkSessionId } from "./checks.js";
 
 /** How many events the store reads at a time when it streams a log (opening, rebuilding state). */

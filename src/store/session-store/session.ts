@@ -2,7 +2,7 @@
 import type { DerivedMessage, SessionEvent, SessionHeader } from "../../generated.js";
 import type { SessionLog } from "../../log/session-log.js";
 import type { ReleaseLock } from "../backend.js";
-import type { EventPage, ReadOptions } from "../event-pages.js";
+import type { EventPage, ReadOptions } from "../reads/event-pages.js";
 import type { EventRange } from "./paged-reads.js";
 
 /** What a {@link Session} asks of the store that holds it (a `SessionStore` is one). */

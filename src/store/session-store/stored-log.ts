@@ -8,7 +8,7 @@ import {
   checkSeedLength,
   checkStoredHeader,
   DEFAULT_PAGE_BYTES,
-} from "../event-pages.js";
+} from "../reads/event-pages.js";
 import { locationOf, STREAM_PAGE } from "./paged-reads.js";
 
 /**

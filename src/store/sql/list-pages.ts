@@ -1,8 +1,8 @@
 // One page of `list` in either SQL dialect: the statement a query runs, its parameters, and the page its rows make.
 import type { PostgresQueryName, SessionHeader, SqliteQueryName } from "../../generated.js";
 import type { ListedSession, ListOrder, ListPage, ListQuery } from "../backend.js";
-import { decodeCursor, encodeCursor, keyOf, type ListKey } from "../list-cursor.js";
-import { checkListLimit } from "../list-limit.js";
+import { decodeCursor, encodeCursor, keyOf, type ListKey } from "../listing/list-cursor.js";
+import { checkListLimit } from "../listing/list-limit.js";
 
 /** The list statements, one per filter, named alike in both dialects. */
 export type ListStatement = Extract<SqliteQueryName & PostgresQueryName, `list${string}`>;

@@ -1,5 +1,5 @@
 // What loadFrom reads from a SQL store: the row before the asked seq as proof, and at most one page of rows.
-import { checkPageBytes, checkPageLimit, type PageBytes } from "../page-limit.js";
+import { checkPageBytes, checkPageLimit, type PageBytes } from "../reads/page-limit.js";
 import type { FramedLog } from "./event-frames.js";
 
 /** The rows a `loadFrom` read asks for: from seq `first` on, at most `take` of them (undefined: all). */

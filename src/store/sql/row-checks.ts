@@ -1,7 +1,7 @@
 // Checks of what SQL statements are given or found, alike in both dialects: batch seqs, a copied prefix, a stored turn marker.
 import { StorageError } from "../../errors.js";
 import type { TurnMarker } from "../../log/invariants.js";
-import { seqConflict } from "../storage-errors.js";
+import { seqConflict } from "../errors/storage-errors.js";
 
 /**
  * Checks that a batch for session `id` holds seqs `fromSeq`, `fromSeq + 1`… in order.

@@ -9,8 +9,8 @@ import {
 } from "../../log/search-text.js";
 import type { SerializedEvent } from "../../log/serialized-event.js";
 import type { SearchHit, SearchPage, SearchQuery } from "../backend.js";
-import { decodeCursor } from "../list-cursor.js";
-import { checkListLimit } from "../list-limit.js";
+import { decodeCursor } from "../listing/list-cursor.js";
+import { checkListLimit } from "../listing/list-limit.js";
 import * as sql from "../sql/core.js";
 import type { Statements } from "./statements.js";
 

@@ -1,7 +1,7 @@
 // The catalog of a SQLite store as its backend answers it: listing, titles, id prefixes and search over the catalog tables.
 import type * as backend from "../backend.js";
+import { sessionNotFound } from "../errors/storage-errors.js";
 import * as sql from "../sql/core.js";
-import { sessionNotFound } from "../storage-errors.js";
 import type { SqliteSearchIndex } from "./search-index.js";
 import { paramsFrom, type Statements } from "./statements.js";
 

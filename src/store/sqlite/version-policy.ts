@@ -3,8 +3,8 @@ import { closeSync, existsSync, openSync, readSync, rmSync, statSync } from "nod
 import Database from "better-sqlite3";
 import { hasCode, StorageError, show } from "../../errors.js";
 import { SQLITE_DDL, SQLITE_LAYOUT_VERSION } from "../../generated.js";
+import { refusedOr } from "../errors/storage-refusal.js";
 import { layoutDirection } from "../sql/layout-direction.js";
-import { refusedOr } from "../storage-refusal.js";
 import { checkTitlesVersion, isOutsideLayout } from "./catalog.js";
 import { type SqliteQueryRows, Statements } from "./statements.js";
 

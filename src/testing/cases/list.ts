@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { serializeEvents } from "../../log/serialized-event.js";
 import type { ListPage, ListQuery, SessionBackend } from "../../store/backend.js";
-import { MAX_LIST_LIMIT } from "../../store/list-limit.js";
+import { MAX_LIST_LIMIT } from "../../store/listing/list-limit.js";
 import { BASE_TIME, balancedLog, balancedTurn, header, TURN_LENGTH } from "../events.js";
 import { assertSuffix, rejectsWithCode } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";

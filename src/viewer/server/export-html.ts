@@ -1,7 +1,7 @@
 // `seedline export --format html`: one session as a single self-contained HTML file, the viewer's app inlined and the session's data embedded as escaped JSON.
 import { errorCode } from "../../errors.js";
 import { storedSessionScript } from "../../replay/store-scripts.js";
-import { listEntryOf } from "../../store/list-entry.js";
+import { listEntryOf } from "../../store/listing/list-entry.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { type ViewItem, ViewItemBuilder } from "../../view/view-items.js";
 import type { ViewerAssets } from "./assets.js";

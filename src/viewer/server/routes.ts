@@ -1,7 +1,7 @@
 // The viewer's JSON API: each GET route over the store, and the one write (fork) allowed only with --allow-write.
 import type { IncomingMessage } from "node:http";
 import { storedSessionScript } from "../../replay/store-scripts.js";
-import { listEntryOf } from "../../store/list-entry.js";
+import { listEntryOf } from "../../store/listing/list-entry.js";
 import type { SessionStore } from "../../store/session-store.js";
 import { HttpError, intParam, textParam } from "./http-errors.js";
 import {

@@ -1,7 +1,7 @@
 // What the viewer's API answers about stored sessions: listed entries, lineage, pages of view items, the turn index, a fork beside its parent.
 import type { SessionEvent, SessionHeader, TurnEndReason } from "../../generated.js";
+import { sessionNotFound } from "../../store/errors/storage-errors.js";
 import type { SessionStore, StoreListedSession } from "../../store/session-store.js";
-import { sessionNotFound } from "../../store/storage-errors.js";
 import {
   type LineageJson,
   type LineageNode,

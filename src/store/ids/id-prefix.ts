@@ -1,7 +1,7 @@
 // Id prefixes: which stored ids start with one, and the one id a prefix (or an exact id) names.
-import { StorageError, show } from "../errors.js";
-import type { IdMatches } from "./backend.js";
-import { sessionNotFound } from "./storage-errors.js";
+import { StorageError, show } from "../../errors.js";
+import type { IdMatches } from "../backend.js";
+import { sessionNotFound } from "../errors/storage-errors.js";
 
 /** The shortest prefix that may name a session other than by its exact id. */
 export const MIN_ID_PREFIX = 4;

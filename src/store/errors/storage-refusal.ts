@@ -1,7 +1,7 @@
 // Storage conditions that are not bugs — a full disk, no permission, a read-only file system — classified as STORAGE_REFUSED.
 import { accessSync, constants } from "node:fs";
 import { dirname } from "node:path";
-import { type RefusalCondition, StorageError, StorageRefusedError } from "../errors.js";
+import { type RefusalCondition, StorageError, StorageRefusedError } from "../../errors.js";
 
 /**
  * The codes that always mean one condition: Node's errno codes (file systems), SQLite's result

@@ -1,14 +1,14 @@
 // Opens a backend from a store URL: `sqlite:PATH`, `jsonl:DIR`, `memory:`, `postgres://…`.
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { StorageError, StorageUnavailableError, show } from "../errors.js";
-import type { Durability, SessionBackend } from "./backend.js";
-import { JsonlBackend } from "./jsonl/jsonl-backend.js";
-import { MemoryBackend } from "./memory-backend.js";
-import type * as postgres from "./postgres/postgres-backend.js";
+import { StorageError, StorageUnavailableError, show } from "../../errors.js";
+import type { Durability, SessionBackend } from "../backend.js";
+import { refusedOr } from "../errors/storage-refusal.js";
+import { JsonlBackend } from "../jsonl/jsonl-backend.js";
+import { MemoryBackend } from "../memory/memory-backend.js";
+import type * as postgres from "../postgres/postgres-backend.js";
+import type * as sqlite from "../sqlite/sqlite-backend.js";
 import { redact } from "./redact-url.js";
-import type * as sqlite from "./sqlite/sqlite-backend.js";
-import { refusedOr } from "./storage-refusal.js";
 
 /** The store a server or CLI opens when none is given: an embedded SQLite file. */
 export const DEFAULT_STORE_URL = "sqlite:.seedline/sessions.db";
@@ -29,7 +29,7 @@ export const SqliteBackend = {
    *   file or its folder may not be read or written.
    */
   async open(path: string, options?: sqlite.SqliteBackendOptions): Promise<SqliteBackend> {
-    const { SqliteBackend } = await import("./sqlite/sqlite-backend.js");
+    const { SqliteBackend } = await import("../sqlite/sqlite-backend.js");
     return SqliteBackend.open(path, options);
   },
 };
@@ -53,7 +53,7 @@ export const PostgresBackend = {
   async open(url: string, options?: postgres.PostgresBackendOptions): Promise<PostgresBackend> {
     let loaded: typeof postgres;
     try {
-      loaded = await import("./postgres/postgres-backend.js");
+      loaded = await import("../postgres/postgres-backend.js");
     } catch (error) {
       if (!isMissingPackage(error, "pg")) throw error;
       const location = redact(url);

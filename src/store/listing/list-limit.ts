@@ -1,6 +1,6 @@
 // The page size of `list`: its default and its maximum, as the session/list params schema states them.
-import { StorageError, show } from "../errors.js";
-import { RPC_METHOD, RPC_PARAM_BOUNDS } from "../generated.js";
+import { StorageError, show } from "../../errors.js";
+import { RPC_METHOD, RPC_PARAM_BOUNDS } from "../../generated.js";
 
 const BOUNDS = RPC_PARAM_BOUNDS[RPC_METHOD.sessionList].limit;
 

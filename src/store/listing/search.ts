@@ -1,13 +1,13 @@
 // Full-text search over a backend: the checks of a query, the scan for backends without an index, and the excerpts of a page.
 
-import { show } from "../errors.js";
+import { show } from "../../errors.js";
 import {
   RPC_METHOD,
   RPC_PARAM_BOUNDS,
   type SessionSearchParams,
   type SessionSearchResult,
   validateSessionSearchParams,
-} from "../generated.js";
+} from "../../generated.js";
 import {
   type Excerpt,
   excerptOf,
@@ -16,13 +16,13 @@ import {
   MAX_EXCERPTS,
   searchableText,
   searchTerms,
-} from "../log/search-text.js";
-import { schemaProblem } from "../util/schema-problem.js";
-import type { SearchHit, SearchPage, SearchQuery, SessionBackend } from "./backend.js";
-import { DEFAULT_PAGE_BYTES } from "./event-pages.js";
+} from "../../log/search-text.js";
+import { schemaProblem } from "../../util/schema-problem.js";
+import type { SearchHit, SearchPage, SearchQuery, SessionBackend } from "../backend.js";
+import { invalidParams } from "../errors/storage-errors.js";
+import { DEFAULT_PAGE_BYTES } from "../reads/event-pages.js";
+import { listPage } from "../sql/list-pages.js";
 import { MAX_LIST_LIMIT } from "./list-limit.js";
-import { listPage } from "./sql/list-pages.js";
-import { invalidParams } from "./storage-errors.js";
 
 /** What `store.search` takes: the words to find, a cwd filter, a page size and a cursor. */
 export type SearchOptions = Pick<SessionSearchParams, "query" | "cwd" | "limit" | "cursor">;

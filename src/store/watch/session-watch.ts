@@ -1,10 +1,10 @@
 // SessionWatch: a session's new events as an async iterator of batches, exactly once and in order, from any writer.
 import { isDeepStrictEqual } from "node:util";
-import { StorageError } from "../errors.js";
-import type { SessionEvent, SessionHeader } from "../generated.js";
-import type { SessionBackend, Unsubscribe } from "./backend.js";
-import { type EventPage, MAX_READ_LIMIT, type ReadOptions } from "./event-pages.js";
-import { sessionNotFound } from "./storage-errors.js";
+import { StorageError } from "../../errors.js";
+import type { SessionEvent, SessionHeader } from "../../generated.js";
+import type { SessionBackend, Unsubscribe } from "../backend.js";
+import { sessionNotFound } from "../errors/storage-errors.js";
+import { type EventPage, MAX_READ_LIMIT, type ReadOptions } from "../reads/event-pages.js";
 
 /** What a watch reads: the session as stored now (a `SessionStore`), and the backend's change feed. */
 export interface WatchSource {

@@ -1,9 +1,9 @@
 // A backend that keeps sessions in this process's memory, as JSON text (so nothing is shared with callers).
 
-import type { SessionEvent, SessionHeader } from "../generated.js";
-import { lastTurnMarkerAt, nextTurnEndAfter } from "../log/fork-rules.js";
-import { type SerializedEvent, serializedTitle } from "../log/serialized-event.js";
-import { derivedTitle } from "../log/session-title.js";
+import type { SessionEvent, SessionHeader } from "../../generated.js";
+import { lastTurnMarkerAt, nextTurnEndAfter } from "../../log/fork-rules.js";
+import { type SerializedEvent, serializedTitle } from "../../log/serialized-event.js";
+import { derivedTitle } from "../../log/session-title.js";
 import type {
   IdMatches,
   ListedSession,
@@ -17,13 +17,13 @@ import type {
   StoredSuffix,
   StoredTitles,
   Unsubscribe,
-} from "./backend.js";
-import { ChangeHub } from "./change-hub.js";
-import { matchIds } from "./id-prefix.js";
-import { pageOf } from "./list-cursor.js";
-import { checkListLimit } from "./list-limit.js";
-import { checkPageBytes, checkPageLimit, PageBytes } from "./page-limit.js";
-import { seqConflict, sessionNotFound, sessionTaken } from "./storage-errors.js";
+} from "../backend.js";
+import { seqConflict, sessionNotFound, sessionTaken } from "../errors/storage-errors.js";
+import { matchIds } from "../ids/id-prefix.js";
+import { pageOf } from "../listing/list-cursor.js";
+import { checkListLimit } from "../listing/list-limit.js";
+import { checkPageBytes, checkPageLimit, PageBytes } from "../reads/page-limit.js";
+import { ChangeHub } from "../watch/change-hub.js";
 
 interface Entry {
   readonly header: string;

@@ -1,6 +1,6 @@
 // The page size of `loadFrom`, in events and in bytes: every backend refuses the same bad values the same way.
-import { show } from "../errors.js";
-import { invalidParams } from "./storage-errors.js";
+import { show } from "../../errors.js";
+import { invalidParams } from "../errors/storage-errors.js";
 
 /**
  * Checks a `loadFrom` page limit.

@@ -1,5 +1,5 @@
 // The storage errors every backend and the store raise alike: a stale seq, an absent session, a taken id.
-import { StorageError, show } from "../errors.js";
+import { StorageError, show } from "../../errors.js";
 
 /** A batch that does not start where the stored log ends. */
 export function seqConflict(

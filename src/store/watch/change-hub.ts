@@ -1,5 +1,5 @@
 // Subscribers to session changes, by session id: the one place a backend tells watchers that a session may have changed.
-import type { Unsubscribe } from "./backend.js";
+import type { Unsubscribe } from "../backend.js";
 
 /** What a backend does when the first subscriber of an id arrives or the last one leaves. */
 export interface ChangeHubHooks {

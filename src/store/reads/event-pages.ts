@@ -1,12 +1,12 @@
 // Pages of stored events as the store hands them out: read options, checks, and stored logs judged as damage.
-import { InvalidEventError, StorageError, show } from "../errors.js";
-import { type SessionEvent, type SessionHeader, validateSessionHeader } from "../generated.js";
-import { markAdmitted } from "../log/admitted-events.js";
-import { checkFormatVersion } from "../log/format-version.js";
-import { admitEvent } from "../log/invariants.js";
-import type { SessionLog } from "../log/session-log.js";
+import { InvalidEventError, StorageError, show } from "../../errors.js";
+import { type SessionEvent, type SessionHeader, validateSessionHeader } from "../../generated.js";
+import { markAdmitted } from "../../log/admitted-events.js";
+import { checkFormatVersion } from "../../log/format-version.js";
+import { admitEvent } from "../../log/invariants.js";
+import type { SessionLog } from "../../log/session-log.js";
+import { invalidParams } from "../errors/storage-errors.js";
 import { checkPageBytes } from "./page-limit.js";
-import { invalidParams } from "./storage-errors.js";
 
 /** The page size of `read` when none is given. */
 export const DEFAULT_READ_LIMIT = 1000;

@@ -1,6 +1,6 @@
 // The opaque cursor of `list` pages: the order, and the sort key and id of the last session listed.
-import { StorageError, show } from "../errors.js";
-import type { ListedSession, ListOrder } from "./backend.js";
+import { StorageError, show } from "../../errors.js";
+import type { ListedSession, ListOrder } from "../backend.js";
 
 /** Where a page ended: lists continue strictly after this key (`at` descending, then id descending). */
 export interface ListKey {

@@ -3,9 +3,9 @@ import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import type Database from "better-sqlite3";
-import { StorageError, show } from "../errors.js";
-import type { ReleaseLock } from "./backend.js";
-import { refusedOr } from "./storage-refusal.js";
+import { StorageError, show } from "../../errors.js";
+import type { ReleaseLock } from "../backend.js";
+import { refusedOr } from "../errors/storage-refusal.js";
 
 /**
  * better-sqlite3, loaded with the first lock taken: a JSONL store that has not written yet, and a
