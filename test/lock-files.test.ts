@@ -39,7 +39,7 @@ function openDescriptors(): number {
 
 /** A child process holding lock `name` in `dir` until killed; resolves once it holds it. */
 async function childHolding(dir: string, name: string): Promise<ChildProcess> {
-  const module = pathToFileURL(join(REPO, "src", "store", "lock-files.ts")).href;
+  const module = pathToFileURL(join(REPO, "src", "store", "locks", "lock-files.ts")).href;
   const script = join(dir, "..", `${name}-holder.mjs`);
   writeFileSync(
     script,
@@ -162,7 +162,7 @@ describe("LockFiles", () => {
   it("grants a lock that several processes ask for at the same moment to exactly one of them", async () => {
     // Not a regression test of a seen failure: with SQLite's EXCLUSIVE lock (reached in steps)
     // two takers at once can each make the other fail, a race these rounds may or may not hit.
-    const module = pathToFileURL(join(REPO, "src", "store", "lock-files.ts")).href;
+    const module = pathToFileURL(join(REPO, "src", "store", "locks", "lock-files.ts")).href;
     const base = tempDir();
     const script = join(base, "taker.mjs");
     writeFileSync(
