@@ -10,7 +10,7 @@ const ROOT = dirname(fileURLToPath(import.meta.url));
 const reliability = process.env.SEEDLINE_RELIABILITY === "1";
 
 /**
- * The recorded corpus is another project's data, read from beside the repository (as test/corpus.ts
+ * The recorded corpus is another project's data, read from beside the repository (as test/helpers/corpus.ts
  * does). Where it is absent the test files that read it (through corpus.ts or rpc-fixtures.ts) are
  * skipped, saying why — unless CI is set, where its absence is a failure.
  */
@@ -25,7 +25,7 @@ function corpusSkips(): string[] {
       return entry.name.endsWith(".test.ts") ? [path] : [];
     });
   const readers = files(join(ROOT, "test")).filter((path) =>
-    /from "\.\.?\/(?:\.\.\/)?(?:corpus|rpc-fixtures)\.js"/.test(readFileSync(path, "utf8")),
+    /from "(?:\.\.\/)+helpers\/(?:corpus|rpc-fixtures)\.js"/.test(readFileSync(path, "utf8")),
   );
   const names = readers.map((path) => relative(ROOT, path));
   console.warn(
@@ -45,6 +45,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
-    globalSetup: ["test/global-setup.ts"],
+    globalSetup: ["test/helpers/global-setup.ts"],
   },
 });

@@ -16,8 +16,8 @@ import {
   turnEnd,
   turnStart,
   userMessage,
-} from "../builders.js";
-import { collidingIds } from "../id-fixtures.js";
+} from "../helpers/builders.js";
+import { collidingIds } from "../helpers/id-fixtures.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const FRAMES_PER_SERVER = 6000;

@@ -18,8 +18,12 @@ import {
   SqliteBackend,
 } from "../../src/index.js";
 import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
-import { validLogArb } from "../log-arbitrary.js";
-import { makePostgresHarness, POSTGRES_SKIP, type PostgresHarness } from "../postgres-harness.js";
+import { validLogArb } from "../helpers/log-arbitrary.js";
+import {
+  makePostgresHarness,
+  POSTGRES_SKIP,
+  type PostgresHarness,
+} from "../helpers/postgres-harness.js";
 
 const RUNS = 300;
 const root = mkdtempSync(join(tmpdir(), "seedline-r6-"));

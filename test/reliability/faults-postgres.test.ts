@@ -1,12 +1,16 @@
 // R7 (docs/performance.md), PostgreSQL: a server whose connections are terminated or partitioned mid-request, round after round, answers each request, keeps serving and loses nothing it acknowledged.
 import { expect, it } from "vitest";
 import type { SessionEvent } from "../../src/generated.js";
-import { simpleTurn } from "../builders.js";
-import { appName, outcome, storeUrl, terminateAll } from "../postgres-fault-tools.js";
-import { describePostgres, makePostgresHarness, POSTGRES_TEST_URL } from "../postgres-harness.js";
-import { spawnedClient } from "../rpc-fixtures.js";
-import { TcpProxy } from "../tcp-proxy.js";
-import { within } from "../waits.js";
+import { simpleTurn } from "../helpers/builders.js";
+import { appName, outcome, storeUrl, terminateAll } from "../helpers/postgres-fault-tools.js";
+import {
+  describePostgres,
+  makePostgresHarness,
+  POSTGRES_TEST_URL,
+} from "../helpers/postgres-harness.js";
+import { spawnedClient } from "../helpers/rpc-fixtures.js";
+import { TcpProxy } from "../helpers/tcp-proxy.js";
+import { within } from "../helpers/waits.js";
 
 const ROUNDS = 40;
 const SESSIONS = 3;

@@ -13,8 +13,8 @@ import { RPC_ERROR_CODES } from "../../src/generated.js";
 import type { RpcResponseError, SessionEvent } from "../../src/index.js";
 import { encodeSessionId } from "../../src/store/ids/id-encoding.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
-import { simpleTurn } from "../builders.js";
-import { tempDir } from "../rpc-fixtures.js";
+import { simpleTurn } from "../helpers/builders.js";
+import { tempDir } from "../helpers/rpc-fixtures.js";
 import {
   mountTmpfs,
   NOBODY,
@@ -23,14 +23,14 @@ import {
   startServer,
   type Tmpfs,
   tmpfsCannotMount,
-} from "../storage-faults.js";
+} from "../helpers/storage-faults.js";
 
 /** Why the full-disk rounds are skipped, if they are. */
 const CANNOT_MOUNT = tmpfsCannotMount();
 /** Why the permission tests are skipped, if they are. */
 const CANNOT_RUN_AS_NOBODY = nobodyCannotRun();
 
-import { within } from "../waits.js";
+import { within } from "../helpers/waits.js";
 
 type Kind = "jsonl" | "sqlite";
 const KINDS: readonly Kind[] = ["jsonl", "sqlite"];

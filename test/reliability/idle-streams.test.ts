@@ -6,10 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openBackend, SessionStore } from "../../src/index.js";
-import { simpleTurn } from "../builders.js";
-import { ROOT } from "../cli-harness.js";
-import { startViewer } from "../viewer-browser-harness.js";
-import { waitUntil, within } from "../waits.js";
+import { simpleTurn } from "../helpers/builders.js";
+import { ROOT } from "../helpers/cli-harness.js";
+import { startViewer } from "../helpers/viewer-browser-harness.js";
+import { waitUntil, within } from "../helpers/waits.js";
 
 const root = mkdtempSync(join(tmpdir(), "seedline-idle-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -4,9 +4,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/cli/store.js";
 import { JSONRPC_PROTOCOL_ERRORS, RPC_ERROR_CODES } from "../../src/generated.js";
 import { RpcResponseError, type SeedlineClient } from "../../src/index.js";
-import { BIG_OUTPUT, bigOutputTurn, MiB } from "../big-events.js";
-import { simpleTurn } from "../builders.js";
-import { spawnedClient, tempDir } from "../rpc-fixtures.js";
+import { BIG_OUTPUT, bigOutputTurn, MiB } from "../helpers/big-events.js";
+import { simpleTurn } from "../helpers/builders.js";
+import { spawnedClient, tempDir } from "../helpers/rpc-fixtures.js";
 
 /** Four outputs of 8 MiB: a session of a frame's worth in a few events. */
 const OUTPUTS = 4;

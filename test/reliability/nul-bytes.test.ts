@@ -1,14 +1,14 @@
 // R3/R7 (docs/performance.md), U+0000: a spawned server on each durable backend takes events, titles and queries holding U+0000, stores what it acknowledged, and answers every search with results (never INTERNAL), before and after a restart, alike on every backend.
 import { afterAll, describe, expect, it } from "vitest";
 import type { SeedlineClient, SessionEvent, SessionSearchResult } from "../../src/index.js";
-import { simpleTurn } from "../builders.js";
+import { simpleTurn } from "../helpers/builders.js";
 import {
   dropSchema,
   freshSchemaName,
   POSTGRES_SKIP,
   POSTGRES_TEST_URL,
-} from "../postgres-harness.js";
-import { expectCode, spawnedClient, tempDir } from "../rpc-fixtures.js";
+} from "../helpers/postgres-harness.js";
+import { expectCode, spawnedClient, tempDir } from "../helpers/rpc-fixtures.js";
 
 const temp = tempDir("seedline-nul-");
 const schemas: string[] = [];

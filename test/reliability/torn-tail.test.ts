@@ -21,7 +21,7 @@ import {
   turnEnd,
   turnStart,
   userMessage,
-} from "../builders.js";
+} from "../helpers/builders.js";
 
 const root = mkdtempSync(join(tmpdir(), "seedline-r2-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

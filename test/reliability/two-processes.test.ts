@@ -15,7 +15,7 @@ import {
   SqliteBackend,
 } from "../../src/index.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
-import { simpleTurn } from "../builders.js";
+import { simpleTurn } from "../helpers/builders.js";
 
 const CHILD_FLAG = "SEEDLINE_R5_CHILD";
 const SESSIONS_PER_PROCESS = 4;

@@ -22,7 +22,7 @@ import { SQLITE_DDL, SQLITE_LAYOUT_VERSION } from "../../src/generated.js";
 import { JsonlBackend, openBackend, SessionStore, StorageError } from "../../src/index.js";
 import { formatEventLine, formatHeaderLine } from "../../src/log/jsonl-codec.js";
 import { logFileName } from "../../src/store/jsonl/layout.js";
-import { balancedLog, testHeader } from "../builders.js";
+import { balancedLog, testHeader } from "../helpers/builders.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const root = mkdtempSync(join(tmpdir(), "seedline-r4-"));
