@@ -1,6 +1,6 @@
 // SessionStore: sessions over a backend — create, load (with crash repair), append, fork, list, delete.
 import { randomUUID } from "node:crypto";
-import { StorageError, show } from "../errors.js";
+import { show } from "../errors.js";
 import type {
   CreateSessionOptions,
   DerivedMessage,
@@ -10,22 +10,17 @@ import type {
 } from "../generated.js";
 import { TakenBatch } from "../log/invariants.js";
 import { SessionLog } from "../log/session-log.js";
-import { KeyedQueue } from "../util/keyed-queue.js";
-import type { ListQuery, ReleaseLock, SessionBackend } from "./backend.js";
-import { invalidParams, sessionNotFound, sessionTaken } from "./errors/storage-errors.js";
+import type { ListQuery, SessionBackend } from "./backend.js";
+import { invalidParams, sessionNotFound } from "./errors/storage-errors.js";
 import { DEFAULT_LIST_LIMIT } from "./listing/list-limit.js";
 import type { SearchOptions } from "./listing/search.js";
 import { MemoryBackend } from "./memory/memory-backend.js";
 import { checkSeq, type EventPage, type ReadOptions } from "./reads/event-pages.js";
 import { StoreCatalog } from "./session-store/catalog.js";
-import { checkSessionId, notLive, storeLimits } from "./session-store/checks.js";
+import { checkSessionId, storeLimits } from "./session-store/checks.js";
 import { forkSession } from "./session-store/fork.js";
-import {
-  createdSessionOf,
-  importedLogOf,
-  repairOpened,
-  storeWhole,
-} from "./session-store/inputs.js";
+import { createdSessionOf, importedLogOf, storeWhole } from "./session-store/inputs.js";
+import { LiveSessions } from "./session-store/live-sessions.js";
 import type {
   AppendOptions,
   ForkOptions,
@@ -33,15 +28,8 @@ import type {
   StoreListPage,
 } from "./session-store/options.js";
 import { type EventRange, PagedReads } from "./session-store/paged-reads.js";
-import {
-  type LiveState,
-  type OpenedSession,
-  Session,
-  type SessionHost,
-} from "./session-store/session.js";
-import { storedLog } from "./session-store/stored-log.js";
+import { type OpenedSession, Session, type SessionHost } from "./session-store/session.js";
 import { TextBudget } from "./session-store/text-budget.js";
-import { LetGoTurns, LockedSessions } from "./session-store/writer-locks.js";
 import { SessionWatch, type WatchOptions } from "./watch/session-watch.js";
 
 export type {
@@ -62,17 +50,8 @@ export class SessionStore implements SessionHost {
   readonly backend: SessionBackend;
   readonly #now: () => number;
   readonly #newId: () => string;
-  readonly #live = new Map<string, Session>();
-  readonly #state = new WeakMap<Session, LiveState>();
-  readonly #queue = new KeyedQueue();
-  /** Ids being created right now (by create or fork), so that two creators cannot both take one. */
-  readonly #reserved = new Set<string>();
-  /** The ids whose writer lock this store holds, least recently written first. */
-  readonly #locked: LockedSessions;
-  /** Open turns this store let go of the lock of, by id, longest ago first (see {@link LetGoTurns}). */
-  readonly #letGoTurns = new LetGoTurns();
-  /** The unpacked message text of the live logs, held to the store's budget. */
-  readonly #text: TextBudget;
+  /** The sessions held live, their writer locks and the queue of each id (see {@link LiveSessions}). */
+  readonly #sessions: LiveSessions;
   /** The reads of stored sessions, page by page. */
   readonly #reads: PagedReads;
   /** What the store knows of its sessions beyond their logs: listing, titles, id prefixes, search. */
@@ -83,8 +62,8 @@ export class SessionStore implements SessionHost {
     this.#now = options.now ?? Date.now;
     this.#newId = options.newId ?? randomUUID;
     const { maxWriterLocks, unpackedTextBudget } = storeLimits(options);
-    this.#locked = new LockedSessions(maxWriterLocks);
-    this.#text = new TextBudget(unpackedTextBudget);
+    const text = new TextBudget(unpackedTextBudget);
+    this.#sessions = new LiveSessions(this.backend, this, maxWriterLocks, text);
     this.#reads = new PagedReads(this.backend);
     this.#catalog = new StoreCatalog(this.backend);
   }
@@ -104,8 +83,8 @@ export class SessionStore implements SessionHost {
     const sessionId = header.id;
     // Taken now, not when the create's turn comes: changing the caller's seed afterwards changes nothing.
     const taken = TakenBatch.take(seed ?? [], "copy");
-    return this.#serial(sessionId, async () => {
-      await this.#assertFree(sessionId);
+    return this.#sessions.serial(sessionId, async () => {
+      await this.#sessions.assertFree(sessionId);
       const log = new SessionLog(header);
       const events = log.admitSerialized(taken);
       const release = await this.backend.lock(sessionId);
@@ -115,8 +94,8 @@ export class SessionStore implements SessionHost {
         await release();
         throw error;
       }
-      const session = this.#register(log, release);
-      this.#written(sessionId);
+      const session = this.#sessions.register(log, release);
+      this.#sessions.written(sessionId);
       return session;
     });
   }
@@ -132,12 +111,10 @@ export class SessionStore implements SessionHost {
    */
   async get(id: string): Promise<Session | undefined> {
     checkSessionId(id, "/sessionId");
-    const live = this.#live.get(id);
     // The writer's memory is the store: nothing else can append while it holds the lock.
-    if (live !== undefined && this.#state.get(live)?.release !== undefined && !this.#lost(id)) {
-      return live;
-    }
-    return this.#serial(id, async () => (await this.#current(id))?.session);
+    const writing = this.#sessions.writing(id);
+    if (writing !== undefined) return writing.session;
+    return this.#sessions.serial(id, async () => (await this.#sessions.current(id))?.session);
   }
 
   /** Like {@link get}, but a missing session is an error. @throws StorageError SESSION_NOT_FOUND. */
@@ -168,7 +145,7 @@ export class SessionStore implements SessionHost {
    */
   async open(id: string): Promise<OpenedSession> {
     checkSessionId(id, "/sessionId");
-    return this.#serial(id, () => this.#writable(id));
+    return this.#sessions.serial(id, () => this.#sessions.writable(id));
   }
 
   /**
@@ -204,52 +181,14 @@ export class SessionStore implements SessionHost {
   ): Promise<number> {
     if (!Array.isArray(events))
       throw invalidParams("/events", `expected an array of events, got ${show(events)}`);
-    const id = typeof target === "string" ? target : this.#requireLive(target).id;
+    const id = typeof target === "string" ? target : this.#sessions.requireLive(target).id;
     checkSessionId(id, "/sessionId");
     // Checked against the schema and serialized (or, parsed, frozen in place) now, when called:
     // changing the caller's array or events afterwards changes nothing. The checks against the
     // log run when the batch's turn comes (they depend on what is stored then), and report a
     // refused event in batch order.
     const batch = TakenBatch.take(events, options.parsed === true ? "parsed" : "copy");
-    return this.#serial(id, async () => {
-      for (let attempt = 1; ; attempt++) {
-        const { session } = await this.#writable(id);
-        if (typeof target !== "string" && session !== target) throw notLive(id);
-        const state = this.#requireState(session);
-        // A retry (a batch starting before the end) is compared with the stored events it repeats.
-        const span = state.log.repeatedSpan(batch);
-        const stored =
-          span === undefined
-            ? undefined
-            : ((await this.backend.loadFrom(id, span.from, span.count))?.events ?? []);
-        const prepared = state.log.prepare(batch, "copy", stored);
-        if (prepared.events.length > 0) {
-          try {
-            await this.backend.append(id, prepared.fromSeq, prepared.serialized);
-          } catch (error) {
-            if (error instanceof StorageError && error.code === "STORAGE_UNAVAILABLE") {
-              this.#letGo(id, state);
-            } else if (
-              attempt === 1 &&
-              error instanceof StorageError &&
-              error.code === "SEQ_CONFLICT"
-            ) {
-              // The stored log went past this store's state while it held the writer lock: an
-              // append of its own reported as possibly landed (commitUnknown) landed since, after
-              // this retry read the log. The state catches up and the batch is tried once more,
-              // so that a repeat of what landed is acknowledged.
-              await this.#current(id);
-              continue;
-            }
-            throw error;
-          }
-          state.log.commit(prepared, { pack: false });
-          if (state.log.unpackedDerived > 0) this.#text.packLater(state.log);
-          this.#text.keep(id, state.log);
-        }
-        return prepared.nextSeq;
-      }
-    });
+    return this.#sessions.serial(id, () => this.#sessions.append(id, target, batch));
   }
 
   /**
@@ -267,9 +206,9 @@ export class SessionStore implements SessionHost {
         backend: this.backend,
         now: this.#now,
         newId: this.#newId,
-        reserved: this.#reserved,
-        liveOf: (id) => this.#live.get(id),
-        serial: (id, task) => this.#serial(id, task),
+        reserved: this.#sessions.reserved,
+        liveOf: (id) => this.#sessions.session(id),
+        serial: (id, task) => this.#sessions.serial(id, task),
       },
       source,
       options,
@@ -333,8 +272,8 @@ export class SessionStore implements SessionHost {
    */
   async importLog(text: string, options: { sessionId?: string } = {}): Promise<SessionHeader> {
     const { header, parsed } = importedLogOf(text, options);
-    return this.#serial(header.id, async () => {
-      await this.#assertFree(header.id);
+    return this.#sessions.serial(header.id, async () => {
+      await this.#sessions.assertFree(header.id);
       return storeWhole(this.backend, header, parsed);
     });
   }
@@ -360,7 +299,7 @@ export class SessionStore implements SessionHost {
    */
   async setTitle(id: string, title: string | null): Promise<void> {
     const set = this.#catalog.titleSetter(id, title);
-    await this.#serial(id, set);
+    await this.#sessions.serial(id, set);
   }
 
   /**
@@ -400,22 +339,7 @@ export class SessionStore implements SessionHost {
    */
   async delete(id: string): Promise<void> {
     checkSessionId(id, "/sessionId");
-    await this.#serial(id, async () => {
-      const live = this.#live.get(id);
-      const state = live && this.#state.get(live);
-      if (state?.release === undefined && !(await this.backend.has(id))) throw sessionNotFound(id);
-      const release = state?.release ?? (await this.backend.lock(id));
-      // Forgotten before the delete: a read answered from this process's memory (the writer's
-      // fast path) must not outlive the stored session, e.g. for a watch told of the delete.
-      this.#live.delete(id);
-      this.#locked.forget(id);
-      this.#letGoTurns.forget(id);
-      try {
-        if (!(await this.backend.delete(id))) throw sessionNotFound(id);
-      } finally {
-        await release();
-      }
-    });
+    await this.#sessions.serial(id, () => this.#sessions.delete(id));
   }
 
   /**
@@ -425,18 +349,18 @@ export class SessionStore implements SessionHost {
    * dead writer's turn is).
    */
   async unload(id: string): Promise<void> {
-    await this.#serial(id, () => this.#unregister(id, true));
+    await this.#sessions.serial(id, () => this.#sessions.unregister(id, true));
   }
 
   /** The ids of the sessions this store holds live. */
   liveIds(): string[] {
-    return [...this.#live.keys()];
+    return this.#sessions.ids();
   }
 
   /** Releases every lock and closes the backend. */
   async close(): Promise<void> {
-    for (const id of [...this.#live.keys()]) await this.unload(id);
-    this.#letGoTurns.clear();
+    for (const id of this.#sessions.ids()) await this.unload(id);
+    this.#sessions.clearLetGo();
     await this.backend.close();
   }
 
@@ -446,155 +370,6 @@ export class SessionStore implements SessionHost {
    */
   async openTurn(id: string): Promise<number | undefined> {
     checkSessionId(id, "/sessionId");
-    const live = this.#live.get(id);
-    const state = live === undefined ? undefined : this.#state.get(live);
-    if (state?.release !== undefined && !this.#lost(id)) return state.log.openTurn;
-    const marker = (await this.backend.forkPoint(id, undefined))?.marker;
-    return marker?.type === "turn/start" ? marker.turn : undefined;
-  }
-
-  /**
-   * The session as stored now, brought up to date from the store (a cached view reads only what
-   * is new, see {@link storedLog}), with whether a torn tail follows its intact events. Undefined
-   * when it is not stored; a session deleted elsewhere is dropped from the cache.
-   */
-  async #current(
-    id: string,
-    settled = false,
-  ): Promise<{ session: Session; tornTail: boolean } | undefined> {
-    const live = this.#live.get(id);
-    const state = live === undefined ? undefined : this.#state.get(live);
-    const read = await storedLog(this.backend, id, state?.log, settled);
-    if (read === undefined) {
-      if (live !== undefined) await this.#unregister(id);
-      this.#letGoTurns.forget(id);
-      return undefined;
-    }
-    if (!read.fresh && live !== undefined) return { session: live, tornTail: read.tornTail };
-    const release = state?.release;
-    if (live !== undefined) this.#live.delete(id);
-    return { session: this.#register(read.log, release), tornTail: read.tornTail };
-  }
-
-  /**
-   * The session, held for writing: the lock is taken first when this process does not hold it —
-   * a log read before it could miss a batch another process appends (and acknowledges) before
-   * letting go, and repairing that stale read would cut it — then the log is brought up to date
-   * and an interrupted turn (not one of this store's own, see {@link LetGo}) or torn tail is
-   * repaired. Runs inside the id's queue.
-   */
-  async #writable(id: string): Promise<OpenedSession> {
-    const live = this.#live.get(id);
-    const held = live === undefined ? undefined : this.#state.get(live);
-    if (live !== undefined && held?.release !== undefined) {
-      if (!this.#lost(id)) {
-        this.#written(id);
-        return { session: live, repaired: false };
-      }
-      // The lock went with its connection: taken again below, and the log read again.
-      this.#letGo(id, held);
-    }
-    const release = await this.backend.lock(id);
-    try {
-      const current = await this.#current(id, true);
-      if (current === undefined) throw sessionNotFound(id);
-      const state = this.#requireState(current.session);
-      const log = state.log;
-      // A turn this store left open when it let go of the lock (unloaded too) is its own, going
-      // on: closed only when another process wrote the log meanwhile (as a log whose writer died is).
-      const own = this.#letGoTurns.takeOwn(id, log);
-      const repaired = await repairOpened(this.backend, log, current.tornTail, own);
-      state.release = release;
-      this.#written(id);
-      return { session: current.session, repaired };
-    } catch (error) {
-      await release();
-      throw error;
-    }
-  }
-
-  /**
-   * Notes that `id` was just written under its lock; past the most locks held, the session
-   * written least recently lets go of its lock (in its own queue, after whatever it is doing).
-   */
-  #written(id: string): void {
-    const oldest = this.#locked.written(id);
-    if (oldest === undefined) return;
-    this.#serial(oldest, async () => {
-      const live = this.#live.get(oldest);
-      const state = live === undefined ? undefined : this.#state.get(live);
-      if (state?.release === undefined || this.#locked.has(oldest)) return;
-      const release = state.release;
-      state.release = undefined;
-      this.#letGoTurns.note(oldest, state.log);
-      await release();
-    }).catch(() => {});
-  }
-
-  #register(log: SessionLog, release: ReleaseLock | undefined): Session {
-    const session = new Session(this, log);
-    this.#live.set(log.header.id, session);
-    this.#state.set(session, { log, release });
-    // A seed taken from a caller keeps its messages as text.
-    this.#text.keep(log.header.id, log);
-    return session;
-  }
-
-  /** Whether the backend says the writer lock this process held on `id` is gone. */
-  #lost(id: string): boolean {
-    return this.backend.lockLost?.(id) === true;
-  }
-
-  /**
-   * Lets go of the writer lock of a live session after its store failed (the lock may be gone
-   * with its connection, or the batch may have landed unacknowledged): the session stays live,
-   * and the next write takes the lock again and reads the store first, like a session opened
-   * anew — another process may have written it meanwhile.
-   */
-  #letGo(id: string, state: LiveState): void {
-    const release = state.release;
-    state.release = undefined;
-    this.#letGoTurns.note(id, state.log);
-    // Not waited for: with the store unreachable the release itself waits out a timeout, and the
-    // caller should hear the failure now. The backend's lock operations run in order, so a later
-    // take of the lock follows this release.
-    release?.().catch(() => {});
-  }
-
-  /**
-   * Forgets a live session and lets go of its writer lock; with `keepTurn`, a turn it was writing
-   * is remembered as its own (see {@link LetGoTurns.note}).
-   */
-  async #unregister(id: string, keepTurn = false): Promise<void> {
-    const live = this.#live.get(id);
-    if (live === undefined) return;
-    this.#live.delete(id);
-    this.#locked.forget(id);
-    this.#text.forget(id);
-    const state = this.#state.get(live);
-    if (keepTurn && state?.release !== undefined) this.#letGoTurns.note(id, state.log);
-    await state?.release?.();
-  }
-
-  async #assertFree(id: string): Promise<void> {
-    if (this.#live.has(id) || this.#reserved.has(id) || (await this.backend.has(id))) {
-      throw sessionTaken(id);
-    }
-  }
-
-  #requireLive(session: Session): Session {
-    if (session.store !== this || this.#live.get(session.id) !== session) throw notLive(session.id);
-    return session;
-  }
-
-  #requireState(session: Session): LiveState {
-    const state = this.#state.get(this.#requireLive(session));
-    if (state === undefined) throw new Error(`no state for live session ${show(session.id)}`);
-    return state;
-  }
-
-  /** Runs `task` after every earlier task of the same id. */
-  #serial<T>(id: string, task: () => Promise<T>): Promise<T> {
-    return this.#queue.run(id, task);
+    return this.#sessions.openTurn(id);
   }
 }
