@@ -25,7 +25,9 @@ function corpusSkips(): string[] {
       return entry.name.endsWith(".test.ts") ? [path] : [];
     });
   const readers = files(join(ROOT, "test")).filter((path) =>
-    /from "(?:\.\.\/)+helpers\/(?:corpus|rpc-fixtures)\.js"/.test(readFileSync(path, "utf8")),
+    /from "(?:\.\.\/)+helpers\/(?:corpus|rpc-fixtures|readers-processes-suite)\.js"/.test(
+      readFileSync(path, "utf8"),
+    ),
   );
   const names = readers.map((path) => relative(ROOT, path));
   console.warn(

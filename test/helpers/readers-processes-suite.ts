@@ -23,15 +23,15 @@ import {
   turnEnd,
   turnStart,
   userMessage,
-} from "../helpers/builders.js";
+} from "./builders.js";
 import {
   dropSchema,
   freshSchemaName,
   POSTGRES_SKIP,
   POSTGRES_TEST_URL,
-} from "../helpers/postgres-harness.js";
-import { expectCode, STDIO_MAIN, spawnedClient, tempDir } from "../helpers/rpc-fixtures.js";
-import { waitUntil } from "../helpers/waits.js";
+} from "./postgres-harness.js";
+import { expectCode, STDIO_MAIN, spawnedClient, tempDir } from "./rpc-fixtures.js";
+import { waitUntil } from "./waits.js";
 
 const temp = tempDir("seedline-readers-");
 /** The PostgreSQL schemas this run created (the first server on each creates it). */
@@ -311,7 +311,11 @@ async function readAll(client: SeedlineClient, sessionId: string) {
 
 // ---------------------------------------------------------------------------------------------
 
-for (const kind of KINDS) {
+/**
+ * Registers the suite for one store kind — one test file per kind, so that the kinds run side by
+ * side — and, with `jsonl`, the case of a missing session.
+ */
+export function defineReadersSuite(kind: Kind): void {
   const title = `readers and watches across server processes (${kind} store)`;
   if (kind === "postgres" && POSTGRES_SKIP !== undefined) {
     describe.skip(`${title} — skipped: ${POSTGRES_SKIP}`, () => {
@@ -320,6 +324,7 @@ for (const kind of KINDS) {
   } else {
     describe(title, () => readersSuite(kind));
   }
+  if (kind === "jsonl") missingSessionSuite();
 }
 
 function readersSuite(kind: Kind): void {
@@ -864,12 +869,14 @@ function readersSuite(kind: Kind): void {
 }
 
 /** For the record: a watch of a missing session is refused with SESSION_NOT_FOUND (checked once). */
-describe("session/watch of a missing session", () => {
-  it("rejects the client's ready with SESSION_NOT_FOUND", async () => {
-    const a = await startServer(freshStore("jsonl"));
-    const watch = a.client.watch("nobody");
-    await expect(watch.ready).rejects.toBeInstanceOf(RpcResponseError);
-    await expect(watch.next()).rejects.toMatchObject({ dataCode: "SESSION_NOT_FOUND" });
-    await a.close();
+function missingSessionSuite(): void {
+  describe("session/watch of a missing session", () => {
+    it("rejects the client's ready with SESSION_NOT_FOUND", async () => {
+      const a = await startServer(freshStore("jsonl"));
+      const watch = a.client.watch("nobody");
+      await expect(watch.ready).rejects.toBeInstanceOf(RpcResponseError);
+      await expect(watch.next()).rejects.toMatchObject({ dataCode: "SESSION_NOT_FOUND" });
+      await a.close();
+    });
   });
-});
+}

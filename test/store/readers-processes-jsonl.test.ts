@@ -1,0 +1,4 @@
+// docs/readers.md across real server processes on a jsonl store: the suite is test/helpers/readers-processes-suite.ts.
+import { defineReadersSuite } from "../helpers/readers-processes-suite.js";
+
+defineReadersSuite("jsonl");
