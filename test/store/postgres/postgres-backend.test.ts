@@ -578,6 +578,14 @@ describePostgres("PostgreSQL backend", () => {
       // The writer's lock connection dies; another backend takes the lock.
       const holder = await writerLockHolder(h.schema, "race");
       await sql("SELECT pg_terminate_backend($1)", [holder.pid]);
+      // pg_terminate_backend only signals: until that backend has exited it still holds the
+      // advisory lock, and a take in between is SESSION_BUSY (seen once in CI: "timed out
+      // waiting", with that SESSION_BUSY unhandled).
+      await until(async () =>
+        (await sql("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [holder.pid])).length === 0
+          ? true
+          : undefined,
+      );
       let locked = false;
       const taking = b.lock("race").then((release) => {
         locked = true;
