@@ -491,6 +491,13 @@ export const POSTGRES_SCHEMA_QUERIES = ["createSchema"] as const satisfies reado
  * parameter): the backend substitutes the quoted channel name in the statements listed here.
  */
 export const POSTGRES_CHANNEL_PLACEHOLDER = "{channel}";
+/**
+ * The relations the file's own statements create — tables (`CREATE TABLE IF NOT EXISTS`),
+ * their named constraints' indexes and `CREATE INDEX IF NOT EXISTS` indexes: the catalog,
+ * the titles table and the search index, outside the versioned layout.
+ */
+export const POSTGRES_CREATED_RELATIONS = ["catalog_version", "catalog_version_pkey", "catalog_summaries", "catalog_summaries_pkey", "catalog_by_activity", "titles_version", "titles_version_pkey", "session_titles", "session_titles_pkey", "search_texts", "search_texts_pkey", "search_pending", "search_pending_pkey"] as const;
+
 export const POSTGRES_CHANNEL_QUERIES = ["listenChanges"] as const satisfies readonly PostgresQueryName[];
 
 /**

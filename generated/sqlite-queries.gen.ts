@@ -331,6 +331,13 @@ export const SQLITE_QUERIES = {
 /** The name of one statement of {@link SQLITE_QUERIES}. */
 export type SqliteQueryName = keyof typeof SQLITE_QUERIES;
 
+/**
+ * The tables the file's own statements create (`CREATE [VIRTUAL] TABLE IF NOT EXISTS`): the
+ * catalog, the titles table and the search index, outside the versioned layout. A virtual
+ * table's shadow tables are named after it (`<name>_…`).
+ */
+export const SQLITE_CREATED_TABLES = ["catalog_version", "catalog_summaries", "titles_version", "session_titles", "search_texts", "search_fts", "search_pending", "search_unindexed"] as const;
+
 /** The named parameters of each statement (without `@`), in order of first use. */
 export const SQLITE_QUERY_PARAMS = {
   sessionExists: ["sessionId"],

@@ -188,6 +188,29 @@ export function createdTables(queries: readonly NamedQuery[]): Set<string> {
   return names;
 }
 
+/**
+ * The relations the file's own statements create: each `CREATE TABLE IF NOT EXISTS` table with the
+ * indexes of its named constraints and of its primary key, and each `CREATE INDEX IF NOT EXISTS`.
+ */
+export function createdRelations(queries: readonly NamedQuery[]): string[] {
+  const names: string[] = [];
+  for (const { sql } of queries) {
+    const table = /^\s*create\s+table\s+if\s+not\s+exists\s+([a-z_][a-z0-9_]*)/i.exec(sql)?.[1];
+    if (table !== undefined) {
+      names.push(table.toLowerCase());
+      for (const m of sql.matchAll(/\bconstraint\s+([a-z_][a-z0-9_]*)/gi)) {
+        names.push((m[1] as string).toLowerCase());
+      }
+      // A primary key declared on its column gets PostgreSQL's default name.
+      const key = `${table.toLowerCase()}_pkey`;
+      if (/\bprimary\s+key\b/i.test(sql) && !names.includes(key)) names.push(key);
+    }
+    const index = /^\s*create\s+index\s+if\s+not\s+exists\s+([a-z_][a-z0-9_]*)/i.exec(sql)?.[1];
+    if (index !== undefined) names.push(index.toLowerCase());
+  }
+  return names;
+}
+
 /** A result column's name, TypeScript type and whether it may be NULL. */
 export interface TypedColumn {
   readonly name: string;
@@ -463,6 +486,13 @@ export function renderPostgresQueries(layout: SqliteLayout, text: string): strin
     " * parameter): the backend substitutes the quoted channel name in the statements listed here.",
     " */",
     `export const POSTGRES_CHANNEL_PLACEHOLDER = ${JSON.stringify(CHANNEL_PLACEHOLDER)};`,
+    "/**",
+    " * The relations the file's own statements create — tables (`CREATE TABLE IF NOT EXISTS`),",
+    " * their named constraints' indexes and `CREATE INDEX IF NOT EXISTS` indexes: the catalog,",
+    " * the titles table and the search index, outside the versioned layout.",
+    " */",
+    `export const POSTGRES_CREATED_RELATIONS = ${stringList(createdRelations(queries))} as const;`,
+    "",
     `export const POSTGRES_CHANNEL_QUERIES = ${stringList(
       checked.filter((c) => c.usesChannel).map((c) => c.query.name),
     )} as const satisfies readonly PostgresQueryName[];`,

@@ -200,6 +200,13 @@ export function renderSqliteQueries(layout: SqliteLayout, text: string): string 
     "/** The name of one statement of {@link SQLITE_QUERIES}. */",
     "export type SqliteQueryName = keyof typeof SQLITE_QUERIES;",
     "",
+    "/**",
+    " * The tables the file's own statements create (`CREATE [VIRTUAL] TABLE IF NOT EXISTS`): the",
+    " * catalog, the titles table and the search index, outside the versioned layout. A virtual",
+    " * table's shadow tables are named after it (`<name>_…`).",
+    " */",
+    `export const SQLITE_CREATED_TABLES = ${stringList(createdTableNames(prepared.map((p) => p.query.sql)))} as const;`,
+    "",
     "/** The named parameters of each statement (without `@`), in order of first use. */",
     "export const SQLITE_QUERY_PARAMS = {",
     ...prepared.map(({ query, params }) => `  ${query.name}: ${stringList(params)},`),
@@ -245,4 +252,16 @@ function createdColumn(
   const found = info.find((c) => c.name === name);
   if (found === undefined || (found.type !== "TEXT" && found.type !== "INTEGER")) return undefined;
   return { type: found.type, notNull: found.notnull === 1 || found.pk > 0 };
+}
+
+/** The names of the tables that `CREATE [VIRTUAL] TABLE IF NOT EXISTS` statements make, in file order. */
+function createdTableNames(statements: readonly string[]): string[] {
+  const names: string[] = [];
+  for (const sql of statements) {
+    const name = /^\s*CREATE\s+(?:VIRTUAL\s+)?TABLE\s+IF\s+NOT\s+EXISTS\s+([a-z_][a-z0-9_]*)/i.exec(
+      sql,
+    )?.[1];
+    if (name !== undefined) names.push(name.toLowerCase());
+  }
+  return names;
 }

@@ -1,30 +1,20 @@
 // The PostgreSQL catalog (derived: summaries, search index) and titles table beside the canonical layout: made when missing, the catalog rebuilt from the logs.
 import type { ClientBase } from "pg";
-import { StorageError, show } from "../../errors.js";
+import { POSTGRES_CREATED_RELATIONS } from "../../generated.js";
+import { titlesRefusal } from "../sql/layout-direction.js";
 import { titleOfData } from "../sql/summary-rows.js";
 import { advisoryKey, type PostgresTarget } from "./connection.js";
-import { isSearchRelation } from "./search-index.js";
 import { POSTGRES_CATALOG_VERSION, POSTGRES_TITLES_VERSION, type Queries } from "./statements.js";
 
-/** The relations of the catalog and of the titles table: tables and their key and other indexes. */
-const OUTSIDE_LAYOUT = new Set([
-  "catalog_version",
-  "catalog_version_pkey",
-  "catalog_summaries",
-  "catalog_summaries_pkey",
-  "catalog_by_activity",
-  "titles_version",
-  "titles_version_pkey",
-  "session_titles",
-  "session_titles_pkey",
-]);
+/** The relations outside the canonical layout: what the queries file's own statements create. */
+const OUTSIDE_LAYOUT: ReadonlySet<string> = new Set(POSTGRES_CREATED_RELATIONS);
 
 /**
  * Whether a relation lies outside the canonical layout: the catalog's, the search index's (which
  * the catalog comprises), the titles table's. The layout policy judges the layout without them.
  */
 export function isOutsideLayout(name: string): boolean {
-  return OUTSIDE_LAYOUT.has(name) || isSearchRelation(name);
+  return OUTSIDE_LAYOUT.has(name);
 }
 
 /**
@@ -39,17 +29,9 @@ export async function checkTitlesVersion(
 ): Promise<void> {
   if ((await queries.first(client, "titlesExists", {})) === undefined) return;
   const versions = (await queries.rows(client, "titlesVersions", {})).map((r) => Number(r.version));
-  if (versions.length === 1 && versions[0] === POSTGRES_TITLES_VERSION) return;
-  const found = versions.length === 1 ? (versions[0] as number) : undefined;
-  throw new StorageError(
-    "FORMAT_UNSUPPORTED",
-    `expected the titles table of version ${POSTGRES_TITLES_VERSION} (one row in titles_version) in ${target.location}, found ${found ?? show(versions)}: ${
-      found !== undefined && found > POSTGRES_TITLES_VERSION
-        ? "it was written by a newer seedline: upgrade seedline to open it"
-        : "this build reads only its own version"
-    }`,
-    { found: found ?? 0, supported: POSTGRES_TITLES_VERSION, location: target.location },
-  );
+  const where = `in ${target.location}`;
+  const refusal = titlesRefusal(versions, POSTGRES_TITLES_VERSION, where, target.location);
+  if (refusal !== undefined) throw refusal;
 }
 
 /** What {@link openCatalog} found and did. */

@@ -16,16 +16,6 @@ import * as sql from "../sql/core.js";
 import { advisoryKey } from "./connection.js";
 import type { Queries } from "./statements.js";
 
-/** The relations of the index: not part of the versioned layout, so the layout policy leaves them be. */
-export function isSearchRelation(name: string): boolean {
-  return (
-    name === "search_texts" ||
-    name === "search_texts_pkey" ||
-    name === "search_pending" ||
-    name === "search_pending_pkey"
-  );
-}
-
 /**
  * Search pages go in list order, most recent activity first: they start strictly after this key,
  * above every stored session (as list-pages.ts's first page).

@@ -1,22 +1,22 @@
 // The SQLite catalog (derived: summaries, search index) and titles table beside the canonical layout: made when missing, the catalog rebuilt from the logs.
 import type Database from "better-sqlite3";
-import { StorageError, show } from "../../errors.js";
-import { SQLITE_CATALOG_VERSION, SQLITE_TITLES_VERSION } from "../../generated.js";
+import {
+  SQLITE_CATALOG_VERSION,
+  SQLITE_CREATED_TABLES,
+  SQLITE_TITLES_VERSION,
+} from "../../generated.js";
+import { titlesRefusal } from "../sql/layout-direction.js";
 import { titleOfData } from "../sql/summary-rows.js";
-import { isSearchObject } from "./search-index.js";
 import type { Statements } from "./statements.js";
 
-/** The tables of the catalog and of the titles table (their indexes carry the table's name). */
-const CATALOG_TABLES = new Set(["catalog_version", "catalog_summaries"]);
-const TITLES_TABLES = new Set(["titles_version", "session_titles"]);
-
 /**
- * Whether a schema object (by the name of its table) lies outside the canonical layout: the
- * catalog's tables, the search index's (which the catalog comprises), the titles table's. The
+ * Whether a schema object (by the name of its table) lies outside the canonical layout: a table the
+ * queries file's own statements create — the catalog's, the search index's (which the catalog
+ * comprises), the titles table's — or a shadow table of one (FTS5 names them `<table>_…`). The
  * version policy judges the layout without them.
  */
 export function isOutsideLayout(tableName: string): boolean {
-  return CATALOG_TABLES.has(tableName) || TITLES_TABLES.has(tableName) || isSearchObject(tableName);
+  return SQLITE_CREATED_TABLES.some((t) => tableName === t || tableName.startsWith(`${t}_`));
 }
 
 /**
@@ -27,21 +27,8 @@ export function isOutsideLayout(tableName: string): boolean {
 export function checkTitlesVersion(statements: Statements, path: string): void {
   if (statements.get("titlesExists", {}) === undefined) return;
   const versions = statements.all("titlesVersions", {}).map((r) => r.version);
-  if (versions.length === 1 && versions[0] === SQLITE_TITLES_VERSION) return;
-  const found = versions.length === 1 ? versions[0] : show(versions);
-  throw new StorageError(
-    "FORMAT_UNSUPPORTED",
-    `expected the titles table of version ${SQLITE_TITLES_VERSION} (one row in titles_version) at ${path}, found ${found}: ${
-      typeof found === "number" && found > SQLITE_TITLES_VERSION
-        ? "it was written by a newer seedline: upgrade seedline to open it"
-        : "this build reads only its own version"
-    }`,
-    {
-      found: typeof found === "number" ? found : 0,
-      supported: SQLITE_TITLES_VERSION,
-      location: path,
-    },
-  );
+  const refusal = titlesRefusal(versions, SQLITE_TITLES_VERSION, `at ${path}`, path);
+  if (refusal !== undefined) throw refusal;
 }
 
 /** What {@link openCatalog} found and did, for diagnostics and the tests that prove a rebuild. */

@@ -15,20 +15,6 @@ import * as sql from "../sql/core.js";
 import type { Statements } from "./statements.js";
 
 /**
- * Whether a schema object (by the name of its table) belongs to the search index — its tables,
- * FTS5's shadow tables, their automatic indexes. The index is not part of the versioned layout
- * (it holds nothing the events do not), so the version policy leaves these be.
- */
-export function isSearchObject(tableName: string): boolean {
-  return (
-    tableName === "search_texts" ||
-    tableName === "search_pending" ||
-    tableName === "search_unindexed" ||
-    tableName.startsWith("search_fts")
-  );
-}
-
-/**
  * Search pages go in list order, most recent activity first: they start strictly after this key,
  * above every stored session (as list-pages.ts's first page).
  */
