@@ -9,7 +9,7 @@ import {
 } from "../generated.js";
 import { problemText, schemaProblem } from "../util/schema-problem.js";
 import { invalidEvent, isSeq, missingSurfaceOpMessage } from "./event-errors.js";
-import { freezeParsedJsonValue, type JsonValueProblem, jsonValueProblem } from "./json-value.js";
+import { type JsonValueProblem, jsonValueProblem, parsedDepthProblem } from "./json-value.js";
 import { PendingCalls } from "./pending-calls.js";
 import { inCanonicalOrder, SerializedEvent } from "./serialized-event.js";
 import { isSurfaceEligibleType, isSurfaceEvent, Surface } from "./surface.js";
@@ -322,7 +322,10 @@ export type Ownership =
    * message a message-producing event gives is kept as the text of its `data`.
    */
   | "copy"
-  /** Fresh from `JSON.parse`: lossless by construction, checked for depth and frozen in place. */
+  /**
+   * Fresh from `JSON.parse` and handed over: lossless by construction, checked for depth and kept
+   * as it is (unfrozen: nothing else holds it).
+   */
   | "parsed";
 
 /** Why a value is refused, as far as it is known before the value's place in the log is. */
@@ -352,14 +355,14 @@ export class RefusedEvent {
 }
 
 /**
- * An incoming value once taken in: the frozen, schema-valid event (parsed), the serialized one
+ * An incoming value once taken in: the schema-valid event itself (parsed), the serialized one
  * (a caller's), or why it is refused.
  */
 export type TakenEvent = SessionEvent | SerializedEvent | RefusedEvent;
 
 /**
  * A batch taken in at once: every value checked against the schema and serialized (or, parsed,
- * frozen in place), so that nothing the caller does to its array or values afterwards changes it.
+ * kept as it is), so that nothing the caller does to its array or values afterwards changes it.
  * Only {@link TakenBatch.take} makes one; the log checks its events against its state when it is
  * prepared, without taking them in again.
  */
@@ -413,15 +416,15 @@ export class TakenBatch {
 
 /**
  * Whether every value of a batch passes {@link takeEvent}'s checks: lossless JSON (a caller's
- * value) or frozen within the depth limit (a parsed one), then the generated validator. Each
+ * value) or within the depth limit (a parsed one), then the generated validator. Each
  * check runs over the whole batch in turn (the first one first, so the validator never reads a
  * value it refuses), which costs less than taking each value through both: their code and the
  * batch stay in the processor's caches (a caller's batch is taken in about a fifth less time).
  * False at the first value that fails: the batch is then taken a value at a time, which finds each
- * one's refusal (a parsed batch's values up to there stay frozen, as they would anyway).
+ * one's refusal.
  */
 function takesWhole(batch: readonly unknown[], ownership: Ownership): boolean {
-  const lossless = ownership === "copy" ? jsonValueProblem : freezeParsedJsonValue;
+  const lossless = ownership === "copy" ? jsonValueProblem : parsedDepthProblem;
   for (let i = 0; i < batch.length; i++) if (lossless(batch[i]) !== undefined) return false;
   for (let i = 0; i < batch.length; i++) if (!validateSessionEvent(batch[i])) return false;
   return true;
@@ -429,8 +432,8 @@ function takesWhole(batch: readonly unknown[], ownership: Ownership): boolean {
 
 /**
  * Takes one raw value in, before its seq is known: checks it for lossless JSON and runs the
- * generated validator, then serializes a caller's value (or freezes a parsed value in place).
- * Returns the serialized or frozen event, or a {@link RefusedEvent} naming the
+ * generated validator, then serializes a caller's value (a parsed value is kept as it is).
+ * Returns the serialized or parsed event, or a {@link RefusedEvent} naming the
  * first rule it breaks in this order: a known type, the surface marker, json-value, the schema.
  * Reads the value only now; never throws for a bad value.
  */
@@ -444,7 +447,7 @@ export function takeEvent(raw: unknown, ownership: Ownership): TakenEvent {
       return SerializedEvent.take(raw as SessionEvent);
     }
   } else {
-    problem = freezeParsedJsonValue(raw);
+    problem = parsedDepthProblem(raw);
     if (problem === undefined && validateSessionEvent(raw)) return raw as SessionEvent;
   }
   const envelope = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
@@ -502,7 +505,7 @@ function refusalOf(
 
 /**
  * Admits a taken value as the event at `seq` (batch index `index`): seq-contiguous first, then the
- * reason it was refused, if it was. Returns the frozen event.
+ * reason it was refused, if it was. Returns the event.
  * @throws InvalidEventError for a rule, StorageError FORMAT_UNSUPPORTED for an unknown type.
  */
 export function settleEvent(taken: TakenEvent, seq: number, index: number): SessionEvent {
@@ -533,7 +536,7 @@ export function settleEvent(taken: TakenEvent, seq: number, index: number): Sess
 
 /**
  * Admits one raw value as the event at `seq`: {@link takeEvent}, then {@link settleEvent}.
- * Returns the frozen event.
+ * Returns the event.
  * @throws InvalidEventError for a rule, StorageError FORMAT_UNSUPPORTED for an unknown type.
  */
 export function admitEvent(

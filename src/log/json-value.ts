@@ -233,22 +233,23 @@ function pointerToken(member: string | number): string {
 }
 
 /**
- * Freezes a value that came from `JSON.parse` in place when it is nested at most
- * {@link MAX_JSON_DEPTH} deep, or returns the first place it goes deeper: `JSON.parse` reads any
- * depth, but such a value could not be written back (`JSON.stringify` overflows the stack), so a
- * parsed event is held to the limit a copied one is. Members named `__proto__` are own members
- * already (`JSON.parse` defines them). A value already frozen at the top was admitted before and
- * is left as it is. Returns undefined when the value is frozen (nothing is made per value).
+ * The first place a value that came from `JSON.parse` nests deeper than {@link MAX_JSON_DEPTH},
+ * or undefined: `JSON.parse` reads any depth, but such a value could not be written back
+ * (`JSON.stringify` overflows the stack), so a parsed event is held to the limit a copied one is.
+ * Nothing else needs checking (a parsed value is lossless JSON, and a member named `__proto__` is
+ * an own member: `JSON.parse` defines it). The value is left as it is, unfrozen: it is fresh from
+ * `JSON.parse`, shared with no caller. A value frozen at the top (admitted before, or made by the
+ * store) is not walked again.
  */
-export function freezeParsedJsonValue(value: unknown): JsonValueProblem | undefined {
+export function parsedDepthProblem(value: unknown): JsonValueProblem | undefined {
   if (typeof value !== "object" || value === null || Object.isFrozen(value)) return undefined;
-  const found = freezeWithin(value, 0);
+  const found = depthWithin(value, 0);
   if (found === undefined) return undefined;
   return { path: found.keys.reverse().map(pointerToken).join(""), found: found.found };
 }
 
-/** Freezes `value` and everything below it, or returns where it nests too deep (leaving the levels above unfrozen). */
-function freezeWithin(value: object, depth: number): Found | undefined {
+/** Where `value` nests deeper than the limit, from `depth` on; undefined when it does not. */
+function depthWithin(value: object, depth: number): Found | undefined {
   if (depth >= MAX_JSON_DEPTH) {
     return new Found(`arrays or objects nested more than ${MAX_JSON_DEPTH} deep`, true);
   }
@@ -256,7 +257,7 @@ function freezeWithin(value: object, depth: number): Found | undefined {
     for (let i = 0; i < value.length; i++) {
       const child: unknown = value[i];
       if (typeof child === "object" && child !== null) {
-        const found = freezeWithin(child, depth + 1);
+        const found = depthWithin(child, depth + 1);
         if (found !== undefined) return at(found, i);
       }
     }
@@ -264,12 +265,11 @@ function freezeWithin(value: object, depth: number): Found | undefined {
     for (const key in value) {
       const child: unknown = (value as Record<string, unknown>)[key];
       if (typeof child === "object" && child !== null) {
-        const found = freezeWithin(child, depth + 1);
+        const found = depthWithin(child, depth + 1);
         if (found !== undefined) return at(found, key);
       }
     }
   }
-  Object.freeze(value);
   return undefined;
 }
 

@@ -75,7 +75,8 @@ export class SessionLog {
    * Checks and applies events in order at the end of a log being built (a seed, an import, a
    * stored log read page by page), with no trial run to undo: when a check fails the log must be
    * dropped. A {@link TakenBatch} is checked as taken, without copying its events again.
-   * @returns the checked events, frozen (the array too, marked admitted for the derivations).
+   * @returns the checked events (the array frozen and marked admitted for the derivations; the
+   *   events are the batch's own, or a serialized event read back).
    * @throws InvalidEventError or StorageError FORMAT_UNSUPPORTED, as `prepare` does.
    */
   admit(
@@ -358,7 +359,7 @@ export class SessionLog {
   }
 }
 
-/** A settled taken event as a whole frozen value: a serialized one read back. */
+/** A settled taken event as a whole value: a parsed one as it is, a serialized one read back. */
 function fullEvent(taken: TakenEvent): SessionEvent {
   return taken instanceof SerializedEvent ? taken.event : (taken as SessionEvent);
 }

@@ -343,8 +343,9 @@ export function packOlderMessages(surface: Surface, keepText?: number): void {
 }
 
 /**
- * The provider message one surface event produces (docs/log.md, derived messages), frozen. Content is
- * shared with the (frozen) event, so nothing done to a message can change the log.
+ * The provider message one surface event produces (docs/log.md, derived messages), frozen
+ * throughout: a surface keeps its messages and hands the same ones to every caller. Content is
+ * shared with the event, not copied, and frozen in place (the rest of the event is left as it is).
  */
 export function messageOf(event: SurfaceEvent): DerivedMessage | undefined {
   switch (event.type) {
@@ -359,7 +360,7 @@ export function messageOf(event: SurfaceEvent): DerivedMessage | undefined {
       const block: ContentBlock = Object.freeze({
         type: "tool-result",
         toolCallId: callId,
-        content,
+        content: freezeParsed(content),
         isError,
       });
       return freezeMessage("user", [block]);
@@ -383,17 +384,15 @@ function freezeMessage(
   role: DerivedMessage["role"],
   content: readonly ContentBlock[],
 ): DerivedMessage {
-  return Object.freeze({
-    role,
-    content: Object.isFrozen(content) ? content : Object.freeze(content),
-  });
+  return Object.freeze({ role, content: freezeParsed(content) });
 }
 
 /**
  * Derives the messages of a log from scratch (one pass over its surface events). A `SessionLog`
  * keeps the same result incrementally; this is for logs held as plain arrays. The result is
- * frozen throughout and shares content only with frozen events: a caller's unfrozen event is
- * copied first, so that the result cannot alias it and the caller's objects are left unfrozen.
+ * frozen throughout. Given an array a read returned (admitted), its messages share content with
+ * its events, frozen in place; in any other array an unfrozen event is copied first, so that the
+ * result cannot alias a caller's objects and they are left unfrozen.
  * Other rules are not checked again: give it events a log admitted.
  * @throws InvalidEventError (rule surface-marker) for a surface-eligible event without `surfaceOp`.
  */
@@ -456,7 +455,7 @@ function surfaceOpOf(event: SessionEvent): SurfaceEvent["surfaceOp"] | undefined
   return (event as { surfaceOp?: SurfaceEvent["surfaceOp"] }).surfaceOp;
 }
 
-/** The event itself when it is frozen (admitted events are frozen throughout), else a frozen copy. */
+/** The event itself when it is frozen, else a frozen copy (of a caller's event, never aliased). */
 function frozenEvent(event: SurfaceEvent): SurfaceEvent {
   if (Object.isFrozen(event)) return event;
   const copied = copyJsonValue(event);

@@ -55,8 +55,10 @@ function derive(
   let openStep = 0;
   const gathered: StreamChunk[] = [];
   let count = 0;
-  // Admitted events form a valid log, frozen throughout: each chunk belongs to the open step (the
-  // step-order rule) and is taken as it is. Any other array is checked chunk by chunk.
+  // Admitted events form a valid log: each chunk belongs to the open step (the step-order rule)
+  // and is taken as it is, shared with the events of the read that returned them (not frozen:
+  // freezing a read's chunks would cost more than this pass). Any other array is checked chunk by
+  // chunk, and its chunks copied unless frozen.
   const admitted = isAdmitted(events);
   const length = events.length;
   // Indexed, not for…of: V8 (Node 20) does not inline iteration over a frozen array (a log's
@@ -118,8 +120,8 @@ function closeStep(
 }
 
 /**
- * The chunk itself when frozen (every stored or parsed event is), else a frozen copy, so that a
- * script never aliases a caller's mutable objects.
+ * The chunk itself when frozen, else a frozen copy, so that a script never aliases the mutable
+ * objects of an array the caller built.
  */
 function frozenChunk(chunk: StreamChunk): StreamChunk {
   if (Object.isFrozen(chunk)) return chunk;

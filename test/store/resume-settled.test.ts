@@ -266,17 +266,23 @@ describe.each(kinds)("resuming from the settled part (%s)", (_kind, make) => {
     await kind.dropRow("holed", chunk + 1);
     const again = new SessionStore({ backend: await kind.open() });
     for (const id of ["garbled", "holed"]) {
+      let repaired = 0;
       const corrupt = { code: "CORRUPT_LOG", details: { location: expect.stringContaining(id) } };
       if ((id === "holed" && kind.findsHoles) || (id === "garbled" && kind.findsGarbled)) {
         await expect(again.openForWriting(id), id).rejects.toMatchObject(corrupt);
       } else {
-        await again.openForWriting(id);
+        repaired = (await again.openForWriting(id)).nextSeq;
         await again.unload(id);
       }
-      // A reader reads and checks every event.
-      await expect(new SessionStore({ backend: await kind.open() }).load(id)).rejects.toMatchObject(
-        corrupt,
-      );
+      // A reader loads as a writer resumes (the settled part's messages, its rows counted where
+      // the backend counts them); every event is checked when the events are read.
+      const loading = new SessionStore({ backend: await kind.open() }).load(id);
+      if ((id === "holed" && kind.findsHoles) || (id === "garbled" && kind.findsGarbled)) {
+        await expect(loading, id).rejects.toMatchObject(corrupt);
+      } else {
+        // Loaded as the writer left it (its interrupted turn closed).
+        expect((await loading).nextSeq, id).toBe(repaired);
+      }
       await expect(again.readEvents(id), id).rejects.toMatchObject(corrupt);
     }
     await again.close();

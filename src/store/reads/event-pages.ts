@@ -38,7 +38,10 @@ export interface ReadOptions {
 /** One page of a session's stored events. */
 export interface EventPage {
   readonly header: SessionHeader;
-  /** The events from `fromSeq` on, frozen and checked against the schema, at most `limit`. */
+  /**
+   * The events from `fromSeq` on, checked against the schema, at most `limit`: fresh objects of
+   * this read (not frozen; their types are read-only).
+   */
   readonly events: readonly SessionEvent[];
   /** The seq after the last event returned: where the next page starts. */
   readonly nextSeq: number;
@@ -104,7 +107,7 @@ export function checkStoredHeader(
 }
 
 /**
- * Stored events from seq `from`, checked against the schema and frozen in place; with `log`
+ * Stored events from seq `from`, checked against the schema (and kept as parsed); with `log`
  * (which must end at `from`), also checked against the invariants and applied to it.
  * @throws StorageError CORRUPT_LOG (a broken rule: damage), FORMAT_UNSUPPORTED.
  */

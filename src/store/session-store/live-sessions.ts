@@ -77,13 +77,10 @@ export class LiveSessions {
    * is new, see {@link storedLog}), with whether a torn tail follows its intact events. Undefined
    * when it is not stored; a session deleted elsewhere is dropped from the cache.
    */
-  async current(
-    id: string,
-    settled = false,
-  ): Promise<{ session: Session; tornTail: boolean } | undefined> {
+  async current(id: string): Promise<{ session: Session; tornTail: boolean } | undefined> {
     const live = this.#live.get(id);
     const state = live === undefined ? undefined : this.#state.get(live);
-    const read = await storedLog(this.#backend, id, state?.log, settled);
+    const read = await storedLog(this.#backend, id, state?.log);
     if (read === undefined) {
       if (live !== undefined) await this.unregister(id);
       this.#letGoTurns.forget(id);
@@ -115,7 +112,7 @@ export class LiveSessions {
     }
     const release = await this.#backend.lock(id);
     try {
-      const current = await this.current(id, true);
+      const current = await this.current(id);
       if (current === undefined) throw sessionNotFound(id);
       const state = this.#requireState(current.session);
       const log = state.log;

@@ -45,9 +45,11 @@ export const DEFAULT_MAX_WRITER_LOCKS = 256;
 /** How `append` takes its batch. */
 export interface AppendOptions {
   /**
-   * The events come straight from `JSON.parse` and are the store's to keep: they are frozen in
-   * place instead of copied (the caller must not change them, and cannot: they are frozen). Never
-   * set it for values built in code: the lossless-JSON checks a copy makes are skipped.
+   * The events come straight from `JSON.parse` and are the store's to keep: they are taken as
+   * they are instead of copied, checked only for depth and against the schema (the content of a
+   * message-producing event is frozen in place: the session's messages share it). The caller must
+   * not change them afterwards. Never set it for values built in code: the lossless-JSON checks a
+   * copy makes are skipped.
    */
   readonly parsed?: boolean;
 }

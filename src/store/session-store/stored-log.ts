@@ -14,16 +14,17 @@ import { locationOf, STREAM_PAGE } from "./paged-reads.js";
 /**
  * The log of session `id` as stored now: `cached` (a log read before) brought up to date from its
  * end while the stored log extends it, or — when there is none, or the stored log was replaced
- * (deleted and created again) — read anew from seq 0 (`fresh`). With `settled` a log read anew
- * reads its settled part's message-producing events first, where the backend can (a writer's
- * resume; a reader reads and checks every event). Undefined when it is not stored.
+ * (deleted and created again) — read anew from seq 0 (`fresh`). A log read anew reads its settled
+ * part's message-producing events first, where the backend can: a writer resuming and a reader
+ * loading need the same state (length, open turn, messages), and the chunks and markers of the
+ * settled part — most of a log — are checked when they are read (`readEvents`, `read`), not to
+ * load it. Undefined when it is not stored.
  * @throws StorageError FORMAT_UNSUPPORTED, CORRUPT_LOG.
  */
 export async function storedLog(
   backend: SessionBackend,
   id: string,
   cached: SessionLog | undefined,
-  settled: boolean,
 ): Promise<{ log: SessionLog; fresh: boolean; tornTail: boolean } | undefined> {
   const location = locationOf(backend, id);
   // The cached state goes on from its end while the stored log extends it; any sign that the
@@ -32,9 +33,8 @@ export async function storedLog(
   let fresh = false;
   // The first page after the settled part, when the backend read it along.
   let next: StoredSuffix | undefined;
-  if (settled && log === undefined && backend.loadSettled !== undefined) {
-    // A log opened for writing anew: its settled part without the chunks first, where the
-    // backend can (a reader reads and checks every event).
+  if (log === undefined && backend.loadSettled !== undefined) {
+    // A log read anew: its settled part without the chunks first, where the backend can.
     const part = await settledLog(backend, id, location);
     if (part === undefined) return undefined;
     ({ log, next } = part);
