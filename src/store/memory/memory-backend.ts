@@ -107,16 +107,24 @@ export class MemoryBackend implements SessionBackend {
     return this.#sessions.has(id);
   }
 
+  /**
+   * Parses only the events the marker search reaches (from the boundary back to the last marker,
+   * and on to the closing `turn/end` of a turn open there): a listing asks this of every session.
+   */
   async forkPoint(id: string, boundary: number | undefined): Promise<StoredForkPoint | undefined> {
-    const log = await this.load(id);
-    if (log === undefined) return undefined;
-    const events = log.events as SessionEvent[];
-    const at = boundary ?? events.length - 1;
+    const entry = this.#sessions.get(id);
+    if (entry === undefined) return undefined;
+    const lines = entry.events;
+    const events = {
+      length: lines.length,
+      at: (seq: number) => JSON.parse(lines[seq] as string) as SessionEvent,
+    };
+    const at = boundary ?? lines.length - 1;
     const marker = lastTurnMarkerAt(events, at);
     const closedAt = marker?.type === "turn/start" ? nextTurnEndAfter(events, at) : undefined;
     return {
-      header: log.header,
-      length: events.length,
+      header: JSON.parse(entry.header),
+      length: lines.length,
       marker,
       ...(closedAt === undefined ? {} : { closedAt }),
     };
