@@ -226,6 +226,8 @@ export const POSTGRES_QUERIES = {
   idsWithPrefix: "SELECT id FROM sessions\nWHERE id >= $1 AND ($2::text IS NULL OR id < $2::text)\nORDER BY id\nLIMIT $3;",
   /** How many stored ids start with `@prefix`: the same range, counted. */
   countIdsWithPrefix: "SELECT count(*) AS count FROM sessions\nWHERE id >= $1 AND ($2::text IS NULL OR id < $2::text);",
+  /** Every stored id, in no particular order (SessionBackend.ids): the primary key read whole. */
+  sessionIds: "SELECT id FROM sessions;",
   /**
    * Every relation of the target schema (tables, indexes, views, sequences…), each table with its
    * columns as `name type[ NOT NULL]`: none for a new schema, the generated layout's for one of
@@ -428,6 +430,7 @@ export const POSTGRES_QUERY_PARAMS = {
   lastEventTime: ["sessionId"],
   idsWithPrefix: ["prefix", "end", "limit"],
   countIdsWithPrefix: ["prefix", "end"],
+  sessionIds: [],
   layoutObjects: ["schema"],
   layoutVersions: [],
   lockLayoutCreation: ["key"],
@@ -707,6 +710,9 @@ export const POSTGRES_QUERY_COLUMNS = {
   countIdsWithPrefix: [
     { name: "count", type: "PostgresScalar" },
   ],
+  sessionIds: [
+    { name: "id", type: "string" },
+  ],
   layoutObjects: [
     { name: "kind", type: "string | null" },
     { name: "name", type: "string | null" },
@@ -974,6 +980,7 @@ export interface PostgresQueryRows {
   readonly lastEventTime: { readonly time: number };
   readonly idsWithPrefix: { readonly id: string };
   readonly countIdsWithPrefix: { readonly count: PostgresScalar };
+  readonly sessionIds: { readonly id: string };
   readonly layoutObjects: {
     readonly kind: string | null;
     readonly name: string | null;

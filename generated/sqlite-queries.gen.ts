@@ -138,6 +138,8 @@ export const SQLITE_QUERIES = {
   idsWithPrefix: "SELECT id FROM sessions\nWHERE id >= @prefix AND id < CAST(@prefix || x'ff' AS TEXT)\nORDER BY id\nLIMIT @limit;",
   /** How many stored ids start with `@prefix`: the same range, counted. */
   countIdsWithPrefix: "SELECT count(*) AS count FROM sessions WHERE id >= @prefix AND id < CAST(@prefix || x'ff' AS TEXT);",
+  /** Every stored id, in no particular order (SessionBackend.ids): the primary key read whole. */
+  sessionIds: "SELECT id FROM sessions;",
   /**
    * The stored sessions whose summary is missing or behind their log (its last seq is not the
    * log's: another build wrote them, or a write's catalog update was lost): one primary-key probe
@@ -373,6 +375,7 @@ export const SQLITE_QUERY_PARAMS = {
   lastEventTime: ["sessionId"],
   idsWithPrefix: ["prefix", "limit"],
   countIdsWithPrefix: ["prefix"],
+  sessionIds: [],
   staleSummaries: [],
   orphanSummaries: [],
   deleteOrphanSummaries: [],
@@ -574,6 +577,7 @@ export interface SqliteQueryRows {
   readonly lastEventTime: { readonly time: number };
   readonly idsWithPrefix: { readonly id: string };
   readonly countIdsWithPrefix: { readonly count: SqliteScalar };
+  readonly sessionIds: { readonly id: string };
   readonly staleSummaries: { readonly sessionId: string };
   readonly orphanSummaries: { readonly count: SqliteScalar };
   readonly layoutVersion: { readonly userVersion: SqliteScalar };

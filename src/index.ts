@@ -218,6 +218,8 @@ export type {
   Unsubscribe,
 } from "./store/backend.js";
 export { JsonlBackend, type JsonlBackendOptions } from "./store/jsonl/jsonl-backend.js";
+// The catalog a backend without one gets, to extend (a search index of its own) or to test against.
+export { ScanCatalog } from "./store/listing/scan-catalog.js";
 export type { SearchOptions } from "./store/listing/search.js";
 export { MemoryBackend } from "./store/memory/memory-backend.js";
 // Opening a store: by URL, or one backend by its class. SQLite and PostgreSQL are loaded (with

@@ -621,6 +621,10 @@ LIMIT @limit;
 SELECT count(*) AS count FROM sessions
 WHERE id >= @prefix AND (@end::text IS NULL OR id < @end::text);
 
+-- name: sessionIds
+-- Every stored id, in no particular order (SessionBackend.ids): the primary key read whole.
+SELECT id FROM sessions;
+
 -- name: layoutObjects
 -- Every relation of the target schema (tables, indexes, views, sequences…), each table with its
 -- columns as `name type[ NOT NULL]`: none for a new schema, the generated layout's for one of ours.

@@ -354,6 +354,10 @@ LIMIT @limit;
 -- How many stored ids start with @prefix: the same range, counted.
 SELECT count(*) AS count FROM sessions WHERE id >= @prefix AND id < CAST(@prefix || x'ff' AS TEXT);
 
+-- name: sessionIds
+-- Every stored id, in no particular order (SessionBackend.ids): the primary key read whole.
+SELECT id FROM sessions;
+
 -- name: staleSummaries
 -- The stored sessions whose summary is missing or behind their log (its last seq is not the log's:
 -- another build wrote them, or a write's catalog update was lost): one primary-key probe each.

@@ -84,13 +84,19 @@ function openTurnError(
   );
 }
 
+/**
+ * Events read one at a time by seq (0 to `length - 1`): an array, or a log that parses only the
+ * events asked for (the memory backend's, which keeps JSON text).
+ */
+export interface EventsBySeq {
+  readonly length: number;
+  at(seq: number): SessionEvent | undefined;
+}
+
 /** The last `turn/start` or `turn/end` at or before `boundary`, scanning back from it. */
-export function lastTurnMarkerAt(
-  events: readonly SessionEvent[],
-  boundary: number,
-): TurnMarker | undefined {
+export function lastTurnMarkerAt(events: EventsBySeq, boundary: number): TurnMarker | undefined {
   for (let seq = Math.min(boundary, events.length - 1); seq >= 0; seq--) {
-    const event = events[seq] as SessionEvent;
+    const event = events.at(seq) as SessionEvent;
     if (event.type === "turn/start" || event.type === "turn/end") {
       return { seq, type: event.type, turn: event.data.turn };
     }
@@ -99,12 +105,9 @@ export function lastTurnMarkerAt(
 }
 
 /** The seq of the first `turn/end` after `boundary`, or undefined when none follows it. */
-export function nextTurnEndAfter(
-  events: readonly SessionEvent[],
-  boundary: number,
-): number | undefined {
+export function nextTurnEndAfter(events: EventsBySeq, boundary: number): number | undefined {
   for (let seq = boundary + 1; seq < events.length; seq++) {
-    if ((events[seq] as SessionEvent).type === "turn/end") return seq;
+    if ((events.at(seq) as SessionEvent).type === "turn/end") return seq;
   }
   return undefined;
 }

@@ -164,11 +164,30 @@ export interface SessionBackend {
   readonly kind: string;
 
   /**
-   * What the store knows of its sessions besides their logs — the listing, titles, id prefixes
-   * and search ({@link SessionCatalog}): derived from the logs (rebuilt from them where it is
-   * kept), except the explicit titles users set.
+   * Optional: an index a backend may keep so that list, titles, prefixes and search do not scan
+   * the logs ({@link SessionCatalog}), derived from the logs (rebuilt from them where it is kept)
+   * except the explicit titles users set. Without one the store uses a `ScanCatalog` over the
+   * primitives (`ids`, `forkPoint`, `loadFrom`, `readTitle`, `writeTitle`): every list reads
+   * each session's fork point and last event.
    */
-  readonly catalog: SessionCatalog;
+  readonly catalog?: SessionCatalog;
+
+  /** Every stored session id, in any order. */
+  ids(): Promise<string[]>;
+
+  /**
+   * The explicit title a user set on a session; undefined when it has none, or there is no such
+   * session.
+   */
+  readTitle(id: string): Promise<string | undefined>;
+
+  /**
+   * Sets (a string) or clears (null) the explicit title of a session, durably and beside its log
+   * (the log is not rewritten). The title reaches the backend already checked. A session made
+   * again under the id of a deleted one starts without a title.
+   * @throws StorageError SESSION_NOT_FOUND when there is no such session.
+   */
+  writeTitle(id: string, title: string | null): Promise<void>;
 
   /**
    * Stores a new session with its first events, all or nothing: a create (header only when it has
@@ -302,7 +321,8 @@ export interface SessionBackend {
  * titles, id prefixes and search, apart from the durable primitives of {@link SessionBackend}.
  * Everything in it is derived from the logs — and rebuilt from them where a backend keeps it
  * (the SQLite and PostgreSQL catalog tables, JSONL's listing index) — except the explicit titles
- * users set, which are stored apart from it, durably.
+ * users set, which are stored apart from it, durably (`readTitle`, `writeTitle`). `ScanCatalog`
+ * answers it from the primitives alone, for a backend that keeps none.
  */
 export interface SessionCatalog {
   /**

@@ -1,4 +1,5 @@
 // The backend contract: every SessionBackend method called directly and through a SessionStore, registered with the caller's test functions.
+import { catalogPrimitiveCases } from "./cases/catalog-primitives.js";
 import { corpusCases } from "./cases/corpus.js";
 import { createAppendCases } from "./cases/create-append.js";
 import { foreignCases } from "./cases/foreign.js";
@@ -49,6 +50,7 @@ export function defineBackendContract(test: TestFunctions, options: BackendContr
     subscribeCases(cases);
     corpusCases(cases, options.corpus ?? []);
     titleCases(cases, options.corpus ?? []);
+    catalogPrimitiveCases(cases);
     textParityCases(cases);
     storeLogCases(cases);
     storeRefusalCases(cases);

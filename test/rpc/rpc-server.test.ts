@@ -321,12 +321,10 @@ describe("open replays", () => {
 describe("INTERNAL", () => {
   it("answers a bug with the generic message and logs the details", async () => {
     class BrokenBackend extends MemoryBackend {
-      override readonly catalog = {
-        ...new MemoryBackend().catalog,
-        list: async (): Promise<never> => {
-          throw new TypeError("secret detail: the cursor table is gone");
-        },
-      };
+      // The listing starts from the stored ids (the memory backend keeps no catalog).
+      override async ids(): Promise<never> {
+        throw new TypeError("secret detail: the cursor table is gone");
+      }
     }
     const { client, logs } = started({ store: new SessionStore({ backend: new BrokenBackend() }) });
     const error = await responseError(client.sessionList());

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SessionStore } from "../../src/index.js";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../../src/store/listing/list-limit.js";
+import { catalogOf } from "../../src/store/listing/scan-catalog.js";
 import { backendKinds } from "../helpers/backend-kinds.js";
 import { expectCode, memoryServer } from "../helpers/rpc-fixtures.js";
 
@@ -67,7 +68,7 @@ describe("the list page size", () => {
           code: "INVALID_PARAMS",
           details: { errors: [{ instancePath: "/limit" }] },
         });
-        await expect(backend.catalog.list({ limit })).rejects.toMatchObject({
+        await expect(catalogOf(backend).list({ limit })).rejects.toMatchObject({
           code: "INVALID_PARAMS",
         });
       }

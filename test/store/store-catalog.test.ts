@@ -9,6 +9,7 @@ import { serializeEvents } from "../../src/log/serialized-event.js";
 import type { SessionBackend } from "../../src/store/backend.js";
 import { JsonlBackend } from "../../src/store/jsonl/jsonl-backend.js";
 import { LIST_INDEX_FILE } from "../../src/store/jsonl/list-index-file.js";
+import { catalogOf } from "../../src/store/listing/scan-catalog.js";
 import type { PostgresBackend } from "../../src/store/postgres/postgres-backend.js";
 import { SqliteBackend } from "../../src/store/sqlite/sqlite-backend.js";
 import { simpleTurn, TIME } from "../helpers/builders.js";
@@ -67,18 +68,19 @@ async function fill(backend: SessionBackend): Promise<void> {
       seedLength: boundary + 1,
     }),
   );
-  await backend.catalog.setTitle("beta", "Beta, named by hand");
-  await backend.catalog.setTitle("delta", "soon cleared");
-  await backend.catalog.setTitle("delta", null);
+  await backend.writeTitle("beta", "Beta, named by hand");
+  await backend.writeTitle("delta", "soon cleared");
+  await backend.writeTitle("delta", null);
 }
 
 /** Every answer the catalog gives: both list orders, the titles of each session, searches. */
 async function answers(backend: SessionBackend): Promise<unknown> {
+  const catalog = catalogOf(backend);
   const listed = async (order: "created" | "activity") => {
     const rows: unknown[] = [];
     let cursor: string | undefined;
     do {
-      const page = await backend.catalog.list({
+      const page = await catalog.list({
         limit: 2,
         order,
         ...(cursor === undefined ? {} : { cursor }),
@@ -89,11 +91,11 @@ async function answers(backend: SessionBackend): Promise<unknown> {
     return rows;
   };
   const ids = ["alpha", "alpha-fork", "beta", "gamma", "delta"];
-  const titles = await Promise.all(ids.map((id) => backend.catalog.titles(id)));
+  const titles = await Promise.all(ids.map((id) => catalog.titles(id)));
   const search = async (terms: string[]) => {
     // JSONL keeps no search index (the store reads the logs): nothing of it to rebuild.
-    if (backend.catalog.search === undefined) return backend.kind;
-    return (await backend.catalog.search({ terms, limit: 10 })).sessions.map((hit) => [
+    if (catalog.search === undefined) return backend.kind;
+    return (await catalog.search({ terms, limit: 10 })).sessions.map((hit) => [
       hit.header.id,
       hit.updatedAt,
       hit.events.map((e) => (e as { seq: number }).seq),

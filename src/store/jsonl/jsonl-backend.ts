@@ -405,6 +405,35 @@ export class JsonlBackend implements SessionBackend {
     }
   }
 
+  /** Every listed id, from the listing index (brought up to date with the folder first). */
+  async ids(): Promise<string[]> {
+    this.#assertOpen();
+    try {
+      return await this.#index.ids();
+    } catch (error) {
+      throw refused(error, this.sessionsDir);
+    }
+  }
+
+  /** The explicit title in the title file beside the log. */
+  async readTitle(id: string): Promise<string | undefined> {
+    this.#assertOpen();
+    try {
+      return this.#titles.explicit(id);
+    } catch (error) {
+      throw refused(error, this.#folder.ownPath(id));
+    }
+  }
+
+  /**
+   * Sets or clears the explicit title in the title file beside the log, as the catalog's
+   * `setTitle` does.
+   * @throws StorageError SESSION_NOT_FOUND.
+   */
+  writeTitle(id: string, title: string | null): Promise<void> {
+    return this.catalog.setTitle(id, title);
+  }
+
   /**
    * The count and the last turn marker at or before `boundary`, from what this instance knows of
    * the file when it is unchanged, else from one read of it (which is then remembered).

@@ -73,19 +73,7 @@ export class JsonlCatalog implements SessionCatalog {
 
   /** Every listed id, from the listing index, matched by a scan. */
   async idsWithPrefix(prefix: string, limit: number): Promise<IdMatches> {
-    const { index } = this.#access;
     this.#access.assertOpen();
-    await index.refresh();
-    const entries = index.select({
-      cwd: undefined,
-      parentSession: undefined,
-      after: undefined,
-      count: Number.POSITIVE_INFINITY,
-    });
-    return matchIds(
-      entries.map((e) => e.header.id),
-      prefix,
-      limit,
-    );
+    return matchIds(await this.#access.index.ids(), prefix, limit);
   }
 }

@@ -145,6 +145,12 @@ export class ListIndex {
     return found;
   }
 
+  /** The id of every listed entry, newest first, once the index is brought up to date. */
+  async ids(): Promise<string[]> {
+    await this.refresh();
+    return this.#sorted().map((ranked) => ranked.entry.header.id);
+  }
+
   /** Reads the file `name` again: a page found it other than its entry says. */
   reread(name: string): void {
     this.#remove(name);

@@ -45,6 +45,12 @@ export class LogTitles {
     };
   }
 
+  /** The explicit title of a session; undefined when it has none, or there is no such session. */
+  explicit(id: string): string | undefined {
+    const header = this.#headerOf(id);
+    return header === undefined ? undefined : readExplicitTitle(this.#dir, id, header.createdAt);
+  }
+
   /** The title a listing shows: the explicit one, else the derived one. */
   async titleOf(header: SessionHeader): Promise<string | undefined> {
     return (

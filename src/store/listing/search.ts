@@ -18,7 +18,13 @@ import {
   searchTerms,
 } from "../../log/search-text.js";
 import { schemaProblem } from "../../util/schema-problem.js";
-import type { SearchHit, SearchPage, SearchQuery, SessionBackend } from "../backend.js";
+import type {
+  SearchHit,
+  SearchPage,
+  SearchQuery,
+  SessionBackend,
+  SessionCatalog,
+} from "../backend.js";
 import { invalidParams } from "../errors/storage-errors.js";
 import { DEFAULT_PAGE_BYTES } from "../reads/event-pages.js";
 import { listPage } from "../sql/list-pages.js";
@@ -86,15 +92,20 @@ async function matchingEvents(
 }
 
 /**
- * Search without an index — the slow path (memory, JSONL): walks `list`'s pages in its order and
- * reads each listed log until its first matches, until one hit past the page is found.
+ * Search without an index — the slow path (memory, JSONL, a backend without a catalog): walks the
+ * pages of `catalog.list` in its order and reads each listed log until its first matches, until
+ * one hit past the page is found.
  * @throws StorageError INVALID_PARAMS for a cursor `list` would refuse.
  */
-export async function scanSearch(backend: SessionBackend, query: SearchQuery): Promise<SearchPage> {
+export async function scanSearch(
+  backend: SessionBackend,
+  catalog: SessionCatalog,
+  query: SearchQuery,
+): Promise<SearchPage> {
   const hits: SearchHit[] = [];
   let cursor = query.cursor;
   do {
-    const page = await backend.catalog.list({
+    const page = await catalog.list({
       limit: MAX_LIST_LIMIT,
       order: "activity",
       ...(query.cwd === undefined ? {} : { cwd: query.cwd }),

@@ -2,88 +2,56 @@
 
 import type { SessionEvent, SessionHeader } from "../../generated.js";
 import { lastTurnMarkerAt, nextTurnEndAfter } from "../../log/fork-rules.js";
-import { type SerializedEvent, serializedTitle } from "../../log/serialized-event.js";
-import { derivedTitle } from "../../log/session-title.js";
+import type { SerializedEvent } from "../../log/serialized-event.js";
 import type {
-  IdMatches,
-  ListedSession,
-  ListPage,
-  ListQuery,
   ReleaseLock,
   SessionBackend,
-  SessionCatalog,
   StoredForkPoint,
   StoredLog,
   StoredSuffix,
-  StoredTitles,
   Unsubscribe,
 } from "../backend.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../errors/storage-errors.js";
-import { matchIds } from "../ids/id-prefix.js";
-import { pageOf } from "../listing/list-cursor.js";
-import { checkListLimit } from "../listing/list-limit.js";
 import { checkPageBytes, checkPageLimit, PageBytes } from "../reads/page-limit.js";
 import { ChangeHub } from "../watch/change-hub.js";
 
 interface Entry {
   readonly header: string;
   readonly events: string[];
-  readonly lastTime: number | undefined;
+  /** The explicit title a user set. */
   readonly title?: string | undefined;
-  /** Derived from the first user message, once one is stored. */
-  readonly derived?: string | undefined;
 }
 
-/** Sessions in memory: for tests, and for the SDK used without persistence. Gone with the process. */
+/**
+ * Sessions in memory: for tests, and for the SDK used without persistence. Gone with the process.
+ * It keeps no catalog: the store lists, titles and matches id prefixes by a `ScanCatalog` over its
+ * primitives — the backend that shows the primitives are enough.
+ */
 export class MemoryBackend implements SessionBackend {
   readonly kind = "memory";
   #sessions = new Map<string, Entry>();
   readonly #changes = new ChangeHub();
 
-  /** Listing, titles and id prefixes, from the entries themselves. */
-  readonly catalog: SessionCatalog = {
-    list: async (query: ListQuery): Promise<ListPage> => {
-      checkListLimit(query.limit);
-      const listed: ListedSession[] = [];
-      for (const entry of this.#sessions.values()) {
-        const header = JSON.parse(entry.header) as SessionHeader;
-        if (query.cwd !== undefined && header.cwd !== query.cwd) continue;
-        if (query.parentSession !== undefined && header.parentSession !== query.parentSession) {
-          continue;
-        }
-        const title = entry.title ?? entry.derived;
-        listed.push({
-          header,
-          eventCount: entry.events.length,
-          updatedAt: entry.lastTime ?? header.createdAt,
-          ...(title === undefined ? {} : { title }),
-        });
-      }
-      return pageOf(listed, query);
-    },
-    setTitle: async (id: string, title: string | null): Promise<void> => {
-      const entry = this.#get(id);
-      this.#sessions.set(id, { ...entry, title: title ?? undefined });
-    },
-    titles: async (id: string): Promise<StoredTitles | undefined> => {
-      const entry = this.#sessions.get(id);
-      if (entry === undefined) return undefined;
-      return {
-        ...(entry.title === undefined ? {} : { explicit: entry.title }),
-        ...(entry.derived === undefined ? {} : { derived: entry.derived }),
-      };
-    },
-    idsWithPrefix: async (prefix: string, limit: number): Promise<IdMatches> =>
-      matchIds(this.#sessions.keys(), prefix, limit),
-  };
+  /** Every stored id, in insertion order. */
+  async ids(): Promise<string[]> {
+    return [...this.#sessions.keys()];
+  }
+
+  async readTitle(id: string): Promise<string | undefined> {
+    return this.#sessions.get(id)?.title;
+  }
+
+  /** @throws StorageError SESSION_NOT_FOUND. */
+  async writeTitle(id: string, title: string | null): Promise<void> {
+    const entry = this.#get(id);
+    this.#sessions.set(id, { ...entry, title: title ?? undefined });
+  }
 
   async create(header: SessionHeader, events: readonly SerializedEvent[]): Promise<void> {
     if (this.#sessions.has(header.id)) throw sessionTaken(header.id);
     this.#sessions.set(header.id, {
       header: JSON.stringify(header),
       events: events.map((e) => e.json),
-      lastTime: events.at(-1)?.time,
-      derived: serializedTitle(events),
     });
     this.#changes.notify(header.id);
   }
@@ -94,12 +62,7 @@ export class MemoryBackend implements SessionBackend {
       throw seqConflict(id, entry.events.length, fromSeq);
     }
     const lines = events.map((e) => e.json);
-    this.#sessions.set(id, {
-      ...entry,
-      events: entry.events.concat(lines),
-      lastTime: events.at(-1)?.time ?? entry.lastTime,
-      derived: entry.derived ?? serializedTitle(events),
-    });
+    this.#sessions.set(id, { ...entry, events: entry.events.concat(lines) });
     this.#changes.notify(id);
   }
 
@@ -144,16 +107,24 @@ export class MemoryBackend implements SessionBackend {
     return this.#sessions.has(id);
   }
 
+  /**
+   * Parses only the events the marker search reaches (from the boundary back to the last marker,
+   * and on to the closing `turn/end` of a turn open there): a listing asks this of every session.
+   */
   async forkPoint(id: string, boundary: number | undefined): Promise<StoredForkPoint | undefined> {
-    const log = await this.load(id);
-    if (log === undefined) return undefined;
-    const events = log.events as SessionEvent[];
-    const at = boundary ?? events.length - 1;
+    const entry = this.#sessions.get(id);
+    if (entry === undefined) return undefined;
+    const lines = entry.events;
+    const events = {
+      length: lines.length,
+      at: (seq: number) => JSON.parse(lines[seq] as string) as SessionEvent,
+    };
+    const at = boundary ?? lines.length - 1;
     const marker = lastTurnMarkerAt(events, at);
     const closedAt = marker?.type === "turn/start" ? nextTurnEndAfter(events, at) : undefined;
     return {
-      header: log.header,
-      length: events.length,
+      header: JSON.parse(entry.header),
+      length: lines.length,
       marker,
       ...(closedAt === undefined ? {} : { closedAt }),
     };
@@ -162,13 +133,9 @@ export class MemoryBackend implements SessionBackend {
   async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
     const source = this.#get(sourceId);
     if (this.#sessions.has(header.id)) throw sessionTaken(header.id);
-    const events = source.events.slice(0, boundary + 1);
-    const last = events.at(-1);
     this.#sessions.set(header.id, {
       header: JSON.stringify(header),
-      events,
-      lastTime: last === undefined ? undefined : (JSON.parse(last) as SessionEvent).time,
-      derived: derivedTitle(events.map((line) => JSON.parse(line))),
+      events: source.events.slice(0, boundary + 1),
     });
     this.#changes.notify(header.id);
   }
@@ -176,12 +143,7 @@ export class MemoryBackend implements SessionBackend {
   async repair(id: string, keep: number, closers: readonly SerializedEvent[]): Promise<void> {
     const entry = this.#get(id);
     const events = entry.events.slice(0, keep).concat(closers.map((e) => e.json));
-    this.#sessions.set(id, {
-      ...entry,
-      events,
-      lastTime: closers.at(-1)?.time ?? entry.lastTime,
-      derived: entry.derived ?? serializedTitle(closers),
-    });
+    this.#sessions.set(id, { ...entry, events });
     this.#changes.notify(id);
   }
 

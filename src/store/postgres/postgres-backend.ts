@@ -339,6 +339,27 @@ export class PostgresBackend implements backend.SessionBackend {
     return row !== undefined;
   }
 
+  /** Every stored id, from the `sessions` primary key. */
+  async ids(): Promise<string[]> {
+    const rows = await this.#db.withClient("list the session ids", (c) =>
+      this.#queries.rows(c, "sessionIds", {}),
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** The explicit title in `session_titles`, read by the catalog's statement. */
+  async readTitle(id: string): Promise<string | undefined> {
+    return (await this.catalog.titles(id))?.explicit;
+  }
+
+  /**
+   * Sets or clears the explicit title in `session_titles`, as the catalog's `setTitle` does.
+   * @throws StorageError SESSION_NOT_FOUND.
+   */
+  writeTitle(id: string, title: string | null): Promise<void> {
+    return this.catalog.setTitle(id, title);
+  }
+
   /**
    * The message-producing events of the settled part of a log (see
    * {@link SessionBackend.loadSettled}) in one statement (settledRead: one snapshot, one round

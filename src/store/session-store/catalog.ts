@@ -3,10 +3,11 @@ import { show } from "../../errors.js";
 import { type SessionSearchResult, validateSessionListParams } from "../../generated.js";
 import { titleProblem } from "../../log/session-title.js";
 import { schemaProblem } from "../../util/schema-problem.js";
-import type { ListQuery, SessionBackend } from "../backend.js";
+import type { ListQuery, SessionBackend, SessionCatalog } from "../backend.js";
 import { invalidParams, sessionNotFound } from "../errors/storage-errors.js";
 import { MAX_ID_CANDIDATES, onlyMatch } from "../ids/id-prefix.js";
 import { checkListLimit, DEFAULT_LIST_LIMIT } from "../listing/list-limit.js";
+import { catalogOf } from "../listing/scan-catalog.js";
 import { type SearchOptions, scanSearch, searchQueryOf, searchResult } from "../listing/search.js";
 import { checkSessionId } from "./checks.js";
 import type { StoreListPage } from "./options.js";
@@ -14,12 +15,17 @@ import type { StoreListPage } from "./options.js";
 /** The latest instant `Date` can represent (ms): later activity times get no `updatedAt`. */
 const MAX_DATE_MS = 8.64e15;
 
-/** Listing, titles, id prefixes and search of a store's sessions (see `SessionStore`). */
+/**
+ * Listing, titles, id prefixes and search of a store's sessions (see `SessionStore`): asked of the
+ * backend's catalog, or of a `ScanCatalog` over its primitives when it keeps none.
+ */
 export class StoreCatalog {
   readonly #backend: SessionBackend;
+  readonly #catalog: SessionCatalog;
 
   constructor(backend: SessionBackend) {
     this.#backend = backend;
+    this.#catalog = catalogOf(backend);
   }
 
   /** A page of sessions; see `SessionStore.list`. */
@@ -40,7 +46,7 @@ export class StoreCatalog {
         `expected a cwd filter ${schemaProblem(validateSessionListParams.errors).message}, got ${show(query.cwd)}`,
       );
     }
-    const page = await this.#backend.catalog.list({
+    const page = await this.#catalog.list({
       ...query,
       limit,
       order: query.order ?? "activity",
@@ -64,13 +70,13 @@ export class StoreCatalog {
       const problem = titleProblem(title);
       if (problem !== undefined) throw invalidParams("/title", problem);
     }
-    return () => this.#backend.catalog.setTitle(id, title);
+    return () => this.#catalog.setTitle(id, title);
   }
 
   /** The explicit title, else the derived one; see `SessionStore.title`. */
   async title(id: string): Promise<string | undefined> {
     checkSessionId(id, "/sessionId");
-    const titles = await this.#backend.catalog.titles(id);
+    const titles = await this.#catalog.titles(id);
     if (titles === undefined) throw sessionNotFound(id);
     return titles.explicit ?? titles.derived;
   }
@@ -78,18 +84,15 @@ export class StoreCatalog {
   async resolveId(prefixOrId: string): Promise<string> {
     checkSessionId(prefixOrId, "/sessionId");
     if (await this.#backend.has(prefixOrId)) return prefixOrId;
-    return onlyMatch(
-      prefixOrId,
-      await this.#backend.catalog.idsWithPrefix(prefixOrId, MAX_ID_CANDIDATES),
-    );
+    return onlyMatch(prefixOrId, await this.#catalog.idsWithPrefix(prefixOrId, MAX_ID_CANDIDATES));
   }
   /** The sessions whose text holds every term; see `SessionStore.search`. */
   async search(options: SearchOptions): Promise<SessionSearchResult> {
     const query = searchQueryOf(options);
     const page =
-      this.#backend.catalog.search === undefined
-        ? await scanSearch(this.#backend, query)
-        : await this.#backend.catalog.search(query);
+      this.#catalog.search === undefined
+        ? await scanSearch(this.#backend, this.#catalog, query)
+        : await this.#catalog.search(query);
     return searchResult(page, query.terms, async (id) => (await this.title(id)) ?? "");
   }
 }

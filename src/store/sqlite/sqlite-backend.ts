@@ -260,6 +260,24 @@ export class SqliteBackend implements backend.SessionBackend {
     return this.#read(() => this.#statements.get("sessionExists", { sessionId: id }) !== undefined);
   }
 
+  /** Every stored id, from the `sessions` primary key. */
+  async ids(): Promise<string[]> {
+    return this.#read(() => this.#statements.all("sessionIds", {}).map((r) => r.id));
+  }
+
+  /** The explicit title in `session_titles`, read by the catalog's statement. */
+  async readTitle(id: string): Promise<string | undefined> {
+    return (await this.catalog.titles(id))?.explicit;
+  }
+
+  /**
+   * Sets or clears the explicit title in `session_titles`, as the catalog's `setTitle` does.
+   * @throws StorageError SESSION_NOT_FOUND.
+   */
+  writeTitle(id: string, title: string | null): Promise<void> {
+    return this.catalog.setTitle(id, title);
+  }
+
   async forkPoint(
     id: string,
     boundary: number | undefined,

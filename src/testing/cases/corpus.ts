@@ -5,6 +5,7 @@ import type { SessionEvent } from "../../generated.js";
 import { formatEventLine, formatHeaderLine, parseHeaderLine } from "../../log/jsonl-codec.js";
 import { serializeEvents } from "../../log/serialized-event.js";
 import type { SessionBackend } from "../../store/backend.js";
+import { catalogOf } from "../../store/listing/scan-catalog.js";
 import { assertSuffix } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
 import type { ContractCorpusLog } from "../types.js";
@@ -51,7 +52,7 @@ async function roundTrip(
   assert.equal(text, log.text, `expected ${log.name} to read back byte for byte`);
   const half = Math.floor(events.length / 2);
   await assertSuffix(reader, header.id, half, half, events.slice(half));
-  const listed = (await reader.catalog.list({ limit: 1 })).sessions[0];
+  const listed = (await catalogOf(reader).list({ limit: 1 })).sessions[0];
   assert.equal(listed?.eventCount, events.length, `expected list to count ${log.name}'s events`);
   assert.equal(await writer.delete(header.id), true, `expected ${log.name} to be deleted`);
 }

@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import { serializeEvents } from "../../log/serialized-event.js";
+import { catalogOf } from "../../store/listing/scan-catalog.js";
 import { balancedLog, balancedTurn, header, TURN_LENGTH } from "../events.js";
 import { assertStored, assertSuffix, rejectsWithCode } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
@@ -17,7 +18,7 @@ export function createAppendCases(cases: CaseRegistry): void {
       assert.equal(await backend.has("fresh"), true, "expected has to see the new session");
       await assertStored(backend, "fresh", h, []);
       await assertSuffix(backend, "fresh", 0, 0, []);
-      const page = await backend.catalog.list({ limit: 10 });
+      const page = await catalogOf(backend).list({ limit: 10 });
       assert.deepStrictEqual(page.sessions, [{ header: h, eventCount: 0, updatedAt: h.createdAt }]);
     },
   );

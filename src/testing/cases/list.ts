@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { serializeEvents } from "../../log/serialized-event.js";
 import type { ListPage, ListQuery, SessionBackend } from "../../store/backend.js";
 import { MAX_LIST_LIMIT } from "../../store/listing/list-limit.js";
+import { catalogOf } from "../../store/listing/scan-catalog.js";
 import { BASE_TIME, balancedLog, balancedTurn, header, TURN_LENGTH } from "../events.js";
 import { assertSuffix, rejectsWithCode } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
@@ -30,7 +31,7 @@ async function pagedIds(backend: SessionBackend, query: Omit<ListQuery, "cursor"
   const ids: string[] = [];
   let cursor: string | undefined;
   for (let pages = 0; pages < 20; pages++) {
-    const page: ListPage = await backend.catalog.list({
+    const page: ListPage = await catalogOf(backend).list({
       ...query,
       ...(cursor === undefined ? {} : { cursor }),
     });
@@ -50,7 +51,7 @@ async function pagedIds(backend: SessionBackend, query: Omit<ListQuery, "cursor"
 export function listCases(cases: CaseRegistry): void {
   cases.add("list of an empty store is an empty page without a cursor", async (storage) => {
     const backend = await storage.open();
-    assert.deepStrictEqual(await backend.catalog.list({ limit: 5 }), { sessions: [] });
+    assert.deepStrictEqual(await catalogOf(backend).list({ limit: 5 }), { sessions: [] });
   });
 
   cases.add(
@@ -104,7 +105,7 @@ export function listCases(cases: CaseRegistry): void {
       const h = header("counted", { cwd: "/w" });
       await backend.create(h, []);
       const listed = async () =>
-        (await backend.catalog.list({ limit: 1 })).sessions.map(({ title: _, ...s }) => s);
+        (await catalogOf(backend).list({ limit: 1 })).sessions.map(({ title: _, ...s }) => s);
       assert.deepStrictEqual(await listed(), [
         { header: h, eventCount: 0, updatedAt: h.createdAt },
       ]);
@@ -125,12 +126,12 @@ export function listCases(cases: CaseRegistry): void {
     async (storage) => {
       const backend = await storage.open();
       await rejectsWithCode(
-        backend.catalog.list({ limit: MAX_LIST_LIMIT + 1 }),
+        catalogOf(backend).list({ limit: MAX_LIST_LIMIT + 1 }),
         "INVALID_PARAMS",
         `a list with limit ${MAX_LIST_LIMIT + 1}`,
       );
       await rejectsWithCode(
-        backend.catalog.list({ limit: 1, cursor: "not a cursor" }),
+        catalogOf(backend).list({ limit: 1, cursor: "not a cursor" }),
         "INVALID_PARAMS",
         "a list with a made-up cursor",
       );
@@ -158,7 +159,7 @@ export function listCases(cases: CaseRegistry): void {
       assert.equal(await reader.has("gone"), false);
       assert.equal(await reader.load("gone"), undefined);
       assert.deepStrictEqual(
-        (await reader.catalog.list({ limit: 10 })).sessions.map((s) => s.header.id),
+        (await catalogOf(reader).list({ limit: 10 })).sessions.map((s) => s.header.id),
         ["kept"],
       );
       await backend.create(header("gone", { cwd: "/new" }), []);

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import type { SessionEvent, SessionSearchResult } from "../../generated.js";
 import type { SessionBackend } from "../../store/backend.js";
+import { catalogOf } from "../../store/listing/scan-catalog.js";
 import { SessionStore } from "../../store/session-store.js";
 import { BASE_TIME, balancedTurn, header, TURN_LENGTH } from "../events.js";
 import { rejectsWithCode } from "../expect.js";
@@ -131,15 +132,15 @@ export function textParityCases(cases: CaseRegistry): void {
       for (const id of ["abcd\u{10FFFF}x", "abcd-1", "abce", "\u{10FFFF}\u{10FFFF}z", "zz"]) {
         await backend.create(header(id), []);
       }
-      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("abcd", 10), {
+      assert.deepStrictEqual(await catalogOf(backend).idsWithPrefix("abcd", 10), {
         ids: ["abcd-1", "abcd\u{10FFFF}x"],
         count: 2,
       });
-      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("abcd\u{10FFFF}", 10), {
+      assert.deepStrictEqual(await catalogOf(backend).idsWithPrefix("abcd\u{10FFFF}", 10), {
         ids: ["abcd\u{10FFFF}x"],
         count: 1,
       });
-      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("\u{10FFFF}\u{10FFFF}", 10), {
+      assert.deepStrictEqual(await catalogOf(backend).idsWithPrefix("\u{10FFFF}\u{10FFFF}", 10), {
         ids: ["\u{10FFFF}\u{10FFFF}z"],
         count: 1,
       });

@@ -5,6 +5,7 @@ import type { SessionEvent } from "../../generated.js";
 import { parseHeaderLine } from "../../log/jsonl-codec.js";
 import { serializeEvents } from "../../log/serialized-event.js";
 import type { ListOrder, SessionBackend } from "../../store/backend.js";
+import { catalogOf } from "../../store/listing/scan-catalog.js";
 import { BASE_TIME, balancedLog, balancedTurn, header, TURN_LENGTH } from "../events.js";
 import { rejectsWithCode } from "../expect.js";
 import type { CaseRegistry } from "../registry.js";
@@ -43,7 +44,7 @@ async function listedIds(
   const ids: string[] = [];
   let cursor: string | undefined;
   for (let pages = 0; pages < 50; pages++) {
-    const page = await backend.catalog.list({
+    const page = await catalogOf(backend).list({
       limit,
       order,
       ...(cursor === undefined ? {} : { cursor }),
@@ -76,16 +77,18 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
       const backend = await storage.open();
       const events = [userMessage(0, WIDE_PROMPT), userMessage(1, "second prompt")];
       await backend.create(header("wide"), serializeEvents(events));
-      assert.deepStrictEqual(await backend.catalog.titles("wide"), { derived: WIDE_TITLE });
-      const listed = (await backend.catalog.list({ limit: 1 })).sessions[0];
+      assert.deepStrictEqual(await catalogOf(backend).titles("wide"), { derived: WIDE_TITLE });
+      const listed = (await catalogOf(backend).list({ limit: 1 })).sessions[0];
       assert.equal(listed?.title, WIDE_TITLE);
       // A recorded session whose prompt is wide: the title comes from its first user message.
       const log = corpus.map((l) => retitled(l, WIDE_PROMPT)).find((l) => l !== undefined);
       if (log === undefined) return;
       await backend.create({ ...log.header, id: "corpus-wide" }, serializeEvents(log.events));
-      assert.deepStrictEqual(await backend.catalog.titles("corpus-wide"), { derived: WIDE_TITLE });
+      assert.deepStrictEqual(await catalogOf(backend).titles("corpus-wide"), {
+        derived: WIDE_TITLE,
+      });
       const other = await storage.open();
-      assert.deepStrictEqual(await other.catalog.titles("corpus-wide"), { derived: WIDE_TITLE });
+      assert.deepStrictEqual(await catalogOf(other).titles("corpus-wide"), { derived: WIDE_TITLE });
     },
   );
 
@@ -94,7 +97,7 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     async (storage) => {
       const backend = await storage.open();
       await backend.create(header("later"), []);
-      assert.deepStrictEqual(await backend.catalog.titles("later"), {});
+      assert.deepStrictEqual(await catalogOf(backend).titles("later"), {});
       await backend.append(
         "later",
         0,
@@ -105,7 +108,7 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
         ),
       );
       const length = TURN_LENGTH - 1;
-      assert.deepStrictEqual(await backend.catalog.titles("later"), {});
+      assert.deepStrictEqual(await catalogOf(backend).titles("later"), {});
       await backend.append(
         "later",
         length,
@@ -116,8 +119,11 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
         length + 1,
         serializeEvents([userMessage(length + 1, "second prompt")]),
       );
-      assert.deepStrictEqual(await backend.catalog.titles("later"), { derived: "first prompt" });
-      assert.equal((await backend.catalog.list({ limit: 1 })).sessions[0]?.title, "first prompt");
+      assert.deepStrictEqual(await catalogOf(backend).titles("later"), { derived: "first prompt" });
+      assert.equal(
+        (await catalogOf(backend).list({ limit: 1 })).sessions[0]?.title,
+        "first prompt",
+      );
     },
   );
 
@@ -126,19 +132,19 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     async (storage) => {
       const backend = await storage.open();
       await backend.create(header("named"), serializeEvents([userMessage(0, "derived one")]));
-      await backend.catalog.setTitle("named", "Explicit 🚀 title");
+      await catalogOf(backend).setTitle("named", "Explicit 🚀 title");
       const other = await storage.open();
-      assert.deepStrictEqual(await other.catalog.titles("named"), {
+      assert.deepStrictEqual(await catalogOf(other).titles("named"), {
         explicit: "Explicit 🚀 title",
         derived: "derived one",
       });
       assert.equal(
-        (await other.catalog.list({ limit: 1 })).sessions[0]?.title,
+        (await catalogOf(other).list({ limit: 1 })).sessions[0]?.title,
         "Explicit 🚀 title",
       );
-      await other.catalog.setTitle("named", null);
-      assert.deepStrictEqual(await backend.catalog.titles("named"), { derived: "derived one" });
-      assert.equal((await backend.catalog.list({ limit: 1 })).sessions[0]?.title, "derived one");
+      await catalogOf(other).setTitle("named", null);
+      assert.deepStrictEqual(await catalogOf(backend).titles("named"), { derived: "derived one" });
+      assert.equal((await catalogOf(backend).list({ limit: 1 })).sessions[0]?.title, "derived one");
       // Setting a title leaves the log as it was.
       assert.deepStrictEqual((await backend.load("named"))?.events, [
         userMessage(0, "derived one"),
@@ -151,16 +157,16 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     async (storage) => {
       const backend = await storage.open();
       await rejectsWithCode(
-        backend.catalog.setTitle("absent", "x"),
+        catalogOf(backend).setTitle("absent", "x"),
         "SESSION_NOT_FOUND",
         "setTitle",
       );
-      assert.equal(await backend.catalog.titles("absent"), undefined);
+      assert.equal(await catalogOf(backend).titles("absent"), undefined);
       await backend.create(header("gone"), []);
-      await backend.catalog.setTitle("gone", "old title");
+      await catalogOf(backend).setTitle("gone", "old title");
       await backend.delete("gone");
       await backend.create(header("gone", { createdAt: BASE_TIME + 5 }), []);
-      assert.deepStrictEqual(await backend.catalog.titles("gone"), {});
+      assert.deepStrictEqual(await catalogOf(backend).titles("gone"), {});
     },
   );
 
@@ -169,13 +175,13 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
     async (storage) => {
       const backend = await storage.open();
       await backend.create(header("source"), serializeEvents(balancedLog(2)));
-      await backend.catalog.setTitle("source", "only the source's");
+      await catalogOf(backend).setTitle("source", "only the source's");
       await backend.fork("source", TURN_LENGTH - 1, header("child", { parentSession: "source" }));
-      const derived = (await backend.catalog.titles("source"))?.derived;
+      const derived = (await catalogOf(backend).titles("source"))?.derived;
       assert.ok(derived !== undefined, "expected the source to have a derived title");
-      assert.deepStrictEqual(await backend.catalog.titles("child"), { derived });
+      assert.deepStrictEqual(await catalogOf(backend).titles("child"), { derived });
       await backend.fork("source", -1, header("empty-child", { parentSession: "source" }));
-      assert.deepStrictEqual(await backend.catalog.titles("empty-child"), {});
+      assert.deepStrictEqual(await catalogOf(backend).titles("empty-child"), {});
     },
   );
 
@@ -192,7 +198,7 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
       await backend.create(header("c", { createdAt: BASE_TIME + 2 }), []);
       assert.deepStrictEqual(await listedIds(backend, "activity", 10), ["b", "a", "c"]);
       assert.deepStrictEqual(await listedIds(backend, "created", 10), ["c", "b", "a"]);
-      const page = await backend.catalog.list({ limit: 10, order: "activity" });
+      const page = await catalogOf(backend).list({ limit: 10, order: "activity" });
       assert.deepStrictEqual(
         page.sessions.map((s) => s.updatedAt),
         [BASE_TIME + 200 + TURN_LENGTH - 1, BASE_TIME + 100 + TURN_LENGTH - 1, BASE_TIME + 2],
@@ -224,22 +230,22 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
       for (const limit of [1, 2, 4, 9, 20]) {
         assert.deepStrictEqual(await listedIds(backend, "activity", limit), expected);
       }
-      const inCwd = await backend.catalog.list({ limit: 2, order: "activity", cwd: "/three" });
+      const inCwd = await catalogOf(backend).list({ limit: 2, order: "activity", cwd: "/three" });
       assert.deepStrictEqual(
         inCwd.sessions.map((s) => s.header.id),
         ["p6", "p3"],
       );
-      const created = await backend.catalog.list({ limit: 2, order: "created" });
+      const created = await catalogOf(backend).list({ limit: 2, order: "created" });
       assert.ok(created.nextCursor !== undefined);
       await rejectsWithCode(
-        backend.catalog.list({ limit: 2, order: "activity", cursor: created.nextCursor }),
+        catalogOf(backend).list({ limit: 2, order: "activity", cursor: created.nextCursor }),
         "INVALID_PARAMS",
         "list in activity order with a created-order cursor",
       );
-      const active = await backend.catalog.list({ limit: 2, order: "activity" });
+      const active = await catalogOf(backend).list({ limit: 2, order: "activity" });
       assert.ok(active.nextCursor !== undefined);
       await rejectsWithCode(
-        backend.catalog.list({ limit: 2, order: "created", cursor: active.nextCursor }),
+        catalogOf(backend).list({ limit: 2, order: "created", cursor: active.nextCursor }),
         "INVALID_PARAMS",
         "list in created order with an activity-order cursor",
       );
@@ -253,23 +259,26 @@ export function titleCases(cases: CaseRegistry, corpus: readonly ContractCorpusL
       for (const id of ["abcd-2", "abcd-1", "abce", "ab", "é-1", "é-2", "Abcd"]) {
         await backend.create(header(id), []);
       }
-      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("abcd", 10), {
+      assert.deepStrictEqual(await catalogOf(backend).idsWithPrefix("abcd", 10), {
         ids: ["abcd-1", "abcd-2"],
         count: 2,
       });
-      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("ab", 2), {
+      assert.deepStrictEqual(await catalogOf(backend).idsWithPrefix("ab", 2), {
         ids: ["ab", "abcd-1"],
         count: 4,
       });
-      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("abce", 10), {
+      assert.deepStrictEqual(await catalogOf(backend).idsWithPrefix("abce", 10), {
         ids: ["abce"],
         count: 1,
       });
-      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("é", 10), {
+      assert.deepStrictEqual(await catalogOf(backend).idsWithPrefix("é", 10), {
         ids: ["é-1", "é-2"],
         count: 2,
       });
-      assert.deepStrictEqual(await backend.catalog.idsWithPrefix("zz", 10), { ids: [], count: 0 });
+      assert.deepStrictEqual(await catalogOf(backend).idsWithPrefix("zz", 10), {
+        ids: [],
+        count: 0,
+      });
     },
   );
 }
