@@ -1,6 +1,6 @@
 // B3 (PostgreSQL): loading a large session through the store (validation on) against a raw SELECT of its rows and JSON.parse of each.
 import type pg from "pg";
-import { eventFromRow, loadThroughStore, type RawEventRow } from "./b3-load.js";
+import { B3_TARGET, eventFromRow, loadThroughStore, type RawEventRow } from "./b3-load.js";
 import { SEED, type Sizes } from "./fixtures.js";
 import { alternateWithChecks, type Benchmark, row, timed } from "./harness.js";
 import { benchSchema, fillPostgres, postgresUnavailable } from "./postgres.js";
@@ -67,7 +67,7 @@ export function b3PostgresLoad(sizes: Sizes): Benchmark {
             floor: "raw SELECT of the rows + JSON.parse each JSON column",
             unit: "ms",
             ...figures,
-            target: { op: "<=", value: 1.35 },
+            target: B3_TARGET,
             facts: {
               backend: "postgres",
               events: log.events.length,
