@@ -48,15 +48,15 @@ const LONGEST_FIRST = [
   "test/scripts/bench-quick.test.ts",
   "test/store/readers-processes-postgres.test.ts",
   "test/rpc/backpressure.test.ts",
-  "test/e2e/e2e-server.test.ts",
-  "test/store/readers-processes-sqlite.test.ts",
   "test/scripts/doc-sync.test.ts",
-  "test/proxy/proxy-auto.test.ts",
+  "test/store/readers-processes-sqlite.test.ts",
+  "test/e2e/e2e-server.test.ts",
   "test/store/readers-processes-jsonl.test.ts",
   "test/scripts/generate.test.ts",
   "test/e2e/e2e-frame-limit.test.ts",
-  "test/package/consumer-package.test.ts",
   "test/store/backend-contract-postgres.test.ts",
+  "test/package/consumer-package.test.ts",
+  "test/cli/cli-commands.test.ts",
 ];
 
 /** The files of {@link LONGEST_FIRST} in its order, then the rest in vitest's own order. */
