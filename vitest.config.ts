@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 
@@ -36,6 +37,41 @@ function corpusSkips(): string[] {
   return names;
 }
 
+/**
+ * The longest test files, longest first (seconds alone on a two-core machine): they start before
+ * every other file, so that no long file starts near the end of the run with one worker idle
+ * beside it. Vitest orders by the durations it cached on an earlier run, but without that cache (a
+ * fresh clone, CI) it orders by file size: bench-quick (70 s) started 185 s into a 300 s run, and
+ * the three four-line readers-processes files (60 s together) ran last.
+ */
+const LONGEST_FIRST = [
+  "test/scripts/bench-quick.test.ts",
+  "test/store/readers-processes-postgres.test.ts",
+  "test/rpc/backpressure.test.ts",
+  "test/scripts/doc-sync.test.ts",
+  "test/store/readers-processes-sqlite.test.ts",
+  "test/e2e/e2e-server.test.ts",
+  "test/store/readers-processes-jsonl.test.ts",
+  "test/scripts/generate.test.ts",
+  "test/e2e/e2e-frame-limit.test.ts",
+  "test/store/backend-contract-postgres.test.ts",
+  "test/package/consumer-package.test.ts",
+  "test/cli/cli-commands.test.ts",
+];
+
+/** The files of {@link LONGEST_FIRST} in its order, then the rest in vitest's own order. */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (spec: TestSpecification) => {
+      const at = LONGEST_FIRST.indexOf(relative(ROOT, spec.moduleId).split("\\").join("/"));
+      return at < 0 ? LONGEST_FIRST.length : at;
+    };
+    // Array.prototype.sort is stable: the rest keep vitest's order.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 export default defineConfig({
   test: {
     include: reliability ? ["test/reliability/**/*.test.ts"] : ["test/**/*.test.ts"],
@@ -47,6 +83,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    sequence: { sequencer: LongestFirst },
     globalSetup: ["test/helpers/global-setup.ts"],
   },
 });

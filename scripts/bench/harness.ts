@@ -116,8 +116,21 @@ export async function timed(work: () => unknown): Promise<number> {
 /** One measurement: does its own setup and cleanup and returns the figure of the measured part only. */
 export type Measure = (round: number) => Promise<number>;
 
-/** How long the machine is left idle before each measurement. */
-const SETTLE_MS = 200;
+/**
+ * How long the machine is left idle before each measurement: 200 ms, or SEEDLINE_BENCH_SETTLE_MS.
+ * test/scripts/bench-quick.test.ts sets 0: it checks that every benchmark runs and what the
+ * results file holds, never a figure, and the waits were half of its run (238 of them in --quick).
+ */
+const SETTLE_MS = settleMs(process.env.SEEDLINE_BENCH_SETTLE_MS);
+
+function settleMs(value: string | undefined): number {
+  if (value === undefined || value === "") return 200;
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 0) {
+    throw new Error(`expected SEEDLINE_BENCH_SETTLE_MS to be a whole number of ms, got ${value}`);
+  }
+  return ms;
+}
 
 /**
  * Lets one measurement's aftermath die down before the next starts: flushes every file system

@@ -1,9 +1,9 @@
-// The built `seedline export --format md` over recorded corpus sessions: turns, tool calls with results, the seed boundary, and text that stays text.
+// `seedline export --format md` (run in this process: only its output is under test) over recorded corpus sessions: turns, tool calls with results, the seed boundary, and text that stays text.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedline } from "../helpers/cli-harness.js";
+import { cli } from "../helpers/cli-in-process.js";
 import { CORPUS_DIR } from "../helpers/corpus.js";
 
 const CORPUS = CORPUS_DIR;
@@ -56,19 +56,21 @@ afterAll(() => {
 });
 
 /** Imports a folder of logs into a store of its own and exports each as Markdown. */
-function exportFolder(folder: string, files: readonly string[]) {
+async function exportFolder(folder: string, files: readonly string[]) {
   const store = `jsonl:${join(temp, folder)}`;
-  const imported = seedline(["import", ...files, "--store", store], { env: ENV });
+  const imported = await cli(["import", ...files, "--store", store], { env: ENV });
   expect(imported.status).toBe(0);
-  return files.map((file) => {
+  const exported: { log: Logged; markdown: string }[] = [];
+  for (const file of files) {
     const log = readLog(file);
-    const run = seedline(["export", log.header.id, "--format", "md", "--store", store], {
+    const run = await cli(["export", log.header.id, "--format", "md", "--store", store], {
       env: ENV,
     });
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
-    return { log, markdown: run.stdout };
-  });
+    exported.push({ log, markdown: run.stdout });
+  }
+  return exported;
 }
 
 const FOLDERS = [
@@ -87,11 +89,11 @@ const FOLDERS = [
 describe("seedline export --format md", () => {
   it.each(FOLDERS)(
     "renders every session of %s: a turn heading per turn, each tool call with its result",
-    (folder) => {
+    async (folder) => {
       const files = readdirSync(join(CORPUS, folder))
         .filter((f) => f.endsWith(".jsonl"))
         .map((f) => join(CORPUS, folder, f));
-      for (const { log, markdown } of exportFolder(folder, files)) {
+      for (const { log, markdown } of await exportFolder(folder, files)) {
         const lines = fencedLines(markdown);
         const outside = lines.filter((l) => !l.fenced).map((l) => l.line);
         expect(outside[0]).toMatch(/^# \S/);
@@ -124,8 +126,8 @@ describe("seedline export --format md", () => {
     },
   );
 
-  it("marks a fork's header facts and where its inherited events end", () => {
-    const [, child] = exportFolder("fork-boundary", [
+  it("marks a fork's header facts and where its inherited events end", async () => {
+    const [, child] = await exportFolder("fork-boundary", [
       join(CORPUS, "subagent-fork", "session.jsonl"),
       join(CORPUS, "subagent-fork", "session.1.jsonl"),
     ]);
@@ -143,7 +145,7 @@ describe("seedline export --format md", () => {
     expect(next).toBeGreaterThan(boundary);
   });
 
-  it("keeps a tool output holding ``` inside its fence, and message text out of markup", () => {
+  it("keeps a tool output holding ``` inside its fence, and message text out of markup", async () => {
     const log = readLog(join(CORPUS, "tool-call-turn", "session.jsonl"));
     const hostile = "before\n```\n## Not a heading\n<script>alert(1)</script>\n````\nafter";
     for (const e of log.events) {
@@ -162,7 +164,7 @@ describe("seedline export --format md", () => {
       "\n",
     )[0];
     writeFileSync(file, `${[header, ...log.events.map((e) => JSON.stringify(e))].join("\n")}\n`);
-    const [{ markdown } = { markdown: "" }] = exportFolder("hostile", [file]);
+    const [{ markdown } = { markdown: "" }] = await exportFolder("hostile", [file]);
     const lines = fencedLines(markdown);
     const result = lines.findIndex((l) => l.line.startsWith("#### Tool result "));
     expect(result).toBeGreaterThan(0);
@@ -179,11 +181,11 @@ describe("seedline export --format md", () => {
     expect(outside).toContain("\\# Not a title\\");
   });
 
-  it("keeps JSONL the default and refuses a format of no known kind", () => {
+  it("keeps JSONL the default and refuses a format of no known kind", async () => {
     const store = `jsonl:${join(temp, "tool-call-turn")}`;
     const id = readLog(join(CORPUS, "tool-call-turn", "session.jsonl")).header.id;
-    const run = seedline(["export", id, "--store", store], { env: ENV });
+    const run = await cli(["export", id, "--store", store], { env: ENV });
     expect(run.stdout).toBe(readFileSync(join(CORPUS, "tool-call-turn", "session.jsonl"), "utf8"));
-    expect(seedline(["export", id, "--format", "pdf", "--store", store]).status).toBe(2);
+    expect((await cli(["export", id, "--format", "pdf", "--store", store])).status).toBe(2);
   });
 });

@@ -1,8 +1,9 @@
-// The README's CLI table against the built binary: every command of `seedline --help` has a row, and each row names exactly the options of that command's --help.
+// The README's CLI table against the CLI's help (run in this process): every command of `seedline --help` has a row, and each row names exactly the options of that command's --help.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { ROOT, seedline } from "../helpers/cli-harness.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../helpers/cli-harness.js";
+import { runCliHere } from "../helpers/cli-in-process.js";
 
 /** A command as `--help` tells it: its usage line, summary and options (long names, short letters). */
 interface HelpedCommand {
@@ -13,8 +14,8 @@ interface HelpedCommand {
 }
 
 /** The commands `seedline --help` lists, in its order, with their one-line summaries. */
-function listedCommands(): { name: string; summary: string }[] {
-  const run = seedline(["--help"]);
+async function listedCommands(): Promise<{ name: string; summary: string }[]> {
+  const run = await runCliHere(["--help"]);
   expect(run.status).toBe(0);
   const section = /^Commands:\n((?: {2}\S.*\n)+)/m.exec(run.stdout)?.[1];
   if (section === undefined) throw new Error(`expected a Commands: section, got\n${run.stdout}`);
@@ -28,8 +29,8 @@ function listedCommands(): { name: string; summary: string }[] {
 }
 
 /** The options a command's --help lists (`--name`, and `-x` for a short form), without --help. */
-function helped(name: string, summary: string): HelpedCommand {
-  const run = seedline([name, "--help"]);
+async function helped(name: string, summary: string): Promise<HelpedCommand> {
+  const run = await runCliHere([name, "--help"]);
   expect(run.status, `${name} --help`).toBe(0);
   const usage = /^Usage: seedline (.*)$/m.exec(run.stdout)?.[1] ?? name;
   const options: string[] = [];
@@ -65,8 +66,13 @@ function optionsOf(synopsis: string): string[] {
 }
 
 describe("the README's CLI table", () => {
-  // Derived from the binary, so that a command added later is checked without touching this test.
-  const commands = listedCommands().map(({ name, summary }) => helped(name, summary));
+  // Derived from the CLI, so that a command added later is checked without touching this test.
+  const commands: HelpedCommand[] = [];
+  beforeAll(async () => {
+    for (const { name, summary } of await listedCommands()) {
+      commands.push(await helped(name, summary));
+    }
+  });
   const rows = readmeRows();
 
   it("finds the commands and the table", () => {

@@ -7,6 +7,7 @@ import type { SessionEvent } from "../../src/index.js";
 import { displayWidth } from "../../src/util/text-width.js";
 import { balancedLog, simpleTurn } from "../helpers/builders.js";
 import { hasScript, MAIN, seedline, seedlineInTerminal } from "../helpers/cli-harness.js";
+import { cli } from "../helpers/cli-in-process.js";
 import { CORPUS_DIR } from "../helpers/corpus.js";
 
 const CORPUS = CORPUS_DIR;
@@ -41,22 +42,26 @@ function longLog(): string {
   return `${[header, ...events].map((line) => JSON.stringify(line)).join("\n")}\n`;
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   if (!existsSync(MAIN)) throw new Error(`expected the built CLI at ${MAIN}`);
   temp = mkdtempSync(join(tmpdir(), "seedline-cli-view-"));
   store = `sqlite:${join(temp, "sessions.db")}`;
-  const corpus = seedline(["import", CORPUS, "--skip-existing", "--store", store]);
+  const corpus = await cli(["import", CORPUS, "--skip-existing", "--store", store]);
   expect(corpus.status, corpus.stderr).toBe(0);
   const path = join(temp, "long.jsonl");
   writeFileSync(path, longLog());
-  expect(seedline(["import", path, "--store", store]).status).toBe(0);
+  expect((await cli(["import", path, "--store", store])).status).toBe(0);
 });
 afterAll(() => {
   rmSync(temp, { recursive: true, force: true });
 });
 
+/**
+ * `seedline show ARGS` in this process (its output into a pipe, as a spawned one's): the tests on
+ * a terminal spawn the built CLI.
+ */
 function show(args: readonly string[]) {
-  return seedline(["show", ...args, "--store", store], { env: NO_COLOR });
+  return cli(["show", ...args, "--store", store], { env: NO_COLOR });
 }
 
 /** The timeline rows of the output: lines that start with a seq. */
@@ -66,8 +71,8 @@ function rows(stdout: string): string[] {
 
 describe("seedline show", () => {
   // Before: a 204k-event session printed 10,004 lines.
-  it("shows the last 200 rows by default, with a line saying how many were left out", () => {
-    const run = show([LONG]);
+  it("shows the last 200 rows by default, with a line saying how many were left out", async () => {
+    const run = await show([LONG]);
     expect(run.status).toBe(0);
     const shown = rows(run.stdout);
     expect(shown).toHaveLength(200);
@@ -78,18 +83,18 @@ describe("seedline show", () => {
     );
   });
 
-  it("shows the last N rows with --tail and every row with --all", () => {
-    const tail = rows(show([LONG, "--tail", "3"]).stdout);
+  it("shows the last N rows with --tail and every row with --all", async () => {
+    const tail = rows((await show([LONG, "--tail", "3"])).stdout);
     expect(tail).toHaveLength(3);
     expect(tail[2]).toMatch(/turn 63 end/);
-    const all = show([LONG, "--all"]);
+    const all = await show([LONG, "--all"]);
     expect(rows(all.stdout)).toHaveLength(435);
     expect(all.stdout).not.toContain("not shown");
     expect(rows(all.stdout)[0]).toMatch(/^ +0 {2}turn 1 · message from user$/);
   });
 
-  it("shows one turn with --turn, from its start to its end", () => {
-    const run = show([LONG, "--turn", "7"]);
+  it("shows one turn with --turn, from its start to its end", async () => {
+    const run = await show([LONG, "--turn", "7"]);
     expect(run.status).toBe(0);
     const shown = rows(run.stdout);
     expect(shown).toHaveLength(7);
@@ -97,13 +102,13 @@ describe("seedline show", () => {
     expect(shown[1]).toMatch(/user: prompt of turn 7$/);
     expect(shown.at(-1)).toMatch(/turn 7 end · completed$/);
     expect(run.stdout).not.toMatch(/turn [68] /);
-    const child = rows(show([CHILD, "--turn", "2"]).stdout);
+    const child = rows((await show([CHILD, "--turn", "2"])).stdout);
     expect(child[0]).toMatch(/^38 {2}turn 2 · message from user$/);
     expect(child.at(-1)).toMatch(/^87 {2}turn 2 end · completed$/);
   });
 
-  it("refuses a turn the session does not have (TURN_NOT_FOUND) and bad counts (usage)", () => {
-    const missing = show([LONG, "--turn", "64"]);
+  it("refuses a turn the session does not have (TURN_NOT_FOUND) and bad counts (usage)", async () => {
+    const missing = await show([LONG, "--turn", "64"]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/^seedline show: TURN_NOT_FOUND: /);
     for (const args of [
@@ -112,7 +117,7 @@ describe("seedline show", () => {
       ["--turn", "-1"],
       ["--tail", "3", "--all"],
     ]) {
-      const run = show([LONG, ...args]);
+      const run = await show([LONG, ...args]);
       expect(run.status, args.join(" ")).toBe(2);
       expect(run.stderr).toMatch(/^usage: seedline show /m);
     }
@@ -120,8 +125,8 @@ describe("seedline show", () => {
 
   // Before: text was cut by UTF-16 code units at 95, so the emoji was cut in half ("aaaa\uFFFD…")
   // and 95 CJK characters made a 190-column excerpt.
-  it("cuts text between characters and by display width: no half emoji, CJK counted as two columns", () => {
-    const run = show([LONG, "--tail", "21"]);
+  it("cuts text between characters and by display width: no half emoji, CJK counted as two columns", async () => {
+    const run = await show([LONG, "--tail", "21"]);
     expect(run.stdout).not.toContain("\uFFFD");
     expect(run.stdout).toContain(`user: ${"a".repeat(94)}…\n`);
     const cjk = /user: (日本語.*)$/m.exec(run.stdout)?.[1] ?? "";
@@ -130,20 +135,20 @@ describe("seedline show", () => {
     expect(displayWidth(cjk)).toBeGreaterThanOrEqual(95);
   });
 
-  it("shows text whole with --full, its line breaks kept and indented under the row's start", () => {
-    const run = show([LONG, "--turn", "63", "--full"]);
+  it("shows text whole with --full, its line breaks kept and indented under the row's start", async () => {
+    const run = await show([LONG, "--turn", "63", "--full"]);
     const lines = run.stdout.split("\n");
     const first = lines.findIndex((line) => line.endsWith("user: first line"));
     expect(first).toBeGreaterThan(0);
     // Continuation lines hang two columns deeper than the row they belong to.
     const indent = (lines[first] ?? "").indexOf("user:") + 2;
     expect(lines[first + 1]).toBe(`${" ".repeat(indent)}second line ${"x".repeat(150)}`);
-    expect(show([LONG, "--turn", "61", "--full"]).stdout).toContain(`user: ${EMOJI}\n`);
+    expect((await show([LONG, "--turn", "61", "--full"])).stdout).toContain(`user: ${EMOJI}\n`);
   });
 
   // Before: --json carried the same 96-character excerpts as the text.
-  it("prints every row with its text whole in --json, and what --tail leaves out as skippedRows", () => {
-    const run = show([LONG, "--json"]);
+  it("prints every row with its text whole in --json, and what --tail leaves out as skippedRows", async () => {
+    const run = await show([LONG, "--json"]);
     expect(run.status).toBe(0);
     const timeline = JSON.parse(run.stdout) as {
       eventCount: number;
@@ -157,7 +162,9 @@ describe("seedline show", () => {
     const steps = timeline.rows.filter((r) => r.kind === "step").map((r) => r.chunks);
     expect(steps).toEqual([...Array.from({ length: 60 }, () => 20), 2, 2, 2]);
     expect(timeline.eventCount).toBe(60 * 28 + 3 * 8);
-    const tail = JSON.parse(show([LONG, "--json", "--tail", "2"]).stdout) as typeof timeline;
+    const tail = JSON.parse(
+      (await show([LONG, "--json", "--tail", "2"])).stdout,
+    ) as typeof timeline;
     expect(tail.rows.map((r) => r.kind)).toEqual(["step-end", "turn-end"]);
     expect(tail.skippedRows).toBe(timeline.rows.length - 2);
   });
@@ -200,7 +207,9 @@ describe("seedline show", () => {
       expect(run.stdout).toMatch(/user: aaaa+…$/m);
       expect(run.stdout).not.toContain("\uFFFD");
       // Not cut in a pipe: the excerpt keeps its 96 columns.
-      const piped = show([LONG, "--tail", "21"]).stdout;
+      const piped = seedline(["show", LONG, "--tail", "21", "--store", store], {
+        env: NO_COLOR,
+      }).stdout;
       expect(piped).toContain(`user: ${"a".repeat(94)}…`);
     });
   });

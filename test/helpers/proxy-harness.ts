@@ -14,7 +14,8 @@ import {
   SqliteBackend,
   seedlineFetch,
 } from "../../src/index.js";
-import { seedline, startSeedline } from "./cli-harness.js";
+import { startSeedline } from "./cli-harness.js";
+import { runCliHere } from "./cli-in-process.js";
 
 /** A model API the proxy records, named as `ModelRequest.api` names it. */
 export type Api = "openai-chat" | "openai-responses" | "anthropic-messages";
@@ -463,18 +464,21 @@ export async function expectFaithful<T>(run: RecordedRun<T>): Promise<void> {
   expect(run.replayed).toEqual(run.recorded);
   await run.store.close();
   expectNoCredential(run.db);
-  validateReplayable(`sqlite:${run.db}`, run.id);
+  await validateReplayable(`sqlite:${run.db}`, run.id);
 }
 
-/** `seedline validate --replayable` on a session exported from the store. */
-export function validateReplayable(storeUrl: string, id: string): void {
-  const exported = seedline(["export", id, "--store", storeUrl]);
+/**
+ * `seedline validate --replayable` on a session exported from the store (`seedline export`): both
+ * commands run in this process (their exit status and output are what is checked), not spawned.
+ */
+export async function validateReplayable(storeUrl: string, id: string): Promise<void> {
+  const exported = await runCliHere(["export", id, "--store", storeUrl]);
   expect(exported.status, exported.stderr).toBe(0);
   const dir = mkdtempSync(join(tmpdir(), "seedline-validate-"));
   try {
     const file = join(dir, `${id}.jsonl`);
     writeFileSync(file, exported.stdout);
-    const run = seedline(["validate", "--replayable", file]);
+    const run = await runCliHere(["validate", "--replayable", file]);
     expect(run.status, run.stdout + run.stderr).toBe(0);
   } finally {
     rmSync(dir, { recursive: true, force: true });

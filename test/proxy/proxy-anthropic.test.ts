@@ -293,7 +293,7 @@ describeWith("anthropic-messages", "seedlineFetch with the Anthropic SDK", () =>
     ).rejects.toMatchObject({ status: 529, error });
     await again.stop();
     await run.store.close();
-    validateReplayable(`sqlite:${run.db}`, run.id);
+    await validateReplayable(`sqlite:${run.db}`, run.id);
   });
 
   it("answers a differing request with 409 REPLAY_MISMATCH, a call past the end with 409 REPLAY_EXHAUSTED and a malformed body with 400, in Anthropic's error format", async () => {

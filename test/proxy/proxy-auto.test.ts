@@ -131,7 +131,7 @@ for (const api of Object.keys(AGENTS) as Api[]) {
           ]);
           expect(JSON.stringify(await reopened.readEvents("loop"))).toBe(parentBefore);
           await reopened.close();
-          validateReplayable(`sqlite:${db}`, child as string);
+          await validateReplayable(`sqlite:${db}`, child as string);
         });
       }
     }
@@ -174,7 +174,7 @@ for (const api of Object.keys(AGENTS) as Api[]) {
       expect(events.filter((e) => e.type === "turn/start")).toHaveLength(1);
       expect(JSON.stringify(await reopened.readEvents("loop"))).toBe(before);
       await reopened.close();
-      validateReplayable(`sqlite:${db}`, child as string);
+      await validateReplayable(`sqlite:${db}`, child as string);
     });
   });
 }

@@ -172,7 +172,7 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
       error: body,
     });
     await run.store.close();
-    validateReplayable(`sqlite:${run.db}`, run.id);
+    await validateReplayable(`sqlite:${run.db}`, run.id);
   });
 
   it("replays a streamed recording to a caller that does not stream, with the same results", async () => {
@@ -218,7 +218,7 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
       code: expect.stringMatching(/^(ECONNREFUSED|UND_ERR_SOCKET)$/),
     });
     await store.close();
-    validateReplayable(`sqlite:${db}`, "unreachable");
+    await validateReplayable(`sqlite:${db}`, "unreachable");
   });
 
   it("records an error event inside a 200 stream (reasoning deltas, then `event: error`) and replays it the same", async () => {
@@ -270,7 +270,7 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
     });
     expect(run.replayed).toEqual(recorded);
     await store.close();
-    validateReplayable(`sqlite:${run.db}`, "groq");
+    await validateReplayable(`sqlite:${run.db}`, "groq");
   });
 
   it("records a call its caller aborted mid-stream as an aborted turn, and refuses to replay it", async () => {
@@ -304,7 +304,7 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
     const end = (await run.store.readEvents("aborted")).at(-1);
     expect(end?.type === "turn/end" && end.data.reason.kind).toBe("aborted");
     await run.store.close();
-    validateReplayable(`sqlite:${run.db}`, "aborted");
+    await validateReplayable(`sqlite:${run.db}`, "aborted");
   });
 
   it("records a stream the upstream broke off as the turn's error, the log still replayable", async () => {
@@ -323,7 +323,7 @@ describeWith("openai-chat", "seedlineFetch with the OpenAI SDK", () => {
     expect(end?.type === "turn/end" && end.data.reason.kind).toBe("error");
     expect(events.some((e) => e.type === "assistant/chunk")).toBe(true);
     await run.store.close();
-    validateReplayable(`sqlite:${run.db}`, run.id);
+    await validateReplayable(`sqlite:${run.db}`, run.id);
   });
 });
 

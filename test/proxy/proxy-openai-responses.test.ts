@@ -230,7 +230,7 @@ describeWith("openai-responses", "seedlineFetch with the OpenAI SDK's Responses 
     const calls = events.flatMap((e) => (e.type === "tool/call" ? [e.data] : []));
     expect(calls.map((c) => c.name)).toEqual(["get_capital", "write_sql"]);
     await run.store.close();
-    validateReplayable(`sqlite:${run.db}`, run.id);
+    await validateReplayable(`sqlite:${run.db}`, run.id);
   });
 
   it("records a response.failed stream as the turn's error and replays the same failure", async () => {
@@ -252,7 +252,7 @@ describeWith("openai-responses", "seedlineFetch with the OpenAI SDK's Responses 
     });
     expect(run.recorded).toMatch(/exceeded your current quota/);
     await run.store.close();
-    validateReplayable(`sqlite:${run.db}`, run.id);
+    await validateReplayable(`sqlite:${run.db}`, run.id);
   });
 
   it("replays every captured stream event for event: names, sequence numbers and items as recorded, without the padding", async () => {
