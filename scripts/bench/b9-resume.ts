@@ -65,6 +65,34 @@ export function resumeThroughStore(
   };
 }
 
+/**
+ * B9's reader row: a fresh store over `backend` loads the session for reading (no lock) and
+ * derives its messages, in ms — the same answer as {@link resumeThroughStore}, read as a writer
+ * resumes (the settled part's messages).
+ * @throws Error when the session loaded at another length than `expected` or derived no messages.
+ */
+export function loadForReadingThroughStore(
+  backend: SessionBackend,
+  id: string,
+  expected: number,
+  label: string,
+): Measure {
+  return async () => {
+    const store = storeOver(backend);
+    let length = 0;
+    let messages = 0;
+    const ms = await timed(async () => {
+      const session = await store.load(id);
+      length = session.nextSeq;
+      messages = (await session.deriveMessages()).length;
+    });
+    if (length !== expected) throw new Error(`B9 ${label}: loaded at ${length}, not ${expected}`);
+    if (messages === 0) throw new Error(`B9 ${label}: derived no messages`);
+    // No lock to let go: the store is dropped (closing it would close the shared backend).
+    return ms;
+  };
+}
+
 /** The SQLite floor's statement: only the rows with a surface_op, in seq order. */
 const SELECT_MESSAGE_ROWS =
   "SELECT type, seq, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? AND surface_op IS NOT NULL ORDER BY seq";
@@ -140,8 +168,35 @@ export function b9Resume(sizes: Sizes): Benchmark {
             checks,
             ctx.progress,
           );
+          const reading = await alternateWithChecks(
+            ctx.rounds,
+            `B9 ${kind} reader`,
+            loadForReadingThroughStore(backend, log.header.id, log.events.length, kind),
+            floor,
+            checks,
+            ctx.progress,
+          );
           db?.close();
           await backend.close();
+          rows.push(
+            row({
+              id: "B9",
+              what: `reader: load ${log.events.length} events (${kind}) + deriveMessages`,
+              floor:
+                kind === "sqlite"
+                  ? "SELECT only the rows WHERE surface_op IS NOT NULL + JSON.parse each JSON column"
+                  : 'readFileSync + JSON.parse of only the lines with "surfaceOp": (indexOf scan)',
+              unit: "ms",
+              ...reading,
+              target: B9_TARGET,
+              facts: {
+                backend: kind,
+                events: log.events.length,
+                messageProducingEvents: producing,
+                ...readCheckFacts(reading),
+              },
+            }),
+          );
           rows.push(
             row({
               id: "B9",
