@@ -38,57 +38,32 @@ export function messageProducing(events: readonly SessionEvent[]): number {
 }
 
 /**
- * The subject of B9: a fresh store over `backend` opens the session for writing (its writer lock,
- * the stored log read and checked) and derives its messages; in ms. The session is unloaded (its
- * lock let go) afterwards, off the clock.
- * @throws Error when the session resumed at another length than `expected` or derived no messages.
+ * The subject of B9: a fresh store over `backend` opens the session (`as: "writer"`: for writing,
+ * its writer lock taken, the stored log read and checked; `"reader"`: loaded for reading, no lock,
+ * read as a writer resumes) and derives its messages; in ms. A writer's session is unloaded (its
+ * lock let go) afterwards, off the clock; a reader's store is dropped (closing it would close the
+ * shared backend).
+ * @throws Error when the session opened at another length than `expected` or derived no messages.
  */
 export function resumeThroughStore(
   backend: SessionBackend,
   id: string,
   expected: number,
   label: string,
+  as: "writer" | "reader" = "writer",
 ): Measure {
   return async () => {
     const store = storeOver(backend);
     let length = 0;
     let messages = 0;
     const ms = await timed(async () => {
-      const session = await store.openForWriting(id);
+      const session = as === "writer" ? await store.openForWriting(id) : await store.load(id);
       length = session.nextSeq;
       messages = (await session.deriveMessages()).length;
     });
-    if (length !== expected) throw new Error(`B9 ${label}: resumed at ${length}, not ${expected}`);
+    if (length !== expected) throw new Error(`B9 ${label}: opened at ${length}, not ${expected}`);
     if (messages === 0) throw new Error(`B9 ${label}: derived no messages`);
-    await store.unload(id);
-    return ms;
-  };
-}
-
-/**
- * B9's reader row: a fresh store over `backend` loads the session for reading (no lock) and
- * derives its messages, in ms — the same answer as {@link resumeThroughStore}, read as a writer
- * resumes (the settled part's messages).
- * @throws Error when the session loaded at another length than `expected` or derived no messages.
- */
-export function loadForReadingThroughStore(
-  backend: SessionBackend,
-  id: string,
-  expected: number,
-  label: string,
-): Measure {
-  return async () => {
-    const store = storeOver(backend);
-    let length = 0;
-    let messages = 0;
-    const ms = await timed(async () => {
-      const session = await store.load(id);
-      length = session.nextSeq;
-      messages = (await session.deriveMessages()).length;
-    });
-    if (length !== expected) throw new Error(`B9 ${label}: loaded at ${length}, not ${expected}`);
-    if (messages === 0) throw new Error(`B9 ${label}: derived no messages`);
-    // No lock to let go: the store is dropped (closing it would close the shared backend).
+    if (as === "writer") await store.unload(id);
     return ms;
   };
 }
@@ -171,7 +146,7 @@ export function b9Resume(sizes: Sizes): Benchmark {
           const reading = await alternateWithChecks(
             ctx.rounds,
             `B9 ${kind} reader`,
-            loadForReadingThroughStore(backend, log.header.id, log.events.length, kind),
+            resumeThroughStore(backend, log.header.id, log.events.length, kind, "reader"),
             floor,
             checks,
             ctx.progress,
