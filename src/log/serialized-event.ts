@@ -71,8 +71,9 @@ export class SerializedEvent {
   }
 
   /**
-   * Serializes a valid event that is the store's own (frozen: read from storage, or made by the
-   * store, like a repair's closers); {@link event} is then that value.
+   * Serializes a valid event that is the store's own (read from storage, or made by the store,
+   * like a repair's closers). A frozen one is kept as {@link event}; any other is read back from
+   * the text when asked for, so that the result never aliases a value someone may change.
    */
   static of(event: SessionEvent): SerializedEvent {
     return new SerializedEvent(event, Object.isFrozen(event));
