@@ -101,6 +101,11 @@ Renders TypeScript types, validators, the SQLite DDL and the RPC tables from a s
 export interface GenerateOutput {
   readonly out: { write(text: string): unknown };
   readonly err: { write(text: string): unknown };
+  /**
+   * Renders the schema folder (default: {@link renderAll} of it): a test that runs the command
+   * many times over the same schema renders it once.
+   */
+  readonly render?: (schemaDir: string) => Promise<GeneratedFile[]>;
 }
 
 /** The command-line entry: returns the exit code. */
@@ -129,7 +134,7 @@ export async function main(
   }
   const schemaDir = resolve(values.schema ?? "schema");
   const outDir = resolve(values.out ?? "generated");
-  const files = await renderAll(loadSchemaSet(schemaDir));
+  const files = await (io.render ?? ((dir) => renderAll(loadSchemaSet(dir))))(schemaDir);
   if (values.check) {
     const drift = findDrift(outDir, files);
     for (const d of drift) {
