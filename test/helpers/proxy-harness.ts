@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { afterAll, describe, expect } from "vitest";
+import { describe, expect } from "vitest";
 import {
   type ProxyMode,
   type SeedlineFetch,
@@ -16,6 +16,7 @@ import {
 } from "../../src/index.js";
 import { startSeedline } from "./cli-harness.js";
 import { runCliHere } from "./cli-in-process.js";
+import { atFileEnd } from "./file-end.js";
 
 /** A model API the proxy records, named as `ModelRequest.api` names it. */
 export type Api = "openai-chat" | "openai-responses" | "anthropic-messages";
@@ -432,13 +433,17 @@ export async function openStore(db: string): Promise<SessionStore> {
 
 /** The folder of this test file's stores, made on first use and removed after its tests. */
 let scratchDir: string | undefined;
-afterAll(() => {
-  if (scratchDir !== undefined) rmSync(scratchDir, { recursive: true, force: true });
-});
 
 /** A new SQLite store's path, in a folder of its own (which then holds only the store's files). */
 export function newDb(): string {
-  scratchDir ??= mkdtempSync(join(tmpdir(), "seedline-proxy-"));
+  if (scratchDir === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), "seedline-proxy-"));
+    scratchDir = dir;
+    atFileEnd(() => {
+      rmSync(dir, { recursive: true, force: true });
+      scratchDir = undefined;
+    });
+  }
   return join(mkdtempSync(join(scratchDir, "store-")), "store.db");
 }
 

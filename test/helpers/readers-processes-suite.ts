@@ -3,7 +3,7 @@
 // once and in order across writer crashes and restarts, ends on unwatch, close, delete, and a client that cannot keep up.
 // On PostgreSQL the two servers stand for two machines: two processes on one schema.
 import { type ChildProcess, spawn } from "node:child_process";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { RPC_ERROR_CODES } from "../../src/generated.js";
 import {
   type ClientWatch,
@@ -24,6 +24,7 @@ import {
   turnStart,
   userMessage,
 } from "./builders.js";
+import { atFileEnd } from "./file-end.js";
 import {
   dropSchema,
   freshSchemaName,
@@ -33,13 +34,21 @@ import {
 import { expectCode, STDIO_MAIN, spawnedClient, tempDir } from "./rpc-fixtures.js";
 import { waitUntil } from "./waits.js";
 
-const temp = tempDir("seedline-readers-");
-/** The PostgreSQL schemas this run created (the first server on each creates it). */
-const schemas: string[] = [];
-afterAll(async () => {
-  temp.remove();
-  for (const schema of schemas.splice(0)) await dropSchema(schema);
-});
+/** This test file's folder of stores and the PostgreSQL schemas it created, removed after it. */
+let made: { temp: ReturnType<typeof tempDir>; schemas: string[] } | undefined;
+function scratch(): NonNullable<typeof made> {
+  if (made === undefined) {
+    const current = { temp: tempDir("seedline-readers-"), schemas: [] as string[] };
+    made = current;
+    atFileEnd(async () => {
+      made = undefined;
+      current.temp.remove();
+      // The first server on each schema creates it.
+      for (const schema of current.schemas) await dropSchema(schema);
+    });
+  }
+  return made;
+}
 
 const KINDS = ["jsonl", "sqlite", "postgres"] as const;
 type Kind = (typeof KINDS)[number];
@@ -48,6 +57,7 @@ let stores = 0;
 /** A fresh store URL of `kind`: every server of one test opens the same one. */
 function freshStore(kind: Kind): string {
   stores++;
+  const { temp, schemas } = scratch();
   if (kind === "jsonl") return `jsonl:${temp.dir}/store-${stores}`;
   if (kind === "sqlite") return `sqlite:${temp.dir}/store-${stores}.db`;
   const schema = freshSchemaName();
@@ -77,13 +87,13 @@ interface Server {
   close(): Promise<void>;
 }
 
-/** Every process a test started, killed after it when still alive. */
+/** Every process a test started, killed after it when still alive (see {@link defineReadersSuite}). */
 const running = new Set<ChildProcess>();
-afterEach(() => {
+function killRunning(): void {
   for (const child of running)
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   running.clear();
-});
+}
 
 /** Starts a server on `url` and waits until it answers (its store is open). */
 async function startServer(url: string, extraArgs: readonly string[] = []): Promise<Server> {
@@ -316,6 +326,8 @@ async function readAll(client: SeedlineClient, sessionId: string) {
  * side — and, with `jsonl`, the case of a missing session.
  */
 export function defineReadersSuite(kind: Kind): void {
+  // In the test file's own suite: this module outlives the file.
+  afterEach(killRunning);
   const title = `readers and watches across server processes (${kind} store)`;
   if (kind === "postgres" && POSTGRES_SKIP !== undefined) {
     describe.skip(`${title} — skipped: ${POSTGRES_SKIP}`, () => {
