@@ -93,6 +93,8 @@ export class PostgresBackend implements backend.SessionBackend {
   readonly #locks: WriterLocks;
   readonly #changes: ChangeHub;
   readonly #listener: ChangeListener;
+  /** What forkPoint framed of each session's open turn. */
+  readonly #tails = new sql.FramedTails();
   /** Listing, titles, id prefixes and search (see {@link PostgresCatalog}). */
   readonly catalog: PostgresCatalog;
 
@@ -418,9 +420,7 @@ export class PostgresBackend implements backend.SessionBackend {
       // there), and the rows after it are framed, so that a torn tail does not count.
       const last = await this.#queries.first(c, "lastTurnEnd", { sessionId: id });
       const settled = last === undefined ? 0 : Number(last.seq) + 1;
-      const length =
-        settled +
-        (await frameRows(this.#queries, c, this.location, id, settled, undefined)).events.length;
+      const length = await this.#intactLength(c, id, header, settled);
       const at = boundary ?? length - 1;
       if (at < 0) return { header, length, marker: undefined };
       const found = await this.#queries.first(c, "lastTurnMarker", { sessionId: id, boundary: at });
@@ -430,6 +430,30 @@ export class PostgresBackend implements backend.SessionBackend {
       const next = await this.#queries.first(c, "nextTurnEnd", { sessionId: id, fromSeq: at + 1 });
       return { header, length, marker, ...sql.closedAtOf(next?.seq, length) };
     });
+  }
+
+  /**
+   * The number of intact events of session `id`: its rows up to `settled` and the intact run after
+   * them, framed from where the last framing of its open turn left off ({@link sql.FramedTails}).
+   */
+  async #intactLength(
+    c: PoolClient,
+    id: string,
+    header: SessionHeader,
+    settled: number,
+  ): Promise<number> {
+    const frame = async (from: number) =>
+      (await frameRows(this.#queries, c, this.location, id, from, undefined)).events.length;
+    const start = this.#tails.start(id, header, settled);
+    let from = start;
+    let framed = await frame(start);
+    // The proof row is gone: not the rows framed before; frame the open turn anew.
+    if (framed === 0 && start > settled) {
+      from = settled;
+      framed = await frame(settled);
+    }
+    this.#tails.note(id, header, settled, from + framed);
+    return from + framed;
   }
 
   async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
@@ -457,6 +481,7 @@ export class PostgresBackend implements backend.SessionBackend {
     await this.#write(id, `repair session ${show(id)}`, async (c) => {
       await lockForWrite(this.#queries, c, id);
       await this.#locks.assertHeld(c, id);
+      this.#tails.forget(id);
       await this.#queries.run(c, "deleteEventsFrom", { sessionId: id, keep });
       await this.#queries.run(c, "deleteSearchTexts", { sessionId: id, keep });
       await insertEvents(this.#queries, c, id, keep, closers);
@@ -473,6 +498,7 @@ export class PostgresBackend implements backend.SessionBackend {
     const release = await this.lock(id);
     try {
       return await this.#write(id, `delete session ${show(id)}`, async (c) => {
+        this.#tails.forget(id);
         return (await this.#queries.run(c, "deleteSession", { sessionId: id })) > 0;
       });
     } finally {

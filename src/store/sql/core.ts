@@ -11,6 +11,7 @@ export {
   valueRowForm,
 } from "./event-frames.js";
 export { type EventMember, eventMembers, memberValue } from "./event-members.js";
+export { FramedTails } from "./framed-tails.js";
 export {
   type ListRun,
   type ListStatement,

@@ -73,6 +73,8 @@ export class SqliteBackend implements backend.SessionBackend {
   readonly #guard: FileGuard | undefined;
   /** How eventRows' rows (arrays of values) become events: made on the first read. */
   #eventRowForm: sql.RowForm<readonly unknown[]> | undefined;
+  /** What forkPoint framed of each session's open turn. */
+  readonly #tails = new sql.FramedTails();
   /** The values of a group of events inserted in one statement, reused from group to group. */
   readonly #rowValues: SqliteScalar[] = [];
   #closed = false;
@@ -290,7 +292,7 @@ export class SqliteBackend implements backend.SessionBackend {
       // there), and the rows after it are framed, so that a torn tail does not count.
       const last = this.#statements.get("lastTurnEnd", { sessionId: id });
       const settled = last === undefined ? 0 : last.seq + 1;
-      const length = settled + this.#frame(id, settled, undefined).events.length;
+      const length = this.#intactLength(id, header, settled);
       const at = boundary ?? length - 1;
       const found =
         at < 0
@@ -331,6 +333,7 @@ export class SqliteBackend implements backend.SessionBackend {
       if (this.#statements.get("sessionExists", { sessionId: id }) === undefined) {
         throw sessionNotFound(id);
       }
+      this.#tails.forget(id);
       this.#statements.run("deleteEventsFrom", { sessionId: id, keep });
       this.#search.deleteFrom(id, keep);
       this.#insertEvents(id, keep, closers);
@@ -349,6 +352,7 @@ export class SqliteBackend implements backend.SessionBackend {
     let deleted: boolean;
     try {
       deleted = await this.#write(() => {
+        this.#tails.forget(id);
         this.#search.deleteFrom(id, 0);
         return this.#statements.run("deleteSession", { sessionId: id }) > 0;
       });
@@ -456,6 +460,24 @@ export class SqliteBackend implements backend.SessionBackend {
         : this.#statements.get("nextTurnEnd", { sessionId: id, fromSeq: from });
     const framed = sql.judgeEventRows(scanned, sql.eventsOf(id, this.path), next?.seq);
     return budget.cut ? { ...framed, cut: true } : framed;
+  }
+
+  /**
+   * The number of intact events of session `id`: its rows up to `settled` and the intact run after
+   * them, framed from where the last framing of its open turn left off ({@link FramedTails}).
+   */
+  #intactLength(id: string, header: SessionHeader, settled: number): number {
+    const start = this.#tails.start(id, header, settled);
+    let framed = this.#frame(id, start, undefined).events.length;
+    // The proof row is gone: not the rows framed before; frame the open turn anew.
+    let from = start;
+    if (framed === 0 && start > settled) {
+      from = settled;
+      framed = this.#frame(id, settled, undefined).events.length;
+    }
+    const length = from + framed;
+    this.#tails.note(id, header, settled, length);
+    return length;
   }
 
   /** The seq the next event of a stored session takes. @throws StorageError SESSION_NOT_FOUND. */
