@@ -38,9 +38,14 @@ export async function frameRows(
       maxBytes,
       pageFrom: first + proof,
     });
-    // "rowCount" comes last, after the event's columns, and is not one of its members.
-    const rowCount = Number(read.rows[0]?.[read.columns.length - 1] ?? 0);
-    cut = read.rows.length < rowCount;
+    // "following" comes last, after the event's columns, and is not one of its members: a last
+    // row that has a next row in the range, on a page short of the limit, ends a page cut by bytes.
+    const last = read.rows[read.rows.length - 1];
+    const following = last?.[read.columns.length - 1];
+    cut =
+      following !== null &&
+      following !== undefined &&
+      (take === undefined || read.rows.length < take);
     read = { rows: read.rows, columns: read.columns.slice(0, -1) };
   }
   const { rows, columns } = read;
