@@ -234,6 +234,59 @@ FROM (
 WHERE seq <= @pageFrom::bigint OR upto <= @maxBytes::bigint
 ORDER BY seq;
 
+-- name: sessionPageWithin
+-- A page of eventRowsWithin and the header, in one statement (one snapshot, one round trip, no
+-- transaction): the same rows, with "header" on the row at seq @fromSeq (the first, when it is
+-- there) the session's header as a JSON object in SessionHeader member order, NULL on the others.
+-- No row at @fromSeq (no session, no rows from it on, a hole) gives no header: the caller reads
+-- again in a transaction, as it does when a bad row needs the lookup of a later turn/end.
+SELECT
+  type,
+  seq,
+  time,
+  data,
+  "sourceEventSeqs" AS "sourceEventSeqs",
+  "surfaceOp" AS "surfaceOp",
+  following AS following,
+  CASE
+    WHEN seq = @fromSeq::bigint THEN (
+      SELECT
+        json_build_object(
+          'version', s.version,
+          'id', s.id,
+          'createdAt', s.created_at,
+          'cwd', s.cwd,
+          'parentSession', s.parent_session,
+          'seedLength', s.seed_length
+        )::text
+      FROM sessions AS s
+      WHERE s.id = @sessionId
+    )
+  END AS header
+FROM (
+  SELECT
+    type,
+    seq,
+    time,
+    data,
+    source_event_seqs AS "sourceEventSeqs",
+    surface_op AS "surfaceOp",
+    sum(
+      CASE
+        WHEN seq >= @pageFrom::bigint
+          THEN octet_length(data) + coalesce(octet_length(source_event_seqs), 0)
+        ELSE 0
+      END
+    ) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto,
+    lead(seq) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS following
+  FROM events
+  WHERE session_id = @sessionId AND seq >= @fromSeq
+  ORDER BY seq
+  LIMIT @limit::bigint
+) AS ranged
+WHERE seq <= @pageFrom::bigint OR upto <= @maxBytes::bigint
+ORDER BY seq;
+
 -- name: nextTurnEnd
 -- The seq of the first turn/end at or after @fromSeq: asked when a page of eventLines found a
 -- damaged row and no turn/end after it, to tell corruption (a turn/end follows) from a torn tail,
