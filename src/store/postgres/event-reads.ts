@@ -1,5 +1,6 @@
 // Reads of the PostgreSQL backend: a session's event rows from a seq on, framed and judged by the SQL core's rules.
 import type { PoolClient } from "pg";
+import type { SessionHeader } from "../../generated.js";
 import * as sql from "../sql/core.js";
 import { POSTGRES_TABLES, type Queries } from "./statements.js";
 
@@ -38,9 +39,14 @@ export async function frameRows(
       maxBytes,
       pageFrom: first + proof,
     });
-    // "rowCount" comes last, after the event's columns, and is not one of its members.
-    const rowCount = Number(read.rows[0]?.[read.columns.length - 1] ?? 0);
-    cut = read.rows.length < rowCount;
+    // "following" comes last, after the event's columns, and is not one of its members: a last
+    // row that has a next row in the range, on a page short of the limit, ends a page cut by bytes.
+    const last = read.rows[read.rows.length - 1];
+    const following = last?.[read.columns.length - 1];
+    cut =
+      following !== null &&
+      following !== undefined &&
+      (take === undefined || read.rows.length < take);
     read = { rows: read.rows, columns: read.columns.slice(0, -1) };
   }
   const { rows, columns } = read;
@@ -53,4 +59,47 @@ export async function frameRows(
       : await queries.first(c, "nextTurnEnd", { sessionId: id, fromSeq: from });
   const framed = sql.judgeEventRows(scanned, sql.eventsOf(id, location), next?.seq);
   return cut ? { ...framed, cut: true } : framed;
+}
+
+/**
+ * A page bounded by bytes and the header in one statement (sessionPageWithin: one snapshot, one
+ * round trip, no transaction), as {@link frameRows} frames it with `maxBytes`; undefined when the
+ * statement cannot answer alone: no row at `first` (no session, nothing from `first` on, a hole:
+ * no header came), or a bad row that needs the lookup of a later turn/end. The caller then reads
+ * in a read transaction.
+ * @throws StorageError FORMAT_UNSUPPORTED, CORRUPT_LOG (a bad row before a turn/end in the page).
+ */
+export async function pageWithHeader(
+  queries: Queries,
+  c: PoolClient,
+  location: string,
+  id: string,
+  first: number,
+  take: number | undefined,
+  maxBytes: number,
+  proof: number,
+): Promise<{ header: SessionHeader; framed: sql.FramedLog & { cut?: true } } | undefined> {
+  const read = await queries.valueRows(c, "sessionPageWithin", {
+    sessionId: id,
+    fromSeq: first,
+    limit: take ?? null,
+    maxBytes,
+    pageFrom: first + proof,
+  });
+  // "following" and "header" come last, after the event's columns, and are not its members.
+  const width = read.columns.length;
+  const text = read.rows[0]?.[width - 1];
+  if (typeof text !== "string") return undefined;
+  const header = sql.readHeader(JSON.parse(text) as sql.HeaderRow, id, location);
+  const last = read.rows[read.rows.length - 1];
+  const following = last?.[width - 2];
+  const cut =
+    following !== null &&
+    following !== undefined &&
+    (take === undefined || read.rows.length < take);
+  const form = sql.valueRowForm(read.columns.slice(0, -2), JSON_MEMBERS);
+  const scanned = sql.scanEventRows(read.rows, first, form);
+  if (sql.turnEndLookup(scanned, cut ? scanned.count : take) !== undefined) return undefined;
+  const framed = sql.judgeEventRows(scanned, sql.eventsOf(id, location));
+  return { header, framed: cut ? { ...framed, cut: true } : framed };
 }

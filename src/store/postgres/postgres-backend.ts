@@ -12,7 +12,7 @@ import { ChangeHub } from "../watch/change-hub.js";
 import { refreshSummary } from "./catalog.js";
 import { ChangeListener } from "./change-listener.js";
 import { clientConfig, type PostgresTarget, resolveTarget } from "./connection.js";
-import { frameRows, JSON_MEMBERS } from "./event-reads.js";
+import { frameRows, JSON_MEMBERS, pageWithHeader } from "./event-reads.js";
 import {
   appendChunk,
   INSERT_CHUNK,
@@ -284,7 +284,8 @@ export class PostgresBackend implements backend.SessionBackend {
     const { first, take } = sql.pageRead(fromSeq, limit, maxBytes);
     // From 0, and for a page of many rows, the transaction's statements send the header once, not
     // once per row; a reader asking what is new (a few rows, or none) gets it in one round trip.
-    // A page bounded by bytes is read by eventRowsWithin, in the transaction: no row past it is sent.
+    // A page bounded by bytes is read by sessionPageWithin (eventRowsWithin's rows and the header,
+    // one statement): no row past it is sent.
     if (
       maxBytes === undefined &&
       fromSeq > 0 &&
@@ -304,6 +305,15 @@ export class PostgresBackend implements backend.SessionBackend {
         );
         if (suffix !== undefined) return { header, ...suffix };
       }
+    }
+    if (maxBytes !== undefined) {
+      // A page bounded by bytes, with the header, in one statement; the transaction below only
+      // when it cannot answer alone (see pageWithHeader).
+      const found = await this.#db.withClient(what, (c) =>
+        pageWithHeader(this.#queries, c, this.location, id, first, take, maxBytes, fromSeq - first),
+      );
+      const suffix = found && sql.suffixOf(found.framed, fromSeq);
+      if (found !== undefined && suffix !== undefined) return { header: found.header, ...suffix };
     }
     return this.#db.read(what, async (c) => {
       const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
