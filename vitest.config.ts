@@ -88,7 +88,8 @@ export default defineConfig({
     // the SDK and its dependencies once per worker, not once per file, saves about a tenth of the
     // run. Helpers whose module holds a file's resources clean up through `atFileEnd`, not
     // `afterAll` at their top level (see test/helpers/file-end.ts).
-    isolate: false,
+    // The reliability suite keeps isolation: it measures memory, one file at a time.
+    isolate: reliability,
     setupFiles: ["test/helpers/setup-file.ts"],
     sequence: { sequencer: LongestFirst },
     globalSetup: ["test/helpers/global-setup.ts"],
