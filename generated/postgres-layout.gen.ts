@@ -18,7 +18,7 @@ export const POSTGRES_VERSION_TABLE = "seedline_layout" as const;
 export const POSTGRES_DDL = "CREATE TABLE sessions (\n  id text COLLATE \"C\" NOT NULL,\n  version bigint NOT NULL,\n  created_at bigint NOT NULL,\n  cwd text COLLATE \"C\",\n  parent_session text COLLATE \"C\",\n  seed_length bigint,\n  CONSTRAINT sessions_pkey PRIMARY KEY (id)\n);\n\nCREATE TABLE events (\n  session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,\n  seq bigint NOT NULL,\n  type text COLLATE \"C\" NOT NULL,\n  time bigint NOT NULL,\n  data text COLLATE \"C\" NOT NULL,\n  source_event_seqs text COLLATE \"C\",\n  surface_op text COLLATE \"C\",\n  CONSTRAINT events_pkey PRIMARY KEY (session_id, seq)\n);\n\nCREATE INDEX sessions_by_created ON sessions (created_at DESC, id DESC);\nCREATE INDEX sessions_by_cwd ON sessions (cwd ASC, created_at DESC, id DESC);\nCREATE INDEX sessions_by_parent_session ON sessions (parent_session ASC, created_at DESC, id DESC);\n\nCREATE TABLE seedline_layout (\n  version integer NOT NULL,\n  CONSTRAINT seedline_layout_pkey PRIMARY KEY (version)\n);\n\nINSERT INTO seedline_layout (version) VALUES (4);\n";
 
 /** The catalog's version (the one row of `catalog_version`): derived data, rebuilt from the logs when the row holds another. */
-export const POSTGRES_CATALOG_VERSION = 1 as const;
+export const POSTGRES_CATALOG_VERSION = 2 as const;
 
 /** The titles table's version (the one row of `titles_version`): explicit titles, another version refused untouched. */
 export const POSTGRES_TITLES_VERSION = 1 as const;

@@ -203,7 +203,8 @@ export const POSTGRES_QUERIES = {
   insertSummary: "INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)\nVALUES ($1, NULL, $2, NULL);",
   /**
    * After events were written: the seq of the last (`@lastSeq`), the last activity, and the derived
-   * title when none was stored yet (`@derivedTitle` NULL: the batch has no user message).
+   * title when none was stored yet (`@derivedTitle` NULL: the batch has no user message; '': its
+   * first user message gives no title, which is kept so that a later prompt's is not taken).
    */
   touchSummary: "UPDATE catalog_summaries\nSET last_seq = $1, updated_at = $2,\n  derived_title = coalesce(derived_title, $3::text)\nWHERE session_id = $4;",
   /**

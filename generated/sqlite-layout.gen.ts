@@ -17,7 +17,7 @@ export const SQLITE_DDL = "CREATE TABLE sessions (\n  id TEXT NOT NULL,\n  versi
  * The catalog's version (the one row of `catalog_version`): derived data, rebuilt from the logs
  * when the row holds another.
  */
-export const SQLITE_CATALOG_VERSION = 1 as const;
+export const SQLITE_CATALOG_VERSION = 2 as const;
 
 /**
  * The titles table's version (the one row of `titles_version`): explicit titles, another version

@@ -106,7 +106,8 @@ export const SQLITE_QUERIES = {
   insertSummary: "INSERT INTO catalog_summaries (session_id, last_seq, updated_at, derived_title)\nVALUES (@sessionId, NULL, @updatedAt, NULL);",
   /**
    * After events were written: the seq of the last (`@lastSeq`), the last activity, and the derived
-   * title when none was stored yet (`@derivedTitle` NULL: the batch has no user message).
+   * title when none was stored yet (`@derivedTitle` NULL: the batch has no user message; '': its
+   * first user message gives no title, which is kept so that a later prompt's is not taken).
    */
   touchSummary: "UPDATE catalog_summaries\nSET last_seq = @lastSeq, updated_at = @updatedAt,\n  derived_title = coalesce(derived_title, @derivedTitle)\nWHERE session_id = @sessionId;",
   /**

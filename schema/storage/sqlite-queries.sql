@@ -291,7 +291,8 @@ VALUES (@sessionId, NULL, @updatedAt, NULL);
 
 -- name: touchSummary
 -- After events were written: the seq of the last (@lastSeq), the last activity, and the derived
--- title when none was stored yet (@derivedTitle NULL: the batch has no user message).
+-- title when none was stored yet (@derivedTitle NULL: the batch has no user message; '': its
+-- first user message gives no title, which is kept so that a later prompt's is not taken).
 UPDATE catalog_summaries
 SET last_seq = @lastSeq, updated_at = @updatedAt,
   derived_title = coalesce(derived_title, @derivedTitle)

@@ -1,7 +1,6 @@
 // An event serialized once, when it is taken in: the JSON text every backend writes, and what the running state reads.
 import { CANONICAL_EVENT_MEMBERS, type EventType, type SessionEvent } from "../generated.js";
 import { freezeParsed } from "./json-value.js";
-import { titleFromContent } from "./session-title.js";
 import { isSurfaceEligibleType, TakenSurfaceView, TextMessage } from "./surface.js";
 import type { SurfaceEvent } from "./types.js";
 
@@ -195,13 +194,4 @@ export function inCanonicalOrder(event: SessionEvent): boolean {
 /** Serializes events that are the store's own (see {@link SerializedEvent.of}), e.g. to call a backend directly. */
 export function serializeEvents(events: readonly SessionEvent[]): SerializedEvent[] {
   return events.map((event) => SerializedEvent.of(event));
-}
-
-/** The title the first `user/message` among `events` gives a session (see `derivedTitle`). */
-export function serializedTitle(events: readonly SerializedEvent[]): string | undefined {
-  for (const event of events) {
-    if (event.type !== "user/message") continue;
-    return titleFromContent((event.readData() as { content?: unknown }).content);
-  }
-  return undefined;
 }

@@ -81,7 +81,7 @@ export async function openCatalog(
       await queries.run(client, "stampCatalog", { version: POSTGRES_CATALOG_VERSION });
       await queries.run(client, "fillSummaries", {});
       for (const row of await queries.rows(client, "firstUserMessages", {})) {
-        const derivedTitle = titleOfData(row.data) ?? null;
+        const derivedTitle = titleOfData(row.data);
         await queries.run(client, "setDerivedTitle", { sessionId: row.sessionId, derivedTitle });
       }
       done = "rebuilt";
@@ -117,6 +117,6 @@ export async function refreshSummary(
   sessionId: string,
 ): Promise<void> {
   const first = await queries.first(client, "firstUserMessage", { sessionId });
-  const derivedTitle = first === undefined ? null : (titleOfData(String(first.data)) ?? null);
+  const derivedTitle = first === undefined ? null : titleOfData(String(first.data));
   await queries.run(client, "refreshSummary", { sessionId, derivedTitle });
 }

@@ -2,7 +2,7 @@
 import type { PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
-import { type SerializedEvent, serializedTitle } from "../../log/serialized-event.js";
+import type { SerializedEvent } from "../../log/serialized-event.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../errors/storage-errors.js";
 import * as sql from "../sql/core.js";
 import { FOREIGN_KEY_VIOLATION, serverError, UNIQUE_VIOLATION } from "./pg-errors.js";
@@ -97,7 +97,7 @@ export async function insertEvents(
     sessionId: id,
     lastSeq: last.seq,
     updatedAt: last.time,
-    derivedTitle: serializedTitle(events) ?? null,
+    derivedTitle: sql.batchTitle(events),
   });
 }
 

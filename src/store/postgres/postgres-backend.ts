@@ -3,7 +3,7 @@ import type { PoolClient } from "pg";
 import { StorageError, show } from "../../errors.js";
 import type { SessionHeader } from "../../generated.js";
 import { anySearchable } from "../../log/search-text.js";
-import { type SerializedEvent, serializedTitle } from "../../log/serialized-event.js";
+import type { SerializedEvent } from "../../log/serialized-event.js";
 import type * as backend from "../backend.js";
 import { seqConflict, sessionNotFound } from "../errors/storage-errors.js";
 import { checkPageLimit } from "../reads/page-limit.js";
@@ -232,7 +232,7 @@ export class PostgresBackend implements backend.SessionBackend {
       channel: this.#queries.channel,
       // Every chunk moves the summary to the batch's end; the first title stored stays.
       updatedAt: events.at(-1)?.time ?? null,
-      derivedTitle: serializedTitle(events) ?? null,
+      derivedTitle: sql.batchTitle(events),
     };
     const append = async (c: PoolClient) => {
       // An empty batch runs one statement too: it checks the append point and notifies.

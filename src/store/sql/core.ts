@@ -31,4 +31,4 @@ export {
   sessionWhere,
 } from "./session-rows.js";
 export { checkSettledCount, jsonMembers, settledEvents } from "./settled-rows.js";
-export { titleOfData, titlesOf } from "./summary-rows.js";
+export { batchTitle, derivedOf, titleOfData, titlesOf } from "./summary-rows.js";

@@ -3,6 +3,7 @@ import type { PostgresQueryName, SessionHeader, SqliteQueryName } from "../../ge
 import type { ListedSession, ListOrder, ListPage, ListQuery } from "../backend.js";
 import { decodeCursor, encodeCursor, keyOf, type ListKey } from "../listing/list-cursor.js";
 import { checkListLimit } from "../listing/list-limit.js";
+import { derivedOf } from "./summary-rows.js";
 
 /** The list statements, one per filter, named alike in both dialects. */
 export type ListStatement = Extract<SqliteQueryName & PostgresQueryName, `list${string}`>;
@@ -94,7 +95,7 @@ export function listedSession(
   lastSeq: number | null | undefined,
   summary: SummaryColumns,
 ): ListedSession {
-  const title = summary.title ?? summary.derivedTitle ?? undefined;
+  const title = summary.title ?? derivedOf(summary.derivedTitle);
   return {
     header,
     eventCount: typeof lastSeq === "number" ? lastSeq + 1 : 0,

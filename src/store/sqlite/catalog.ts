@@ -95,7 +95,7 @@ function rebuild(statements: Statements): CatalogOpen {
   statements.run("stampCatalog", { version: SQLITE_CATALOG_VERSION });
   const summaries = statements.run("fillSummaries", {});
   for (const row of statements.all("firstUserMessages", {})) {
-    const derivedTitle = titleOfData(row.data) ?? null;
+    const derivedTitle = titleOfData(row.data);
     statements.run("setDerivedTitle", { sessionId: row.sessionId, derivedTitle });
   }
   return { catalog: "rebuilt", summaries };
@@ -115,6 +115,6 @@ function refresh(statements: Statements): CatalogOpen {
  */
 export function refreshSummary(statements: Statements, sessionId: string): void {
   const first = statements.get("firstUserMessage", { sessionId });
-  const derivedTitle = first === undefined ? null : (titleOfData(first.data) ?? null);
+  const derivedTitle = first === undefined ? null : titleOfData(first.data);
   statements.run("refreshSummary", { sessionId, derivedTitle });
 }

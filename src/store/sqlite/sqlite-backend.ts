@@ -1,7 +1,7 @@
 // The SQLite backend (better-sqlite3): layout 4, version policy on open, group commit, per-session lock files, change polling.
 import Database from "better-sqlite3";
 import { type SessionHeader, SQLITE_PRAGMAS, SQLITE_TABLES } from "../../generated.js";
-import { type SerializedEvent, serializedTitle } from "../../log/serialized-event.js";
+import type { SerializedEvent } from "../../log/serialized-event.js";
 import type * as backend from "../backend.js";
 import { seqConflict, sessionNotFound, sessionTaken } from "../errors/storage-errors.js";
 import { refusedOr } from "../errors/storage-refusal.js";
@@ -536,7 +536,7 @@ export class SqliteBackend implements backend.SessionBackend {
       sessionId: id,
       lastSeq: last.seq,
       updatedAt: last.time,
-      derivedTitle: serializedTitle(events) ?? null,
+      derivedTitle: sql.batchTitle(events),
     });
   }
 

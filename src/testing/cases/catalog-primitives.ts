@@ -66,10 +66,16 @@ async function fill(backend: SessionBackend): Promise<string[]> {
     TURN_LENGTH - 1,
     header("s-child", { createdAt: BASE_TIME + 4, parentSession: "s-src" }),
   );
+  // A first prompt that gives no title (blank), then one that would: the session has no derived
+  // title, whether its events came at create or later (seen failing on SQLite and PostgreSQL, whose
+  // append took the second prompt's title: "later prompt" against none).
+  await backend.create(header("s-blank", { createdAt: BASE_TIME + 5 }), []);
+  await backend.append("s-blank", 0, serializeEvents([userMessage(0, "   ")]));
+  await backend.append("s-blank", 1, serializeEvents([userMessage(1, "later prompt")]));
   await backend.writeTitle("s-named", "Named by hand");
   await backend.writeTitle("s-cleared", "soon cleared");
   await backend.writeTitle("s-cleared", null);
-  return ["s-src", "s-empty", "s-named", "s-cleared", "s-child", "absent"];
+  return ["s-src", "s-empty", "s-named", "s-cleared", "s-child", "s-blank", "absent"];
 }
 
 /** Registers the cases of `ids`, `readTitle`, `writeTitle` and a ScanCatalog over them. */

@@ -352,7 +352,7 @@ describePostgres("PostgreSQL backend", () => {
       await backend.close();
     }
     expect(await sql("SELECT version FROM seedline_layout", [], schema)).toEqual([{ version: 4 }]);
-    expect(await sql("SELECT version FROM catalog_version", [], schema)).toEqual([{ version: 1 }]);
+    expect(await sql("SELECT version FROM catalog_version", [], schema)).toEqual([{ version: 2 }]);
     expect([
       await sql(canonical, [], schema),
       await sql("SELECT * FROM events", [], schema),
