@@ -12,7 +12,6 @@ import {
   type SessionUpdateParams,
   SQLITE_LAYOUT_VERSION,
 } from "../generated.js";
-import { importTranscript } from "../import/import-transcript.js";
 import type { AcpUpdateOptions } from "../log/acp-updates.js";
 import { TurnRecorder } from "../recorder/turn-recorder.js";
 import { ReplayModel } from "../replay/replay-model.js";
@@ -186,6 +185,9 @@ export function createHandlers(context: HandlerContext): MethodHandlers {
           errors: [{ instancePath: "/sessionId", message }],
         });
       }
+      // Loaded on the first transcript import: a server that never imports one does not load
+      // the transcript mappers at start.
+      const { importTranscript } = await import("../import/import-transcript.js");
       return importTranscript(store, text, { format, ...pick(params, ["path", "strict"]) });
     },
 
