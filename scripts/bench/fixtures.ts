@@ -98,7 +98,7 @@ export const QUICK_SIZES: Sizes = {
   rpcAppendsPerSession: 4,
   readEvents: 500,
   listSessions: 300,
-  listScaleSessions: 3_000,
+  listScaleSessions: 1_000,
   deriveEvents: 3_000,
   memoryLogBytes: 4 * 1024 * 1024,
   memoryRuns: 1,
@@ -109,7 +109,7 @@ export const QUICK_SIZES: Sizes = {
   // Short windows: a quick run proves the measures work, its figures are never read.
   watchWindowMs: 400,
   watchSessions: 20,
-  idleWatches: 50,
+  idleWatches: 20,
   idleWindowMs: 300,
   proxyStreamEvents: 200,
   proxyStreamsPerRound: 2,
