@@ -88,23 +88,20 @@ export const POSTGRES_QUERIES = {
   eventRows: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  source_event_seqs AS \"sourceEventSeqs\",\n  surface_op AS \"surfaceOp\"\nFROM events\nWHERE session_id = $1 AND seq >= $2\nORDER BY seq\nLIMIT $3::bigint;",
   /**
    * The event rows of eventRows (from seq `@fromSeq` on, at most `@limit`, NULL: no bound) that fit
-   * in a page of `@maxBytes` bytes of stored text, in one statement: the rows up to `@pageFrom`
-   * (the proof row before a page, and the page's first event) always, the others while the running
-   * sum of their sizes (the data and sourceEventSeqs columns, whose sizes octet_length tells
-   * without reading a TOASTed value) is at most `@maxBytes`. The running sum goes row by row in seq
-   * order, so the scan stops at the limit, and a row past the budget is never read whole nor sent.
-   * "following", on every row, is the seq of the next row of the range (NULL on its last): a page
-   * that ends on a row with one, before the limit, was cut by bytes. Nothing in it needs the whole
-   * range before its first row is sent (no count over the range, no sort): the rows stream as the
-   * primary key is walked, and the client takes them in while the server reads on.
-   */
-  eventRowsWithin: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  \"sourceEventSeqs\" AS \"sourceEventSeqs\",\n  \"surfaceOp\" AS \"surfaceOp\",\n  following AS following\nFROM (\n  SELECT\n    type,\n    seq,\n    time,\n    data,\n    source_event_seqs AS \"sourceEventSeqs\",\n    surface_op AS \"surfaceOp\",\n    sum(\n      CASE\n        WHEN seq >= $1::bigint\n          THEN octet_length(data) + coalesce(octet_length(source_event_seqs), 0)\n        ELSE 0\n      END\n    ) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto,\n    lead(seq) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS following\n  FROM events\n  WHERE session_id = $2 AND seq >= $3\n  ORDER BY seq\n  LIMIT $4::bigint\n) AS ranged\nWHERE seq <= $1::bigint OR upto <= $5::bigint\nORDER BY seq;",
-  /**
-   * A page of eventRowsWithin and the header, in one statement (one snapshot, one round trip, no
-   * transaction): the same rows, with "header" on the row at seq `@fromSeq` (the first, when it is
-   * there) the session's header as a JSON object in SessionHeader member order, NULL on the others.
-   * No row at `@fromSeq` (no session, no rows from it on, a hole) gives no header: the caller reads
-   * again in a transaction, as it does when a bad row needs the lookup of a later turn/end.
+   * in a page of `@maxBytes` bytes of stored text, and the header, in one statement (one snapshot,
+   * one round trip, no transaction): the rows up to `@pageFrom` (the proof row before a page, and
+   * the page's first event) always, the others while the running sum of their sizes (the data and
+   * sourceEventSeqs columns, whose sizes octet_length tells without reading a TOASTed value) is at
+   * most `@maxBytes`. The running sum goes row by row in seq order, so the scan stops at the limit,
+   * and a row past the budget is never read whole nor sent. "following", on every row, is the seq
+   * of the next row of the range (NULL on its last): a page that ends on a row with one, before the
+   * limit, was cut by bytes. Nothing in it needs the whole range before its first row is sent (no
+   * count over the range, no sort): the rows stream as the primary key is walked, and the client
+   * takes them in while the server reads on. "header", on the row at seq `@fromSeq` (the first,
+   * when it is there), is the session's header as a JSON object in SessionHeader member order, NULL
+   * on the others. No row at `@fromSeq` (no session, no rows from it on, a hole) gives no header: a
+   * caller that needs it reads again in a transaction, as it does when a bad row needs the lookup
+   * of a later turn/end.
    */
   sessionPageWithin: "SELECT\n  type,\n  seq,\n  time,\n  data,\n  \"sourceEventSeqs\" AS \"sourceEventSeqs\",\n  \"surfaceOp\" AS \"surfaceOp\",\n  following AS following,\n  CASE\n    WHEN seq = $1::bigint THEN (\n      SELECT\n        json_build_object(\n          'version', s.version,\n          'id', s.id,\n          'createdAt', s.created_at,\n          'cwd', s.cwd,\n          'parentSession', s.parent_session,\n          'seedLength', s.seed_length\n        )::text\n      FROM sessions AS s\n      WHERE s.id = $2\n    )\n  END AS header\nFROM (\n  SELECT\n    type,\n    seq,\n    time,\n    data,\n    source_event_seqs AS \"sourceEventSeqs\",\n    surface_op AS \"surfaceOp\",\n    sum(\n      CASE\n        WHEN seq >= $3::bigint\n          THEN octet_length(data) + coalesce(octet_length(source_event_seqs), 0)\n        ELSE 0\n      END\n    ) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto,\n    lead(seq) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS following\n  FROM events\n  WHERE session_id = $2 AND seq >= $1\n  ORDER BY seq\n  LIMIT $4::bigint\n) AS ranged\nWHERE seq <= $3::bigint OR upto <= $5::bigint\nORDER BY seq;",
   /**
@@ -411,7 +408,6 @@ export const POSTGRES_QUERY_PARAMS = {
   lastTurnMarker: ["sessionId", "boundary"],
   eventLines: ["sessionId", "fromSeq", "limit"],
   eventRows: ["sessionId", "fromSeq", "limit"],
-  eventRowsWithin: ["pageFrom", "sessionId", "fromSeq", "limit", "maxBytes"],
   sessionPageWithin: ["fromSeq", "sessionId", "pageFrom", "limit", "maxBytes"],
   nextTurnEnd: ["sessionId", "fromSeq"],
   lastTurnEnd: ["sessionId"],
@@ -564,15 +560,6 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "data", type: "string" },
     { name: "sourceEventSeqs", type: "string | null" },
     { name: "surfaceOp", type: "string | null" },
-  ],
-  eventRowsWithin: [
-    { name: "type", type: "string" },
-    { name: "seq", type: "number" },
-    { name: "time", type: "number" },
-    { name: "data", type: "string" },
-    { name: "sourceEventSeqs", type: "PostgresScalar" },
-    { name: "surfaceOp", type: "PostgresScalar" },
-    { name: "following", type: "PostgresScalar" },
   ],
   sessionPageWithin: [
     { name: "type", type: "string" },
@@ -861,15 +848,6 @@ export interface PostgresQueryRows {
     readonly data: string;
     readonly sourceEventSeqs: string | null;
     readonly surfaceOp: string | null;
-  };
-  readonly eventRowsWithin: {
-    readonly type: string;
-    readonly seq: number;
-    readonly time: number;
-    readonly data: string;
-    readonly sourceEventSeqs: PostgresScalar;
-    readonly surfaceOp: PostgresScalar;
-    readonly following: PostgresScalar;
   };
   readonly sessionPageWithin: {
     readonly type: string;

@@ -191,55 +191,22 @@ WHERE session_id = @sessionId AND seq >= @fromSeq
 ORDER BY seq
 LIMIT @limit::bigint;
 
--- name: eventRowsWithin
--- The event rows of eventRows (from seq @fromSeq on, at most @limit, NULL: no bound) that fit in
--- a page of @maxBytes bytes of stored text, in one statement: the rows up to @pageFrom (the proof
--- row before a page, and the page's first event) always, the others while the running sum of their
--- sizes (the data and sourceEventSeqs columns, whose sizes octet_length tells without reading a
--- TOASTed value) is at most @maxBytes. The running sum goes row by row in seq order, so the scan
--- stops at the limit, and a row past the budget is never read whole nor sent. "following", on
--- every row, is the seq of the next row of the range (NULL on its last): a page that ends on a row
--- with one, before the limit, was cut by bytes. Nothing in it needs the whole range before its
--- first row is sent (no count over the range, no sort): the rows stream as the primary key is
--- walked, and the client takes them in while the server reads on.
-SELECT
-  type,
-  seq,
-  time,
-  data,
-  "sourceEventSeqs" AS "sourceEventSeqs",
-  "surfaceOp" AS "surfaceOp",
-  following AS following
-FROM (
-  SELECT
-    type,
-    seq,
-    time,
-    data,
-    source_event_seqs AS "sourceEventSeqs",
-    surface_op AS "surfaceOp",
-    sum(
-      CASE
-        WHEN seq >= @pageFrom::bigint
-          THEN octet_length(data) + coalesce(octet_length(source_event_seqs), 0)
-        ELSE 0
-      END
-    ) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto,
-    lead(seq) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS following
-  FROM events
-  WHERE session_id = @sessionId AND seq >= @fromSeq
-  ORDER BY seq
-  LIMIT @limit::bigint
-) AS ranged
-WHERE seq <= @pageFrom::bigint OR upto <= @maxBytes::bigint
-ORDER BY seq;
-
 -- name: sessionPageWithin
--- A page of eventRowsWithin and the header, in one statement (one snapshot, one round trip, no
--- transaction): the same rows, with "header" on the row at seq @fromSeq (the first, when it is
--- there) the session's header as a JSON object in SessionHeader member order, NULL on the others.
--- No row at @fromSeq (no session, no rows from it on, a hole) gives no header: the caller reads
--- again in a transaction, as it does when a bad row needs the lookup of a later turn/end.
+-- The event rows of eventRows (from seq @fromSeq on, at most @limit, NULL: no bound) that fit in
+-- a page of @maxBytes bytes of stored text, and the header, in one statement (one snapshot, one
+-- round trip, no transaction): the rows up to @pageFrom (the proof row before a page, and the
+-- page's first event) always, the others while the running sum of their sizes (the data and
+-- sourceEventSeqs columns, whose sizes octet_length tells without reading a TOASTed value) is at
+-- most @maxBytes. The running sum goes row by row in seq order, so the scan stops at the limit,
+-- and a row past the budget is never read whole nor sent. "following", on every row, is the seq
+-- of the next row of the range (NULL on its last): a page that ends on a row with one, before the
+-- limit, was cut by bytes. Nothing in it needs the whole range before its first row is sent (no
+-- count over the range, no sort): the rows stream as the primary key is walked, and the client
+-- takes them in while the server reads on. "header", on the row at seq @fromSeq (the first, when
+-- it is there), is the session's header as a JSON object in SessionHeader member order, NULL on
+-- the others. No row at @fromSeq (no session, no rows from it on, a hole) gives no header: a
+-- caller that needs it reads again in a transaction, as it does when a bad row needs the lookup
+-- of a later turn/end.
 SELECT
   type,
   seq,

@@ -7,11 +7,55 @@ import { POSTGRES_TABLES, type Queries } from "./statements.js";
 /** The event members the layout stores as JSON text. */
 export const JSON_MEMBERS = sql.jsonMembers(POSTGRES_TABLES.events);
 
+/** A page bounded by bytes as sessionPageWithin sends it: its rows, cut or not, and the header. */
+interface PageWithin {
+  readonly read: { rows: unknown[][]; columns: string[] };
+  readonly cut: boolean;
+  /** The header's JSON text, on the row at `first`; undefined when there is no such row. */
+  readonly headerText: string | undefined;
+}
+
+/**
+ * Reads a page bounded by bytes with sessionPageWithin: the statement sends no row past the
+ * budget (the first `proof` rows are not counted), at least one event.
+ */
+async function readPageWithin(
+  queries: Queries,
+  c: PoolClient,
+  id: string,
+  first: number,
+  take: number | undefined,
+  maxBytes: number,
+  proof: number,
+): Promise<PageWithin> {
+  const read = await queries.valueRows(c, "sessionPageWithin", {
+    sessionId: id,
+    fromSeq: first,
+    limit: take ?? null,
+    maxBytes,
+    pageFrom: first + proof,
+  });
+  // "following" and "header" come last, after the event's columns, and are not its members: a
+  // last row that has a next row in the range, on a page short of the limit, ends a page cut by
+  // bytes.
+  const width = read.columns.length;
+  const following = read.rows[read.rows.length - 1]?.[width - 2];
+  const text = read.rows[0]?.[width - 1];
+  return {
+    read: { rows: read.rows, columns: read.columns.slice(0, -2) },
+    cut:
+      following !== null &&
+      following !== undefined &&
+      (take === undefined || read.rows.length < take),
+    headerText: typeof text === "string" ? text : undefined,
+  };
+}
+
 /**
  * The rows of `id` from seq `first` on (at most `take`; undefined: all), framed and judged, on
  * `c` (in a read transaction: the lookup of the next turn/end sees the same snapshot); with
- * `maxBytes`, only the rows that fit in it (eventRowsWithin: the statement sends no row past the
- * budget; the first `proof` rows are not counted), at least one event.
+ * `maxBytes`, only the rows that fit in it ({@link readPageWithin}; the first `proof` rows are not
+ * counted), at least one event.
  */
 export async function frameRows(
   queries: Queries,
@@ -23,32 +67,17 @@ export async function frameRows(
   maxBytes?: number,
   proof = 0,
 ): Promise<sql.FramedLog & { cut?: true }> {
-  let cut = false;
-  let read: { rows: unknown[][]; columns: string[] };
-  if (maxBytes === undefined) {
-    read = await queries.valueRows(c, "eventRows", {
-      sessionId: id,
-      fromSeq: first,
-      limit: take ?? null,
-    });
-  } else {
-    read = await queries.valueRows(c, "eventRowsWithin", {
-      sessionId: id,
-      fromSeq: first,
-      limit: take ?? null,
-      maxBytes,
-      pageFrom: first + proof,
-    });
-    // "following" comes last, after the event's columns, and is not one of its members: a last
-    // row that has a next row in the range, on a page short of the limit, ends a page cut by bytes.
-    const last = read.rows[read.rows.length - 1];
-    const following = last?.[read.columns.length - 1];
-    cut =
-      following !== null &&
-      following !== undefined &&
-      (take === undefined || read.rows.length < take);
-    read = { rows: read.rows, columns: read.columns.slice(0, -1) };
-  }
+  const { read, cut } =
+    maxBytes === undefined
+      ? {
+          read: await queries.valueRows(c, "eventRows", {
+            sessionId: id,
+            fromSeq: first,
+            limit: take ?? null,
+          }),
+          cut: false,
+        }
+      : await readPageWithin(queries, c, id, first, take, maxBytes, proof);
   const { rows, columns } = read;
   const scanned = sql.scanEventRows(rows, first, sql.valueRowForm(columns, JSON_MEMBERS));
   // A page cut by bytes is a full page: what follows it settles a bad row in it.
@@ -62,11 +91,11 @@ export async function frameRows(
 }
 
 /**
- * A page bounded by bytes and the header in one statement (sessionPageWithin: one snapshot, one
- * round trip, no transaction), as {@link frameRows} frames it with `maxBytes`; undefined when the
- * statement cannot answer alone: no row at `first` (no session, nothing from `first` on, a hole:
- * no header came), or a bad row that needs the lookup of a later turn/end. The caller then reads
- * in a read transaction.
+ * A page bounded by bytes and the header in one statement (one snapshot, one round trip, no
+ * transaction), as {@link frameRows} frames it with `maxBytes`; undefined when the statement
+ * cannot answer alone: no row at `first` (no session, nothing from `first` on, a hole: no header
+ * came), or a bad row that needs the lookup of a later turn/end. The caller then reads in a read
+ * transaction.
  * @throws StorageError FORMAT_UNSUPPORTED, CORRUPT_LOG (a bad row before a turn/end in the page).
  */
 export async function pageWithHeader(
@@ -79,25 +108,18 @@ export async function pageWithHeader(
   maxBytes: number,
   proof: number,
 ): Promise<{ header: SessionHeader; framed: sql.FramedLog & { cut?: true } } | undefined> {
-  const read = await queries.valueRows(c, "sessionPageWithin", {
-    sessionId: id,
-    fromSeq: first,
-    limit: take ?? null,
+  const { read, cut, headerText } = await readPageWithin(
+    queries,
+    c,
+    id,
+    first,
+    take,
     maxBytes,
-    pageFrom: first + proof,
-  });
-  // "following" and "header" come last, after the event's columns, and are not its members.
-  const width = read.columns.length;
-  const text = read.rows[0]?.[width - 1];
-  if (typeof text !== "string") return undefined;
-  const header = sql.readHeader(JSON.parse(text) as sql.HeaderRow, id, location);
-  const last = read.rows[read.rows.length - 1];
-  const following = last?.[width - 2];
-  const cut =
-    following !== null &&
-    following !== undefined &&
-    (take === undefined || read.rows.length < take);
-  const form = sql.valueRowForm(read.columns.slice(0, -2), JSON_MEMBERS);
+    proof,
+  );
+  if (headerText === undefined) return undefined;
+  const header = sql.readHeader(JSON.parse(headerText) as sql.HeaderRow, id, location);
+  const form = sql.valueRowForm(read.columns, JSON_MEMBERS);
   const scanned = sql.scanEventRows(read.rows, first, form);
   if (sql.turnEndLookup(scanned, cut ? scanned.count : take) !== undefined) return undefined;
   const framed = sql.judgeEventRows(scanned, sql.eventsOf(id, location));

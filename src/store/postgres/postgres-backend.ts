@@ -284,8 +284,8 @@ export class PostgresBackend implements backend.SessionBackend {
     const { first, take } = sql.pageRead(fromSeq, limit, maxBytes);
     // From 0, and for a page of many rows, the transaction's statements send the header once, not
     // once per row; a reader asking what is new (a few rows, or none) gets it in one round trip.
-    // A page bounded by bytes is read by sessionPageWithin (eventRowsWithin's rows and the header,
-    // one statement): no row past it is sent.
+    // A page bounded by bytes is read by sessionPageWithin (its rows and the header, one
+    // statement): no row past it is sent.
     if (
       maxBytes === undefined &&
       fromSeq > 0 &&
