@@ -1,10 +1,13 @@
 // P2: replay of a recorded session through the proxy with the OpenAI SDK, in calls per second.
+import { spawn } from "node:child_process";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import OpenAI from "openai";
 import type { Sizes } from "./fixtures.js";
-import { type Benchmark, fmt, rotate, row, tempDir, timed } from "./harness.js";
+import { type Benchmark, fmt, median, rotate, row, tempDir, timed } from "./harness.js";
 import { startProxyProcess } from "./proxy-process.js";
 import { chatStream, startBenchUpstream } from "./proxy-upstream.js";
+import { entryArgs, REPO_ROOT } from "./runtime.js";
 
 /** The session a replaying process answers first, untimed, before the timed one. */
 const WARM_SESSION = "p2-warm-up";
@@ -25,6 +28,28 @@ async function agent(client: OpenAI, calls: number): Promise<void> {
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
     if (text === "") throw new Error(`expected an answer to call ${i + 1}, got none`);
   }
+}
+
+/**
+ * Starts answer-child.ts (a bare server in a process of its own answering each call at once with
+ * the recorded body); resolves with its base URL and a way to stop it.
+ */
+async function startCeiling(): Promise<{ baseUrl: string; stop(): Promise<void> }> {
+  const child = spawn(
+    process.execPath,
+    [...entryArgs(join(REPO_ROOT, "scripts", "bench", "answer-child.ts")), String(ANSWER_EVENTS)],
+    { cwd: REPO_ROOT, stdio: ["pipe", "pipe", "inherit"] },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const line = await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next();
+  if (line.done) throw new Error(`expected a URL from answer-child, it exited (${await exited})`);
+  return {
+    baseUrl: line.value,
+    async stop() {
+      child.stdin.end();
+      await exited;
+    },
+  };
 }
 
 export function p2ProxyReplay(sizes: Sizes): Benchmark {
@@ -51,13 +76,12 @@ export function p2ProxyReplay(sizes: Sizes): Benchmark {
           );
         }
         await recorder.stop();
-        // For context (not a floor the target divides by): the same SDK calls straight to the fake
-        // upstream, which writes its stream a few events at a time.
-        const straight = new OpenAI({
-          apiKey: "sk-bench",
-          baseURL: upstream.baseUrl,
-          maxRetries: 0,
-        });
+        // For context (not a floor the target divides by): the same SDK calls to a bare server in
+        // another process that answers each at once with the recorded body — the least any
+        // replaying proxy in a process of its own costs (the target is calls/s, absolute).
+        const ceiling = await startCeiling();
+        const bare = new OpenAI({ apiKey: "sk-bench", baseURL: ceiling.baseUrl, maxRetries: 0 });
+        await agent(bare, calls);
         // Replay contacts no upstream: this address refuses every connection.
         const [rates = [], direct = []] = await rotate(
           ctx.rounds,
@@ -84,19 +108,21 @@ export function p2ProxyReplay(sizes: Sizes): Benchmark {
                 await proxy.stop();
               }
             },
-            async () => calls / ((await timed(() => agent(straight, calls))) / 1000),
+            async () => calls / ((await timed(() => agent(bare, calls))) / 1000),
           ],
           (round, figures) =>
             ctx.progress(
-              `P2 round ${round + 1}: replay ${fmt(figures[0] as number)} calls/s, straight from the fake upstream ${fmt(figures[1] as number)} calls/s`,
+              `P2 round ${round + 1}: replay ${fmt(figures[0] as number)} calls/s, a bare server in another process ${fmt(figures[1] as number)} calls/s`,
             ),
         );
+        await ceiling.stop();
         await upstream.close();
         return [
           row({
             id: "P2",
             what: `proxy replay: ${calls}-call session with the OpenAI SDK (streamed)`,
-            floor: "context only: the same SDK calls straight from the fake upstream",
+            floor:
+              "context only: the same SDK calls to a bare server in another process answering at once",
             unit: "calls/s",
             ratioOf: "absolute",
             subject: rates,
@@ -107,6 +133,8 @@ export function p2ProxyReplay(sizes: Sizes): Benchmark {
               answerEvents: ANSWER_EVENTS,
               proxyStartIncluded: "no",
               warmUp: `the same ${calls} calls of another session, untimed`,
+              replayOverBare:
+                Math.round(median(rates.map((r, i) => r / (direct[i] as number))) * 100) / 100,
             },
           }),
         ];

@@ -43,6 +43,41 @@ export function wholeBodyOf(response: Response): string | undefined {
   return WHOLE.get(response);
 }
 
+/** Where a relayed body's bytes go when a server takes them straight (see {@link relayDirect}). */
+export interface DirectSink {
+  /** Writes one chunk; false when the caller's socket is full. */
+  write(chunk: Uint8Array): boolean;
+  /** Resolves once a full socket has drained. */
+  drained(): Promise<void>;
+  /** Whether the caller has gone (its connection closed). */
+  readonly gone: boolean;
+}
+
+/** A relayed body a server may take straight from the upstream's reader, by answer. */
+const DIRECT = new WeakMap<Response, (sink: DirectSink) => Promise<void> | undefined>();
+
+/**
+ * Marks `response` (whose body relays the upstream's) as one a server may write straight to its
+ * caller with {@link relayDirect}: `take` gives the bytes to the sink, bypassing the Response's
+ * own stream, or undefined when some already went into that stream (then it is read as usual).
+ */
+export function relayable(
+  response: Response,
+  take: (sink: DirectSink) => Promise<void> | undefined,
+): Response {
+  DIRECT.set(response, take);
+  return response;
+}
+
+/**
+ * Writes a relayed body straight to `sink` (one web stream less between the upstream's socket
+ * and the caller's); resolves when the body has ended, rejects when it broke off. Undefined when
+ * `response` cannot be taken so: read its body instead.
+ */
+export function relayDirect(response: Response, sink: DirectSink): Promise<void> | undefined {
+  return DIRECT.get(response)?.(sink);
+}
+
 /** A body as JSON when it is JSON, else its text (undefined when empty). */
 export function parseJson(text: string): unknown {
   try {

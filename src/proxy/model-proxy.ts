@@ -6,12 +6,15 @@ import {
   answer,
   answerHeaders,
   codeOf,
+  type DirectSink,
   forwardHeaders,
   messageOf,
   parseJson,
+  relayable,
 } from "./http-parts.js";
 import { LiveCalls } from "./live-calls.js";
 import { forkForLive } from "./live-fork.js";
+import { chunkReaderOf } from "./node-upstream.js";
 import { outcomeOps, ResponseCapture } from "./response-outcome.js";
 import { SessionChannel } from "./session-channel.js";
 import { opsBeforeCall } from "./turn-inference.js";
@@ -391,9 +394,13 @@ export class ModelProxy {
             pending: undefined,
           };
     });
-    const reader = (upstream.body as ReadableStream<Uint8Array>).getReader();
+    const reader = chunkReaderOf(upstream);
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     let cancelled = false;
+    // A server that takes the body straight (see relayDirect) gets every chunk through `sink`;
+    // once one chunk went into the Response's stream, the body is read from there.
+    let sink: DirectSink | undefined;
+    let enqueued = false;
     const body = new ReadableStream<Uint8Array>({
       start(c) {
         controller = c;
@@ -403,31 +410,45 @@ export class ModelProxy {
         cancelled = true;
       },
     });
-    const pump = async (): Promise<void> => {
+    /** Reads the upstream's body to its end; resolves with what broke it off, if anything. */
+    const pump = async (): Promise<unknown> => {
       let failure: unknown;
       try {
         for (;;) {
           const { done, value } = await reader.read();
-          if (done) break;
+          if (done || value === undefined) break;
           received.push(value);
-          if (!cancelled) controller.enqueue(value);
+          if (sink !== undefined) {
+            if (!sink.gone && !sink.write(value)) await sink.drained();
+          } else if (!cancelled) {
+            enqueued = true;
+            controller.enqueue(value);
+          }
         }
       } catch (error) {
         failure = error;
       }
       // Whether the caller had aborted when the body ended: an SDK aborts once it sees the error.
       bodyEnded({ failure, aborted: call.request.signal.aborted });
-      if (!cancelled) {
+      if (sink === undefined && !cancelled) {
         if (failure === undefined) controller.close();
         else controller.error(failure);
       }
       ended();
+      return failure;
     };
-    void pump();
-    return new Response(body, {
+    const pumped = pump();
+    const response = new Response(body, {
       status,
       statusText: upstream.statusText,
       headers: responseHeaders,
+    });
+    return relayable(response, (direct) => {
+      if (enqueued || cancelled) return undefined;
+      sink = direct;
+      return pumped.then((failure) => {
+        if (failure !== undefined) throw failure;
+      });
     });
   }
 

@@ -2,8 +2,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { SessionStore } from "../store/session-store.js";
-import { answerHeaders, forwardHeaders, wholeBodyOf } from "./http-parts.js";
+import { answerHeaders, forwardHeaders, relayDirect, wholeBodyOf } from "./http-parts.js";
 import { type CallRequest, ModelProxy } from "./model-proxy.js";
+import { nodeUpstream } from "./node-upstream.js";
 import { PROVIDERS, type ProxyRoute, routeOf } from "./routes.js";
 import type { ProxyMode } from "./types.js";
 
@@ -50,7 +51,9 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
     ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
     ...(options.onRecordError === undefined ? {} : { onRecordError: options.onRecordError }),
   });
-  const upstream = globalThis.fetch.bind(globalThis);
+  // node:http(s), not fetch: a relayed body goes from socket to socket with no web stream between.
+  const nodeFetch = nodeUpstream();
+  const upstream = nodeFetch.fetch;
   const inFlight = new Set<Promise<void>>();
   const server = createServer((req, res) => {
     const done = serveOne(req, res).catch((error: unknown) => {
@@ -148,6 +151,7 @@ export async function startProxyServer(options: ProxyServerOptions): Promise<Pro
       await Promise.all([...inFlight]);
       await proxy.close();
       await closed;
+      nodeFetch.close();
     },
   };
 }
@@ -192,6 +196,23 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
     return;
   }
   res.writeHead(response.status, headers);
+  const direct = relayDirect(response, {
+    write: (chunk) => res.write(chunk),
+    drained: () => drainedOrClosed(res),
+    get gone() {
+      return res.destroyed;
+    },
+  });
+  if (direct !== undefined) {
+    try {
+      await direct;
+      res.end();
+    } catch {
+      // The upstream broke off mid-stream: the caller sees the connection break off too.
+      res.destroy();
+    }
+    return;
+  }
   if (response.body === null) {
     res.end();
     return;
@@ -205,12 +226,24 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
         await reader.cancel();
         return;
       }
-      if (!res.write(value))
-        await new Promise<void>((resolve) => res.once("drain", () => resolve()));
+      if (!res.write(value)) await drainedOrClosed(res);
     }
     res.end();
   } catch {
     // The upstream broke off mid-stream: the caller sees the connection break off too.
     res.destroy();
   }
+}
+
+/** Resolves once `res` has drained, or closed (a caller gone never drains). */
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
 }
