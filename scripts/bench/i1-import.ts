@@ -1,8 +1,19 @@
 // I1: importing real Claude Code transcripts (and Codex rollouts, when they map) into a durable store, in MB/s, against reading the same files and JSON.parse of each line.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  writeSync,
+} from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import Database from "better-sqlite3";
+import { SQLITE_PRAGMAS } from "../../generated/sqlite-layout.gen.js";
 import { mapTranscript, TranscriptImporter } from "../../src/import/import-transcript.js";
+import type { MappedSession } from "../../src/import/transcript.js";
 import { type BackendKind, openDurable, type Sizes, storeOver } from "./fixtures.js";
 import {
   type Benchmark,
@@ -64,6 +75,47 @@ async function readAndParse(files: readonly Source[]): Promise<number> {
   return lines;
 }
 
+/**
+ * What storing the mapped events costs at the least, for context: each serialized and written
+ * durably with nothing checked — JSONL: one file per session, written and fsynced, then its
+ * folder; SQLite: one plain table (session, seq, type, text) under the store's pragmas, a
+ * transaction per session. No import that stores what it maps can take less than the floor plus this.
+ */
+function writeFloor(kind: BackendKind, sessions: readonly MappedSession[], dir: string): number {
+  if (kind === "jsonl") {
+    for (const { header, events } of sessions) {
+      let text = "";
+      for (const event of events) text += `${JSON.stringify(event)}\n`;
+      const fd = openSync(join(dir, `${header.id}.jsonl`), "w");
+      writeSync(fd, text);
+      fsyncSync(fd);
+      closeSync(fd);
+    }
+    const folder = openSync(dir, "r");
+    fsyncSync(folder);
+    closeSync(folder);
+    return sessions.length;
+  }
+  const db = new Database(join(dir, "floor.db"));
+  try {
+    db.pragma(`journal_mode = ${SQLITE_PRAGMAS.journalMode}`);
+    db.pragma(`synchronous = ${SQLITE_PRAGMAS.synchronous.fsync}`);
+    db.exec(
+      "CREATE TABLE events (session TEXT, seq INTEGER, type TEXT, data TEXT, PRIMARY KEY (session, seq)) WITHOUT ROWID",
+    );
+    const insert = db.prepare("INSERT INTO events VALUES (?, ?, ?, ?)");
+    for (const { header, events } of sessions) {
+      db.transaction(() => {
+        for (const event of events)
+          insert.run(header.id, event.seq, event.type, JSON.stringify(event));
+      })();
+    }
+  } finally {
+    db.close();
+  }
+  return sessions.length;
+}
+
 function megabytesPerSecond(bytes: number, ms: number): number {
   return bytes / 1e6 / (ms / 1000);
 }
@@ -106,6 +158,7 @@ export function i1Import(_sizes: Sizes): Benchmark {
         const ms = await timed(() => readAndParse(files));
         return megabytesPerSecond(bytes, ms);
       };
+      const mappedSessions = mapped.flatMap((m) => m.sessions);
       const rows: BenchRow[] = [];
       for (const kind of ["sqlite", "jsonl"] as BackendKind[]) {
         const subject = async (round: number): Promise<number> => {
@@ -130,15 +183,29 @@ export function i1Import(_sizes: Sizes): Benchmark {
             temp.remove();
           }
         };
-        const [s = [], f = [], m = []] = await rotate(
+        const write = async (round: number): Promise<number> => {
+          const temp = tempDir(`i1-${kind}-floor-${round}`);
+          try {
+            return megabytesPerSecond(
+              bytes,
+              await timed(async () => writeFloor(kind, mappedSessions, temp.dir)),
+            );
+          } finally {
+            temp.remove();
+          }
+        };
+        const [s = [], f = [], m = [], w = []] = await rotate(
           ctx.rounds,
-          [subject, floor, mapping],
+          [subject, floor, mapping, write],
           (r, x) =>
             ctx.progress(
-              `I1 ${kind} round ${r + 1}: import ${fmt(x[0] as number)} MB/s, read + parse ${fmt(x[1] as number)} MB/s, read + map ${fmt(x[2] as number)} MB/s`,
+              `I1 ${kind} round ${r + 1}: import ${fmt(x[0] as number)} MB/s, read + parse ${fmt(x[1] as number)} MB/s, read + map ${fmt(x[2] as number)} MB/s, the mapped events written alone ${fmt(x[3] as number)} MB/s`,
             ),
         );
         const mappingRatio = median(f.map((floorMBps, i) => floorMBps / (m[i] as number)));
+        // The floor's time plus the bare write's, over the floor's: what any import that stores
+        // its events takes at the least, as a multiple of the floor.
+        const leastRatio = median(f.map((floorMBps, i) => 1 + floorMBps / (w[i] as number)));
         rows.push(
           row({
             id: "I1",
@@ -157,6 +224,8 @@ export function i1Import(_sizes: Sizes): Benchmark {
               events,
               mappingMBps: Math.round(median(m) * 10) / 10,
               floorPlusMapping: Math.round(mappingRatio * 100) / 100,
+              bareWriteMBps: Math.round(median(w) * 10) / 10,
+              floorPlusBareWrite: Math.round(leastRatio * 100) / 100,
             },
           }),
         );
