@@ -130,6 +130,17 @@ export const POSTGRES_QUERIES = {
    */
   settledRead: "WITH last AS (\n  SELECT seq FROM events WHERE session_id = $1 AND type = 'turn/end' ORDER BY seq DESC LIMIT 1\n)\nSELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT seq FROM last) AS \"lastTurnEnd\",\n  NULL::boolean AS tail,\n  NULL::text AS type,\n  NULL::bigint AS seq,\n  NULL::bigint AS time,\n  NULL::text AS data,\n  NULL::text AS \"sourceEventSeqs\",\n  NULL::text AS \"surfaceOp\"\nFROM sessions AS s\nWHERE s.id = $1\nUNION ALL\nSELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, e.*\nFROM (\n  SELECT false AS tail, type, seq, time, data, source_event_seqs, surface_op\n  FROM events\n  WHERE session_id = $1 AND surface_op IS NOT NULL\n  UNION ALL\n  (\n    SELECT true AS tail, type, seq, time, data, source_event_seqs, surface_op\n    FROM events\n    WHERE session_id = $1 AND seq >= coalesce((SELECT seq FROM last), 0)\n    ORDER BY seq\n    LIMIT $2::bigint\n  )\n) AS e\nORDER BY seq NULLS FIRST, tail;",
   /**
+   * forkPoint at the last intact event (what openTurn asks) in one statement (one snapshot, one
+   * round trip, no transaction). First the header row: the header columns, the seq of the last
+   * turn/end ("lastTurnEnd", NULL without one) and the last turn/start or turn/end of the log
+   * ("markerSeq", "markerType", "markerData": data is text, a damaged row must not fail the query;
+   * NULL without one), its event columns NULL; then the event rows after the last turn/end (from
+   * seq 0 without one) in seq order, as eventRows gives them, their header columns NULL — from
+   * `@fromSeq` on instead when they start at `@settled` (the rows of the open turn the backend
+   * found intact before, less the last of them: see FramedTails). No session gives no row.
+   */
+  openTurnRead: "WITH last AS (\n  SELECT seq FROM events WHERE session_id = $1 AND type = 'turn/end' ORDER BY seq DESC LIMIT 1\n),\nmarker AS (\n  SELECT seq, type, data\n  FROM events\n  WHERE session_id = $1 AND type IN ('turn/start', 'turn/end')\n  ORDER BY seq DESC\n  LIMIT 1\n),\ntail AS (\n  SELECT coalesce((SELECT seq FROM last) + 1, 0) AS seq\n)\nSELECT\n  s.version,\n  s.id,\n  s.created_at AS \"createdAt\",\n  s.cwd,\n  s.parent_session AS \"parentSession\",\n  s.seed_length AS \"seedLength\",\n  (SELECT seq FROM last) AS \"lastTurnEnd\",\n  (SELECT seq FROM marker) AS \"markerSeq\",\n  (SELECT type FROM marker) AS \"markerType\",\n  (SELECT data FROM marker) AS \"markerData\",\n  NULL::text AS type,\n  NULL::bigint AS seq,\n  NULL::bigint AS time,\n  NULL::text AS data,\n  NULL::text AS \"sourceEventSeqs\",\n  NULL::text AS \"surfaceOp\"\nFROM sessions AS s\nWHERE s.id = $1\nUNION ALL\nSELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, e.*\nFROM (\n  SELECT type, seq, time, data, source_event_seqs, surface_op\n  FROM events\n  WHERE session_id = $1\n    AND seq >= (\n      SELECT CASE WHEN tail.seq = $2::bigint THEN $3::bigint ELSE tail.seq END FROM tail\n    )\n) AS e\nORDER BY seq NULLS FIRST;",
+  /**
    * loadFrom in one statement (one snapshot, one round trip, no lock): the header, with the event
    * rows from seq `@fromSeq` - 1 on rebuilt as their JSONL lines as in eventLines, at most `@limit`
    * of them (NULL: no bound). The row before the first new one proves that the stored log still
@@ -412,6 +423,7 @@ export const POSTGRES_QUERY_PARAMS = {
   nextTurnEnd: ["sessionId", "fromSeq"],
   lastTurnEnd: ["sessionId"],
   settledRead: ["sessionId", "limit"],
+  openTurnRead: ["sessionId", "settled", "fromSeq"],
   sessionFrom: ["sessionId", "fromSeq", "limit"],
   notifyChange: ["channel", "sessionId"],
   listenChanges: [],
@@ -586,6 +598,24 @@ export const POSTGRES_QUERY_COLUMNS = {
     { name: "seedLength", type: "number | null" },
     { name: "lastTurnEnd", type: "PostgresScalar" },
     { name: "tail", type: "boolean | null" },
+    { name: "type", type: "string | null" },
+    { name: "seq", type: "number | null" },
+    { name: "time", type: "number | null" },
+    { name: "data", type: "string | null" },
+    { name: "sourceEventSeqs", type: "string | null" },
+    { name: "surfaceOp", type: "string | null" },
+  ],
+  openTurnRead: [
+    { name: "version", type: "number" },
+    { name: "id", type: "string" },
+    { name: "createdAt", type: "number" },
+    { name: "cwd", type: "string | null" },
+    { name: "parentSession", type: "string | null" },
+    { name: "seedLength", type: "number | null" },
+    { name: "lastTurnEnd", type: "PostgresScalar" },
+    { name: "markerSeq", type: "PostgresScalar" },
+    { name: "markerType", type: "PostgresScalar" },
+    { name: "markerData", type: "PostgresScalar" },
     { name: "type", type: "string | null" },
     { name: "seq", type: "number | null" },
     { name: "time", type: "number | null" },
@@ -870,6 +900,24 @@ export interface PostgresQueryRows {
     readonly seedLength: number | null;
     readonly lastTurnEnd: PostgresScalar;
     readonly tail: boolean | null;
+    readonly type: string | null;
+    readonly seq: number | null;
+    readonly time: number | null;
+    readonly data: string | null;
+    readonly sourceEventSeqs: string | null;
+    readonly surfaceOp: string | null;
+  };
+  readonly openTurnRead: {
+    readonly version: number;
+    readonly id: string;
+    readonly createdAt: number;
+    readonly cwd: string | null;
+    readonly parentSession: string | null;
+    readonly seedLength: number | null;
+    readonly lastTurnEnd: PostgresScalar;
+    readonly markerSeq: PostgresScalar;
+    readonly markerType: PostgresScalar;
+    readonly markerData: PostgresScalar;
     readonly type: string | null;
     readonly seq: number | null;
     readonly time: number | null;

@@ -318,6 +318,59 @@ FROM (
 ) AS e
 ORDER BY seq NULLS FIRST, tail;
 
+-- name: openTurnRead
+-- forkPoint at the last intact event (what openTurn asks) in one statement (one snapshot, one
+-- round trip, no transaction). First the header row: the header columns, the seq of the last
+-- turn/end ("lastTurnEnd", NULL without one) and the last turn/start or turn/end of the log
+-- ("markerSeq", "markerType", "markerData": data is text, a damaged row must not fail the query;
+-- NULL without one), its event columns NULL; then the event rows after the last turn/end (from
+-- seq 0 without one) in seq order, as eventRows gives them, their header columns NULL — from
+-- @fromSeq on instead when they start at @settled (the rows of the open turn the backend found
+-- intact before, less the last of them: see FramedTails). No session gives no row.
+WITH last AS (
+  SELECT seq FROM events WHERE session_id = @sessionId AND type = 'turn/end' ORDER BY seq DESC LIMIT 1
+),
+marker AS (
+  SELECT seq, type, data
+  FROM events
+  WHERE session_id = @sessionId AND type IN ('turn/start', 'turn/end')
+  ORDER BY seq DESC
+  LIMIT 1
+),
+tail AS (
+  SELECT coalesce((SELECT seq FROM last) + 1, 0) AS seq
+)
+SELECT
+  s.version,
+  s.id,
+  s.created_at AS "createdAt",
+  s.cwd,
+  s.parent_session AS "parentSession",
+  s.seed_length AS "seedLength",
+  (SELECT seq FROM last) AS "lastTurnEnd",
+  (SELECT seq FROM marker) AS "markerSeq",
+  (SELECT type FROM marker) AS "markerType",
+  (SELECT data FROM marker) AS "markerData",
+  NULL::text AS type,
+  NULL::bigint AS seq,
+  NULL::bigint AS time,
+  NULL::text AS data,
+  NULL::text AS "sourceEventSeqs",
+  NULL::text AS "surfaceOp"
+FROM sessions AS s
+WHERE s.id = @sessionId
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, e.*
+FROM (
+  SELECT type, seq, time, data, source_event_seqs, surface_op
+  FROM events
+  WHERE session_id = @sessionId
+    AND seq >= (
+      SELECT CASE WHEN tail.seq = @settled::bigint THEN @fromSeq::bigint ELSE tail.seq END FROM tail
+    )
+) AS e
+ORDER BY seq NULLS FIRST;
+
 -- name: sessionFrom
 -- loadFrom in one statement (one snapshot, one round trip, no lock): the header, with the event
 -- rows from seq @fromSeq - 1 on rebuilt as their JSONL lines as in eventLines, at most @limit of

@@ -262,8 +262,8 @@ async function main(): Promise<void> {
     if (readChecksMs === undefined) continue;
     const checked =
       r.id === "B9"
-        ? "the schema and freeze of the message-producing events, the surface, the messages"
-        : "the lossless walk that freezes each event, the schema, the log's rules";
+        ? "the schema of the message-producing events, the surface, the messages and the content they share frozen"
+        : "the depth walk of each event, the schema, the log's rules";
     process.stdout.write(
       `${r.id} ${r.facts.backend}: the reader's checks alone on events parsed beforehand (${checked}) ${readChecksMs} ms, floor + checks ${floorPlusReadChecks}×\n`,
     );

@@ -19,10 +19,9 @@ const READ_PAGE = 4096;
 
 /**
  * What a validating reader does to the events of a full read besides reading and parsing them:
- * each page admitted to a log read from seq 0 — the lossless walk that also freezes each event
- * throughout (read events are immutable), the schema, and the log's rules across pages. The
- * events are parsed from `lines` (what the floors parse) before the clock starts, fresh each run
- * (admission freezes them in place), and the machine settled again there (see `settle`): the floor
+ * each page admitted to a log read from seq 0 — the walk that checks each event's depth, the
+ * schema, and the log's rules across pages. The events are parsed from `lines` (what the floors
+ * parse) before the clock starts, fresh each run, and the machine settled again there (see `settle`): the floor
  * pays for keeping what it parsed, and the checks' figure is their own work and their own garbage.
  */
 export function loadChecks(header: SessionHeader, lines: readonly string[]): Measure {
@@ -44,8 +43,8 @@ export function loadChecks(header: SessionHeader, lines: readonly string[]): Mea
 
 /**
  * What a resuming writer does to the message-producing events of the settled part besides reading
- * and parsing them: each checked against the schema and frozen, placed on the surface, the state
- * put at the last `turn/end`, and the messages derived. Parsed from `lines` before the clock (and the
+ * and parsing them: each checked against the schema, placed on the surface, the state put at the
+ * last `turn/end`, and the messages derived (the content they share with their events frozen). Parsed from `lines` before the clock (and the
  * machine settled there, see {@link loadChecks}).
  */
 export function resumeChecks(

@@ -29,12 +29,20 @@ import {
   UNIQUE_VIOLATION,
 } from "./pg-errors.js";
 import { PostgresCatalog } from "./postgres-catalog.js";
-import { eventArrays, markerOfRow, splitSessionFrom, splitSettledRead } from "./rows.js";
+import {
+  eventArrays,
+  markerOfRow,
+  splitOpenTurnRead,
+  splitSessionFrom,
+  splitSettledRead,
+} from "./rows.js";
 import { type PostgresQueryRows, Queries } from "./statements.js";
 import type { PostgresTimeouts } from "./timeouts.js";
 import { connectionPool, Transactions } from "./transactions.js";
 import { WriterLocks } from "./writer-locks.js";
 
+/** The fast read of a fork point cannot answer alone: read it in a read transaction. */
+const READ_AGAIN = Symbol("read again");
 /** How a PostgreSQL backend is opened. */
 export interface PostgresBackendOptions {
   readonly durability?: backend.Durability;
@@ -422,6 +430,10 @@ export class PostgresBackend implements backend.SessionBackend {
     id: string,
     boundary: number | undefined,
   ): Promise<backend.StoredForkPoint | undefined> {
+    if (boundary === undefined) {
+      const point = await this.#openTurnPoint(id);
+      if (point !== READ_AGAIN) return point;
+    }
     return this.#db.read(`read the fork point of session ${show(id)}`, async (c) => {
       const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
       if (row === undefined) return undefined;
@@ -440,6 +452,49 @@ export class PostgresBackend implements backend.SessionBackend {
       const next = await this.#queries.first(c, "nextTurnEnd", { sessionId: id, fromSeq: at + 1 });
       return { header, length, marker, ...sql.closedAtOf(next?.seq, length) };
     });
+  }
+
+  /**
+   * forkPoint at the last intact event (what openTurn asks: a reader following a session asks it at
+   * each read) in one statement (openTurnRead: one snapshot, one round trip, no transaction), the
+   * rows of the open turn framed from where the last framing left off. {@link READ_AGAIN} where the
+   * statement cannot answer alone — the framed rows are not this header's, the last row found
+   * intact is gone, a bad row needs the lookup of a later turn/end, the last turn marker is past
+   * the intact events — and forkPoint then reads in a read transaction.
+   */
+  async #openTurnPoint(
+    id: string,
+  ): Promise<backend.StoredForkPoint | undefined | typeof READ_AGAIN> {
+    const hint = this.#tails.hint(id);
+    const found = await this.#db.withClient(`read the fork point of session ${show(id)}`, (c) =>
+      this.#queries.valueRows(c, "openTurnRead", {
+        sessionId: id,
+        settled: hint?.settled ?? -1,
+        fromSeq: hint?.from ?? 0,
+      }),
+    );
+    const split = splitOpenTurnRead(found.rows, found.columns);
+    if (split === undefined) return undefined;
+    const header = sql.readHeader(split.header, id, this.location);
+    const settled = split.lastTurnEnd === undefined ? 0 : split.lastTurnEnd + 1;
+    // Where the statement's rows start, and where framing must start under this header.
+    const from = hint !== undefined && hint.settled === settled ? hint.from : settled;
+    if (this.#tails.start(id, header, settled) !== from) return READ_AGAIN;
+    const location = sql.eventsOf(id, this.location);
+    const scanned = sql.scanEventRows(
+      split.rows,
+      from,
+      sql.valueRowForm(split.columns, JSON_MEMBERS),
+    );
+    if (sql.turnEndLookup(scanned, undefined) !== undefined) return READ_AGAIN;
+    const framed = sql.judgeEventRows(scanned, location).events.length;
+    if (framed === 0 && from > settled) return READ_AGAIN;
+    const length = from + framed;
+    this.#tails.note(id, header, settled, length);
+    if (length === 0) return { header, length, marker: undefined };
+    const row = split.marker;
+    if (row !== undefined && row.seq > length - 1) return READ_AGAIN;
+    return { header, length, marker: row && markerOfRow(row, location) };
   }
 
   /**

@@ -126,3 +126,46 @@ export function splitSettledRead(
     tail,
   };
 }
+
+/**
+ * An openTurnRead answer split up: the header columns, the seq of the last turn/end (undefined
+ * without one), the last turn marker's row (undefined without one), and the event rows after
+ * the header row (their event columns alone, `columns` naming them as eventRows does).
+ */
+export interface OpenTurnReadRows {
+  readonly header: PostgresQueryRows["sessionHeader"];
+  readonly lastTurnEnd: number | undefined;
+  readonly marker: PostgresQueryRows["lastTurnMarker"] | undefined;
+  readonly columns: readonly string[];
+  readonly rows: (readonly unknown[])[];
+}
+
+/** Splits the rows of openTurnRead (arrays of the values of `columns`); undefined when there is no session (no row). */
+export function splitOpenTurnRead(
+  rows: readonly (readonly unknown[])[],
+  columns: readonly string[],
+): OpenTurnReadRows | undefined {
+  const first = rows[0];
+  if (first === undefined) return undefined;
+  const lastAt = columns.indexOf("lastTurnEnd");
+  const markerAt = columns.indexOf("markerSeq");
+  const eventsAt = columns.indexOf("markerData") + 1;
+  const header: Record<string, unknown> = {};
+  for (let i = 0; i < lastAt; i++) header[columns[i] as string] = first[i];
+  const last = first[lastAt];
+  const markerSeq = first[markerAt];
+  const marker =
+    typeof markerSeq === "number"
+      ? { seq: markerSeq, type: first[markerAt + 1] as string, data: first[markerAt + 2] as string }
+      : undefined;
+  const events: (readonly unknown[])[] = [];
+  for (let r = 1; r < rows.length; r++)
+    events.push((rows[r] as readonly unknown[]).slice(eventsAt));
+  return {
+    header: header as PostgresQueryRows["sessionHeader"],
+    lastTurnEnd: typeof last === "number" ? last : undefined,
+    marker,
+    columns: columns.slice(eventsAt),
+    rows: events,
+  };
+}

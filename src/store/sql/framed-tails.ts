@@ -38,6 +38,18 @@ export class FramedTails {
     return settled + tail.intact - 1;
   }
 
+  /**
+   * What is remembered of session `id` whatever its header: the last `turn/end` it was framed
+   * under (as `settled`) and where {@link start} would start under that header; undefined when
+   * nothing is. For a reader asking before it knows the header, which it then gives to
+   * {@link start}.
+   */
+  hint(id: string): { readonly settled: number; readonly from: number } | undefined {
+    const tail = this.#tails.get(id);
+    if (tail === undefined || tail.intact === 0) return undefined;
+    return { settled: tail.settled, from: tail.settled + tail.intact - 1 };
+  }
+
   /** Notes that the rows of session `id` from `settled` up to (not including) `length` are intact. */
   note(id: string, header: SessionHeader, settled: number, length: number): void {
     this.#tails.delete(id);
