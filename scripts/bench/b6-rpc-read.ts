@@ -1,4 +1,4 @@
-// B6: session/read of a whole session over stdio, against loading it and JSON.stringify in process.
+// B6: session/read of a whole session over stdio (page by page, as a client reads it), against loading it and JSON.stringify in process.
 import { join } from "node:path";
 import { SqliteBackend } from "../../src/index.js";
 import { fillSqlite, SEED, type Sizes, storeOver } from "./fixtures.js";
@@ -30,7 +30,13 @@ export function b6RpcRead(sizes: Sizes): Benchmark {
         const overWire = async (round: number): Promise<number> => {
           let read = 0;
           const ms = await timed(async () => {
-            read = (await client.sessionRead({ sessionId: `rpc-${round}` })).events.length;
+            // Page by page, as a client reads a whole session: one answer holds at most
+            // MAX_READ_LIMIT events (and a bounded number of bytes).
+            for (let done = false; !done; ) {
+              const page = await client.sessionRead({ sessionId: `rpc-${round}`, fromSeq: read });
+              read += page.events.length;
+              done = page.done;
+            }
           });
           if (read !== events.length) throw new Error(`B6: read ${read} events over stdio`);
           return ms;

@@ -401,15 +401,29 @@ export class ModelProxy {
     // once one chunk went into the Response's stream, the body is read from there.
     let sink: DirectSink | undefined;
     let enqueued = false;
-    const body = new ReadableStream<Uint8Array>({
-      start(c) {
-        controller = c;
+    // The upstream's body is read once a server takes it (relayDirect), once the caller reads
+    // the Response's body, or at the next turn of the event loop, whichever comes first: read at
+    // once, its first chunks would go into the Response's stream before a server could take it.
+    let pumped: Promise<unknown> | undefined;
+    const start = (): Promise<unknown> => {
+      pumped ??= pump();
+      return pumped;
+    };
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start(c) {
+          controller = c;
+        },
+        pull() {
+          void start();
+        },
+        cancel() {
+          // The caller stopped reading; the upstream's answer is still read to the end and recorded.
+          cancelled = true;
+        },
       },
-      cancel() {
-        // The caller stopped reading; the upstream's answer is still read to the end and recorded.
-        cancelled = true;
-      },
-    });
+      { highWaterMark: 0 },
+    );
     /** Reads the upstream's body to its end; resolves with what broke it off, if anything. */
     const pump = async (): Promise<unknown> => {
       let failure: unknown;
@@ -437,7 +451,8 @@ export class ModelProxy {
       ended();
       return failure;
     };
-    const pumped = pump();
+    // Nobody took the body or read it: it is read anyway, for the recording.
+    setImmediate(() => void start());
     const response = new Response(body, {
       status,
       statusText: upstream.statusText,
@@ -446,7 +461,7 @@ export class ModelProxy {
     return relayable(response, (direct) => {
       if (enqueued || cancelled) return undefined;
       sink = direct;
-      return pumped.then((failure) => {
+      return start().then((failure) => {
         if (failure !== undefined) throw failure;
       });
     });
