@@ -20,6 +20,7 @@ import {
   insertSession,
   lockForWrite,
 } from "./event-writes.js";
+import { ForkPoints } from "./fork-points.js";
 import { prepareStore } from "./layout-policy.js";
 import {
   connectionLost,
@@ -29,20 +30,11 @@ import {
   UNIQUE_VIOLATION,
 } from "./pg-errors.js";
 import { PostgresCatalog } from "./postgres-catalog.js";
-import {
-  eventArrays,
-  markerOfRow,
-  splitOpenTurnRead,
-  splitSessionFrom,
-  splitSettledRead,
-} from "./rows.js";
+import { eventArrays, splitSessionFrom, splitSettledRead } from "./rows.js";
 import { type PostgresQueryRows, Queries } from "./statements.js";
 import type { PostgresTimeouts } from "./timeouts.js";
 import { connectionPool, Transactions } from "./transactions.js";
 import { WriterLocks } from "./writer-locks.js";
-
-/** The fast read of a fork point cannot answer alone: read it in a read transaction. */
-const READ_AGAIN = Symbol("read again");
 /** How a PostgreSQL backend is opened. */
 export interface PostgresBackendOptions {
   readonly durability?: backend.Durability;
@@ -102,7 +94,8 @@ export class PostgresBackend implements backend.SessionBackend {
   readonly #changes: ChangeHub;
   readonly #listener: ChangeListener;
   /** What forkPoint framed of each session's open turn. */
-  readonly #tails = new sql.FramedTails();
+  /** The fork points of its sessions, and what it framed of their open turns. */
+  readonly #forkPoints: ForkPoints;
   /** Listing, titles, id prefixes and search (see {@link PostgresCatalog}). */
   readonly catalog: PostgresCatalog;
 
@@ -119,6 +112,7 @@ export class PostgresBackend implements backend.SessionBackend {
     this.timeouts = target.timeouts;
     this.#db = db;
     this.#queries = new Queries(target.schema);
+    this.#forkPoints = new ForkPoints(db, this.#queries, target.location);
     this.#locks = locks;
     this.#changes = new ChangeHub({
       onFirst: () => this.#listener.start(),
@@ -426,99 +420,11 @@ export class PostgresBackend implements backend.SessionBackend {
     return { header, settled, events, end, tail: { header, ...suffix } };
   }
 
-  async forkPoint(
+  forkPoint(
     id: string,
     boundary: number | undefined,
   ): Promise<backend.StoredForkPoint | undefined> {
-    if (boundary === undefined) {
-      const point = await this.#openTurnPoint(id);
-      if (point !== READ_AGAIN) return point;
-    }
-    return this.#db.read(`read the fork point of session ${show(id)}`, async (c) => {
-      const row = await this.#queries.first(c, "sessionHeader", { sessionId: id });
-      if (row === undefined) return undefined;
-      const header = sql.readHeader(row, id, this.location);
-      // The intact length: every row up to the last turn/end is settled (load finds any damage
-      // there), and the rows after it are framed, so that a torn tail does not count.
-      const last = await this.#queries.first(c, "lastTurnEnd", { sessionId: id });
-      const settled = last === undefined ? 0 : Number(last.seq) + 1;
-      const length = await this.#intactLength(c, id, header, settled);
-      const at = boundary ?? length - 1;
-      if (at < 0) return { header, length, marker: undefined };
-      const found = await this.#queries.first(c, "lastTurnMarker", { sessionId: id, boundary: at });
-      const marker = found && markerOfRow(found, sql.eventsOf(id, this.location));
-      // No turn/end can follow the last event: the usual case of openTurn asks nothing more.
-      if (marker?.type !== "turn/start" || at >= length - 1) return { header, length, marker };
-      const next = await this.#queries.first(c, "nextTurnEnd", { sessionId: id, fromSeq: at + 1 });
-      return { header, length, marker, ...sql.closedAtOf(next?.seq, length) };
-    });
-  }
-
-  /**
-   * forkPoint at the last intact event (what openTurn asks: a reader following a session asks it at
-   * each read) in one statement (openTurnRead: one snapshot, one round trip, no transaction), the
-   * rows of the open turn framed from where the last framing left off. {@link READ_AGAIN} where the
-   * statement cannot answer alone — the framed rows are not this header's, the last row found
-   * intact is gone, a bad row needs the lookup of a later turn/end, the last turn marker is past
-   * the intact events — and forkPoint then reads in a read transaction.
-   */
-  async #openTurnPoint(
-    id: string,
-  ): Promise<backend.StoredForkPoint | undefined | typeof READ_AGAIN> {
-    const hint = this.#tails.hint(id);
-    const found = await this.#db.withClient(`read the fork point of session ${show(id)}`, (c) =>
-      this.#queries.valueRows(c, "openTurnRead", {
-        sessionId: id,
-        settled: hint?.settled ?? -1,
-        fromSeq: hint?.from ?? 0,
-      }),
-    );
-    const split = splitOpenTurnRead(found.rows, found.columns);
-    if (split === undefined) return undefined;
-    const header = sql.readHeader(split.header, id, this.location);
-    const settled = split.lastTurnEnd === undefined ? 0 : split.lastTurnEnd + 1;
-    // Where the statement's rows start, and where framing must start under this header.
-    const from = hint !== undefined && hint.settled === settled ? hint.from : settled;
-    if (this.#tails.start(id, header, settled) !== from) return READ_AGAIN;
-    const location = sql.eventsOf(id, this.location);
-    const scanned = sql.scanEventRows(
-      split.rows,
-      from,
-      sql.valueRowForm(split.columns, JSON_MEMBERS),
-    );
-    if (sql.turnEndLookup(scanned, undefined) !== undefined) return READ_AGAIN;
-    const framed = sql.judgeEventRows(scanned, location).events.length;
-    if (framed === 0 && from > settled) return READ_AGAIN;
-    const length = from + framed;
-    this.#tails.note(id, header, settled, length);
-    if (length === 0) return { header, length, marker: undefined };
-    const row = split.marker;
-    if (row !== undefined && row.seq > length - 1) return READ_AGAIN;
-    return { header, length, marker: row && markerOfRow(row, location) };
-  }
-
-  /**
-   * The number of intact events of session `id`: its rows up to `settled` and the intact run after
-   * them, framed from where the last framing of its open turn left off ({@link sql.FramedTails}).
-   */
-  async #intactLength(
-    c: PoolClient,
-    id: string,
-    header: SessionHeader,
-    settled: number,
-  ): Promise<number> {
-    const frame = async (from: number) =>
-      (await frameRows(this.#queries, c, this.location, id, from, undefined)).events.length;
-    const start = this.#tails.start(id, header, settled);
-    let from = start;
-    let framed = await frame(start);
-    // The proof row is gone: not the rows framed before; frame the open turn anew.
-    if (framed === 0 && start > settled) {
-      from = settled;
-      framed = await frame(settled);
-    }
-    this.#tails.note(id, header, settled, from + framed);
-    return from + framed;
+    return this.#forkPoints.read(id, boundary);
   }
 
   async fork(sourceId: string, boundary: number, header: SessionHeader): Promise<void> {
@@ -546,7 +452,7 @@ export class PostgresBackend implements backend.SessionBackend {
     await this.#write(id, `repair session ${show(id)}`, async (c) => {
       await lockForWrite(this.#queries, c, id);
       await this.#locks.assertHeld(c, id);
-      this.#tails.forget(id);
+      this.#forkPoints.forget(id);
       await this.#queries.run(c, "deleteEventsFrom", { sessionId: id, keep });
       await this.#queries.run(c, "deleteSearchTexts", { sessionId: id, keep });
       await insertEvents(this.#queries, c, id, keep, closers);
@@ -563,7 +469,7 @@ export class PostgresBackend implements backend.SessionBackend {
     const release = await this.lock(id);
     try {
       return await this.#write(id, `delete session ${show(id)}`, async (c) => {
-        this.#tails.forget(id);
+        this.#forkPoints.forget(id);
         return (await this.#queries.run(c, "deleteSession", { sessionId: id })) > 0;
       });
     } finally {
