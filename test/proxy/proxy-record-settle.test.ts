@@ -58,6 +58,26 @@ describeWith("openai-chat", "record mode ends the caller's response with the ups
     await store.close();
   });
 
+  // The upstream's body is read once a server takes it or the caller reads it; without the read
+  // at the next turn of the event loop, a response nobody reads was never recorded and settled()
+  // never resolved (seen: the test timed out).
+  it("records a call whose response nobody reads", async () => {
+    const store = await openStore(newDb());
+    const upstream = await startFakeUpstream([{ sse: body }]);
+    const recording = seedlineFetch({ store, mode: "record", sessionId: "unread" });
+    const response = await recording(...chatCall(upstream.baseUrl, "never read"));
+    expect(response.status).toBe(200);
+    await recording.settled();
+    const types = (await store.readEvents("unread")).map((e) => e.type);
+    expect(types.slice(0, 3)).toEqual(["turn/start", "user/message", "step/start"]);
+    expect(types.slice(-2)).toEqual(["assistant/message", "step/end"]);
+    // The body is still there for a caller that reads it late.
+    expect(await response.text()).toBe(body);
+    await recording.close();
+    await upstream.close();
+    await store.close();
+  });
+
   it("settled() waits for the step; a second call on the session follows it in order", async () => {
     const db = newDb();
     const store = await openStore(db);
