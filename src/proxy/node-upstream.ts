@@ -8,17 +8,8 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
  */
 const IDLE_TIMEOUT_MS = 300_000;
 
-/** The node stream behind each answer's body, by answer (see {@link nodeBodyOf}). */
+/** The node stream behind each answer's body, by answer (see {@link chunkReaderOf}). */
 const NODE_BODY = new WeakMap<Response, IncomingMessage>();
-
-/**
- * The upstream's body of an answer a {@link NodeUpstream} gave, as the node stream it came on,
- * for a reader that takes it instead of the answer's web stream: undefined for any other answer,
- * and once that web stream has been read from.
- */
-export function nodeBodyOf(response: Response): IncomingMessage | undefined {
-  return NODE_BODY.get(response);
-}
 
 /** Something to read a body's chunks from, one at a time. */
 export interface ChunkReader {
@@ -46,7 +37,7 @@ export function chunkReaderOf(response: Response): ChunkReader {
 export interface NodeUpstream {
   /**
    * Sends a request: the URL as a string or URL, a string or bytes body. The answer's body is a
-   * web stream read from the socket only once it is read (see {@link nodeBodyOf} to take the
+   * web stream read from the socket only once it is read (see {@link chunkReaderOf} to take the
    * node stream instead). The body is sent as it is: no compression is asked for.
    */
   readonly fetch: typeof fetch;
@@ -140,7 +131,7 @@ function responseOf(incoming: IncomingMessage): Response {
   let response: Response | undefined;
   let flowing = false;
   // Nothing is read from the socket until the web stream is: a reader taking the node stream
-  // (nodeBodyOf) gets every byte.
+  // (chunkReaderOf) gets every byte.
   const body = new ReadableStream<Uint8Array>(
     {
       pull(controller) {

@@ -100,15 +100,10 @@ export function splitSettledRead(
 ): SettledReadRows | undefined {
   const first = rows[0];
   if (first === undefined) return undefined;
-  const lastAt = columns.indexOf("lastTurnEnd");
   const tailAt = columns.indexOf("tail");
   const eventsAt = tailAt + 1;
   const seqAt = columns.indexOf("seq");
-  // The header row comes first: its header columns, and the last turn/end.
-  const header: Record<string, unknown> = {};
-  for (let i = 0; i < lastAt; i++) header[columns[i] as string] = first[i];
-  const last = first[lastAt];
-  const lastTurnEnd = typeof last === "number" ? last : undefined;
+  const { header, lastTurnEnd } = headerRowOf(first, columns);
   const settled: (readonly unknown[])[] = [];
   const tail: (readonly unknown[])[] = [];
   for (let r = 1; r < rows.length; r++) {
@@ -118,7 +113,7 @@ export function splitSettledRead(
   }
   rows.length = 0;
   return {
-    header: header as PostgresQueryRows["sessionHeader"],
+    header,
     lastTurnEnd,
     columns: columns.slice(eventsAt),
     offset: eventsAt,
@@ -147,12 +142,9 @@ export function splitOpenTurnRead(
 ): OpenTurnReadRows | undefined {
   const first = rows[0];
   if (first === undefined) return undefined;
-  const lastAt = columns.indexOf("lastTurnEnd");
   const markerAt = columns.indexOf("markerSeq");
   const eventsAt = columns.indexOf("markerData") + 1;
-  const header: Record<string, unknown> = {};
-  for (let i = 0; i < lastAt; i++) header[columns[i] as string] = first[i];
-  const last = first[lastAt];
+  const { header, lastTurnEnd } = headerRowOf(first, columns);
   const markerSeq = first[markerAt];
   const marker =
     typeof markerSeq === "number"
@@ -162,10 +154,28 @@ export function splitOpenTurnRead(
   for (let r = 1; r < rows.length; r++)
     events.push((rows[r] as readonly unknown[]).slice(eventsAt));
   return {
-    header: header as PostgresQueryRows["sessionHeader"],
-    lastTurnEnd: typeof last === "number" ? last : undefined,
+    header,
+    lastTurnEnd,
     marker,
     columns: columns.slice(eventsAt),
     rows: events,
+  };
+}
+
+/**
+ * The header row of settledRead and openTurnRead: the header columns (those before
+ * "lastTurnEnd"), and the seq of the last turn/end (undefined without one).
+ */
+function headerRowOf(
+  first: readonly unknown[],
+  columns: readonly string[],
+): { header: PostgresQueryRows["sessionHeader"]; lastTurnEnd: number | undefined } {
+  const lastAt = columns.indexOf("lastTurnEnd");
+  const header: Record<string, unknown> = {};
+  for (let i = 0; i < lastAt; i++) header[columns[i] as string] = first[i];
+  const last = first[lastAt];
+  return {
+    header: header as PostgresQueryRows["sessionHeader"],
+    lastTurnEnd: typeof last === "number" ? last : undefined,
   };
 }
